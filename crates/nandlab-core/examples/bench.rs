@@ -1,0 +1,56 @@
+//! Engine benchmark: runs a config file (default: the MQSim reference
+//! workload) and prints wall time, simulated requests and flash programs per
+//! wall-second, and peak memory. Usage:
+//! `cargo run --release -p nandlab-core --example bench [CONFIG.toml ...]`
+
+use nandlab_core::{Config, Simulator};
+use std::time::Instant;
+
+/// Peak resident memory of this process in MiB (Linux), if known.
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+fn main() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/");
+    let mut paths: Vec<String> = std::env::args().skip(1).collect();
+    if paths.is_empty() {
+        paths = vec![
+            format!("{root}mqsim-reference.toml"),
+            format!("{root}gc-steady-state.toml"),
+        ];
+    }
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let cfg = Config::from_toml(&text, &path).unwrap_or_else(|e| panic!("{e}"));
+        let wall = Instant::now();
+        let mut sim = Simulator::new(cfg);
+        let phases = sim.run_all(&mut |_| true).unwrap_or_else(|e| panic!("{e}"));
+        let secs = wall.elapsed().as_secs_f64();
+        let run = sim.run_summary();
+        println!("{path}");
+        for p in &phases {
+            let s = &p.summary;
+            let programs = s.flash_programs as f64;
+            println!(
+                "  {:<14} wall {:>7.3} s  requests {:>9}  {:>6.2} M req/s  {:>6.2} M programs/s  WAF {:.3}  IOPS {:>9.0}  write p99 {:.0} us",
+                s.name,
+                s.wall_seconds,
+                s.host_requests,
+                s.requests_per_wall_second / 1e6,
+                programs / s.wall_seconds.max(1e-9) / 1e6,
+                s.waf,
+                s.iops,
+                s.write_latency_us.p99
+            );
+        }
+        println!(
+            "  total: wall {secs:.3} s (setup included), {:.2} M requests per wall-second, peak RSS {:.0} MiB",
+            run.host_requests as f64 / secs / 1e6,
+            peak_rss_mib().unwrap_or(f64::NAN)
+        );
+    }
+}

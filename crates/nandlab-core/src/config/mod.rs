@@ -1,0 +1,859 @@
+//! Experiment configs: load TOML or JSON text, apply the device preset, check
+//! every key, and produce a [`Config`] whose values are all in range and
+//! mutually consistent — or one [`ConfigError`] naming the key at fault.
+
+mod error;
+pub mod presets;
+mod raw;
+
+pub use error::{did_you_mean, ConfigError};
+pub use raw::CountOrFraction;
+
+use crate::geometry::Geometry;
+use crate::interface::{self, Interface};
+use crate::media::{CellMode, ModeTiming};
+use error::{polish_serde_message, toml_location, unknown};
+use raw::*;
+use serde::Serialize;
+use serde_json::Value;
+
+/// A complete, checked experiment.
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    pub seed: u64,
+    pub description: Option<String>,
+    pub device: DeviceConfig,
+    pub ftl: FtlConfig,
+    pub phases: Vec<PhaseConfig>,
+    /// Derived from device + ftl: the drive's shape and capacities.
+    pub geometry: Geometry,
+}
+
+/// How spare flash is set.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capacity {
+    /// Spare as a fraction of the user capacity.
+    OverProvisioning(f64),
+    /// Fraction of the raw flash hidden from the host.
+    Reserve(f64),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceConfig {
+    pub preset: Option<String>,
+    pub capacity: Capacity,
+    pub interface: Interface,
+    /// Flash channel bus rate, bytes per second.
+    pub channel_rate: u64,
+    /// Program (and read) all planes of a die in one operation.
+    pub multiplane: bool,
+    /// DRAM write buffer in bytes: writes are acknowledged once buffered.
+    pub write_buffer: u64,
+    /// Latencies per bit mode, indexed by `CellMode::index()`.
+    pub timing: Vec<ModeTiming>,
+}
+
+/// GC victim selection.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    Greedy,
+    Fifo,
+    CostBenefit,
+    Random,
+    DChoices(u32),
+}
+
+/// A dimension of the allocation stripe: channel, way (chip), die, plane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum StripeDim {
+    Channel,
+    Chip,
+    Die,
+    Plane,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FtlConfig {
+    pub gc: GcPolicy,
+    /// Foreground GC keeps at least this many free blocks per plane.
+    pub gc_start: u32,
+    /// Background GC (idle time) reclaims up to this many free blocks per plane.
+    pub gc_stop: u32,
+    /// Fastest-varying dimension first ("cwdp": channel, then chip, die, plane).
+    pub stripe_order: Vec<StripeDim>,
+    /// Host idle time after which background GC may run, ns.
+    pub idle_threshold_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PhaseKind {
+    /// Host I/O through the whole drive model.
+    Io,
+    /// Lay out data directly at memory speed (MQSim-style preconditioning).
+    Fill,
+    /// TRIM a part of the address space at once.
+    Trim,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Sequential,
+    Random,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Distribution {
+    Uniform,
+    /// Fraction `r` of accesses go to fraction `f` of the working set.
+    HotCold {
+        r: f64,
+        f: f64,
+    },
+    Zipf {
+        theta: f64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Keep `queue_depth` requests outstanding, as fast as the drive accepts.
+    Closed { queue_depth: u32 },
+    /// Requests arrive at `rate` per second (Poisson or evenly spaced).
+    Open { rate: f64, poisson: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Volume {
+    Bytes(u64),
+    /// Multiples of the user capacity.
+    Capacities(f64),
+}
+
+impl Volume {
+    pub fn bytes(self, user_capacity: u64) -> u64 {
+        match self {
+            Volume::Bytes(b) => b,
+            Volume::Capacities(m) => (m * user_capacity as f64).round() as u64,
+        }
+    }
+}
+
+/// When the time series takes a row.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interval {
+    Time(u64),
+    Bytes(u64),
+    Requests(u64),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseConfig {
+    pub name: String,
+    pub kind: PhaseKind,
+    pub pattern: Pattern,
+    pub distribution: Distribution,
+    pub read_fraction: f64,
+    pub trim_fraction: f64,
+    pub block_size: u32,
+    pub align: u32,
+    pub working_set: f64,
+    pub working_set_offset: f64,
+    pub arrival: Arrival,
+    pub idle_every: Option<Volume>,
+    pub idle_duration_ns: u64,
+    pub volume: Option<Volume>,
+    pub requests: Option<u64>,
+    pub duration_ns: Option<u64>,
+    /// None: about 200 rows per phase.
+    pub interval: Option<Interval>,
+}
+
+const SECTOR: u64 = 512;
+
+impl Config {
+    /// Loads a TOML config. `source` names it in error messages.
+    pub fn from_toml(text: &str, source: &str) -> Result<Config, ConfigError> {
+        let value: Value = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
+            let msg = e.message().trim().to_string();
+            match line {
+                Some(l) => {
+                    ConfigError::new(format!("{source}:{l}"), format!("TOML syntax error: {msg}"))
+                }
+                None => ConfigError::new(source, format!("TOML syntax error: {msg}")),
+            }
+        })?;
+        Self::from_value(value)
+    }
+
+    /// Loads a JSON config (for example a Python dict serialised by the bindings).
+    pub fn from_json(text: &str) -> Result<Config, ConfigError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| ConfigError::new("", format!("invalid JSON config: {e}")))?;
+        Self::from_value(value)
+    }
+
+    /// Applies the preset, deserialises and checks a config tree.
+    pub fn from_value(mut value: Value) -> Result<Config, ConfigError> {
+        if !value.is_object() {
+            return Err(ConfigError::new("", "a config must be a table of keys"));
+        }
+        apply_preset(&mut value)?;
+        let raw: RawConfig = serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            let msg = polish_serde_message(&e.inner().to_string());
+            // An unknown key's path ends at the table holding it.
+            ConfigError::new(
+                if path == "." {
+                    String::new()
+                } else {
+                    toml_location(&path)
+                },
+                msg,
+            )
+        })?;
+        validate(raw)
+    }
+
+    /// The resolved config as a JSON tree (for reports and the Python `config` property).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).expect("config serialises")
+    }
+}
+
+/// Merges `[device] preset`'s tables under the user's own keys.
+fn apply_preset(value: &mut Value) -> Result<(), ConfigError> {
+    let Some(name) = value.get("device").and_then(|d| d.get("preset")).cloned() else {
+        return Ok(());
+    };
+    let name = name
+        .as_str()
+        .ok_or_else(|| ConfigError::new("[device] preset", "expected a preset name in quotes"))?;
+    let names = presets::preset_names();
+    let text = presets::preset_toml(name)
+        .ok_or_else(|| ConfigError::new("[device] preset", unknown("preset", name, &names)))?;
+    let mut base: Value = toml::from_str(text).expect("built-in presets are valid TOML");
+    base.as_object_mut().unwrap().remove("description");
+    deep_merge(&mut base, value.take());
+    *value = base;
+    Ok(())
+}
+
+/// Overlays `top` onto `base`, table by table.
+fn deep_merge(base: &mut Value, top: Value) {
+    match (base, top) {
+        (Value::Object(b), Value::Object(t)) => {
+            for (k, v) in t {
+                match b.get_mut(&k) {
+                    Some(slot) if slot.is_object() && v.is_object() => deep_merge(slot, v),
+                    _ => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, t) => *b = t,
+    }
+}
+
+fn err<T>(key: &str, msg: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError::new(key, msg))
+}
+
+fn positive(key: &str, v: Option<u32>, default: Option<u32>) -> Result<u32, ConfigError> {
+    match v.or(default) {
+        Some(0) => err(key, "must be at least 1"),
+        Some(n) => Ok(n),
+        None => err(key, "missing: give a value or choose a `[device] preset`"),
+    }
+}
+
+fn fraction_in(key: &str, v: f64, lo: f64, hi: f64) -> Result<f64, ConfigError> {
+    if v.is_finite() && v >= lo && v <= hi {
+        Ok(v)
+    } else {
+        err(
+            key,
+            format!("expected a fraction between {lo} and {hi}, found {v}"),
+        )
+    }
+}
+
+fn validate(raw: RawConfig) -> Result<Config, ConfigError> {
+    let (device, geometry, ftl) = validate_device(raw.device, raw.ftl)?;
+    if raw.phases.is_empty() {
+        return err(
+            "[[phase]]",
+            "a config needs at least one [[phase]] table (the workload to run)",
+        );
+    }
+    let default_interval = match raw.stats.interval {
+        Some(i) => Some(validate_interval("[stats] interval", i)?),
+        None => None,
+    };
+    let phases = raw
+        .phases
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| validate_phase(i, p, &geometry, default_interval))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Config {
+        seed: raw.seed.unwrap_or(0),
+        description: raw.description,
+        device,
+        ftl,
+        phases,
+        geometry,
+    })
+}
+
+fn validate_interval(key: &str, i: RawInterval) -> Result<Interval, ConfigError> {
+    match i {
+        RawInterval::Requests(0) | RawInterval::Time(0) | RawInterval::Bytes(0) => {
+            err(key, "must be above zero")
+        }
+        RawInterval::Requests(n) => Ok(Interval::Requests(n)),
+        RawInterval::Time(t) => Ok(Interval::Time(t)),
+        RawInterval::Bytes(b) => Ok(Interval::Bytes(b)),
+    }
+}
+
+fn validate_timing(raw: &RawTimingTable) -> Result<Vec<ModeTiming>, ConfigError> {
+    let tables = [&raw.slc, &raw.mlc, &raw.tlc, &raw.qlc];
+    CellMode::ALL
+        .iter()
+        .zip(tables)
+        .map(|(&mode, t)| {
+            let mut timing = ModeTiming::default_for(mode);
+            let Some(t) = t else { return Ok(timing) };
+            let table = format!("[device.timing.{}]", mode.name());
+            let per_type = |key: &str, v: &Vec<f64>| -> Result<Vec<u64>, ConfigError> {
+                let k = format!("{table} {key}");
+                let bits = mode.bits() as usize;
+                if v.len() != 1 && v.len() != bits {
+                    return err(
+                        &k,
+                        format!(
+                            "expected 1 value or {bits} (one per page type), found {}",
+                            v.len()
+                        ),
+                    );
+                }
+                if let Some(bad) = v
+                    .iter()
+                    .find(|x| !(x.is_finite() && **x > 0.0 && **x < 1e7))
+                {
+                    return err(
+                        &k,
+                        format!("expected latencies in microseconds above 0, found {bad}"),
+                    );
+                }
+                Ok((0..bits)
+                    .map(|i| (v[i.min(v.len() - 1)] * 1000.0).round() as u64)
+                    .collect())
+            };
+            if let Some(v) = &t.read_us {
+                timing.read_ns = per_type("read_us", v)?;
+            }
+            if let Some(v) = &t.program_us {
+                timing.program_ns = per_type("program_us", v)?;
+            }
+            if let Some(e) = t.erase_us {
+                if !(e.is_finite() && e > 0.0 && e < 1e8) {
+                    return err(
+                        &format!("{table} erase_us"),
+                        format!("expected microseconds above 0, found {e}"),
+                    );
+                }
+                timing.erase_ns = (e * 1000.0).round() as u64;
+            }
+            Ok(timing)
+        })
+        .collect()
+}
+
+fn validate_device(
+    d: RawDevice,
+    f: RawFtl,
+) -> Result<(DeviceConfig, Geometry, FtlConfig), ConfigError> {
+    let cell = match d.cell.as_deref() {
+        None => CellMode::Mlc,
+        Some(s) => CellMode::parse(s).ok_or_else(|| {
+            ConfigError::new("[device] cell", unknown("cell mode", s, &CellMode::NAMES))
+        })?,
+    };
+    let channels = positive("[device] channels", d.channels, None)?;
+    let chips_per_channel = positive("[device] chips_per_channel", d.chips_per_channel, Some(1))?;
+    let dies_per_chip = positive("[device] dies_per_chip", d.dies_per_chip, Some(1))?;
+    let planes_per_die = positive("[device] planes_per_die", d.planes_per_die, Some(1))?;
+    let blocks_per_plane = positive("[device] blocks_per_plane", d.blocks_per_plane, None)?;
+    let pages_per_block = positive("[device] pages_per_block", d.pages_per_block, None)?;
+    let page_size = d.page_size.map(|s| s.0).ok_or_else(|| {
+        ConfigError::new(
+            "[device] page_size",
+            "missing: give a size like \"8KiB\" or choose a `[device] preset`",
+        )
+    })?;
+    if !(SECTOR..=(1 << 20)).contains(&page_size) || page_size % SECTOR != 0 {
+        return err(
+            "[device] page_size",
+            format!("expected a multiple of 512 bytes up to 1MiB, found {page_size}"),
+        );
+    }
+    if pages_per_block % cell.bits() != 0 {
+        return err(
+            "[device] pages_per_block",
+            format!("a {} block holds whole wordlines: expected a multiple of {}, found {pages_per_block}", cell.name(), cell.bits()),
+        );
+    }
+    let unit_size = match f.mapping_unit {
+        Some(s) => s.0,
+        None => page_size.min(4096),
+    };
+    if unit_size < SECTOR || unit_size % SECTOR != 0 || page_size % unit_size != 0 {
+        return err(
+            "[ftl] mapping_unit",
+            format!("expected a multiple of 512 bytes that divides the page size ({page_size}), found {unit_size}"),
+        );
+    }
+    let units_per_page = (page_size / unit_size) as u32;
+    let units_per_block = units_per_page as u64 * pages_per_block as u64;
+    let dies = channels as u64 * chips_per_channel as u64 * dies_per_chip as u64;
+    let planes = dies * planes_per_die as u64;
+    let blocks = planes * blocks_per_plane as u64;
+    let slots = blocks * units_per_block;
+    if units_per_block > 1 << 20 || slots >= u32::MAX as u64 || blocks >= 1 << 31 {
+        return err(
+            "[device]",
+            format!(
+                "impossible geometry: {slots} mapping units of {unit_size} bytes ({} GiB raw); nandlab addresses at most 4 billion units per drive",
+                (slots * unit_size) >> 30
+            ),
+        );
+    }
+    let capacity = match (d.over_provisioning, d.reserve) {
+        (Some(_), Some(_)) => {
+            return err(
+                "[device] reserve",
+                "give either over_provisioning or reserve, not both",
+            );
+        }
+        (Some(op), None) => {
+            Capacity::OverProvisioning(fraction_in("[device] over_provisioning", op.0, 0.0, 10.0)?)
+        }
+        (None, Some(r)) => Capacity::Reserve(fraction_in("[device] reserve", r.0, 0.0, 0.95)?),
+        (None, None) => Capacity::OverProvisioning(0.07),
+    };
+    let user_units = match capacity {
+        Capacity::OverProvisioning(op) => (slots as f64 / (1.0 + op)).floor() as u64,
+        Capacity::Reserve(r) => (slots as f64 * (1.0 - r)).floor() as u64,
+    };
+    let geometry = Geometry {
+        cell,
+        channels,
+        chips_per_channel,
+        dies_per_chip,
+        planes_per_die,
+        blocks_per_plane,
+        pages_per_block,
+        page_size: page_size as u32,
+        unit_size: unit_size as u32,
+        units_per_page,
+        units_per_block: units_per_block as u32,
+        dies: dies as u32,
+        planes: planes as u32,
+        blocks: blocks as u32,
+        slots,
+        user_units,
+        raw_capacity_bytes: slots * unit_size,
+        user_capacity_bytes: user_units * unit_size,
+    };
+
+    let iface_name = d.interface.unwrap_or_else(|| "nvme-gen3-x4".into());
+    let mut iface = interface::lookup(&iface_name).ok_or_else(|| {
+        let names = interface::names();
+        let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+        ConfigError::new(
+            "[device] interface",
+            unknown("interface", &iface_name, &names),
+        )
+    })?;
+    if let Some(r) = d.link_rate {
+        iface.link_rate = r.0;
+    }
+    if let Some(o) = d.command_overhead {
+        iface.command_overhead_ns = o.0;
+    }
+    let write_buffer = d.write_buffer.map(|s| s.0).unwrap_or(64 << 20);
+    let stripe_bytes = page_size * planes_per_die as u64;
+    if write_buffer < stripe_bytes {
+        return err(
+            "[device] write_buffer",
+            format!("must hold at least one multi-plane page ({stripe_bytes} bytes), found {write_buffer}"),
+        );
+    }
+    let device = DeviceConfig {
+        preset: d.preset,
+        capacity,
+        interface: iface,
+        channel_rate: d.channel_rate.map(|r| r.0).unwrap_or(400_000_000),
+        multiplane: d.multiplane.unwrap_or(true),
+        write_buffer,
+        timing: validate_timing(&d.timing)?,
+    };
+
+    let gc = match f.gc.as_deref().unwrap_or("greedy") {
+        "greedy" => GcPolicy::Greedy,
+        "fifo" => GcPolicy::Fifo,
+        "cost-benefit" => GcPolicy::CostBenefit,
+        "random" => GcPolicy::Random,
+        s if s.starts_with("d-choices:") => match s["d-choices:".len()..].parse::<u32>() {
+            Ok(n) if n >= 1 => GcPolicy::DChoices(n),
+            _ => {
+                return err(
+                    "[ftl] gc",
+                    format!("expected d-choices:N with N a whole number ≥ 1, found `{s}`"),
+                )
+            }
+        },
+        s => {
+            return err(
+                "[ftl] gc",
+                unknown(
+                    "GC policy",
+                    s,
+                    &["greedy", "fifo", "cost-benefit", "random", "d-choices:N"],
+                ),
+            )
+        }
+    };
+    let watermark = |key: &str,
+                     v: Option<CountOrFraction>,
+                     default: f64|
+     -> Result<u32, ConfigError> {
+        let n = match v.unwrap_or(CountOrFraction::Fraction(default)) {
+            CountOrFraction::Count(n) => n,
+            CountOrFraction::Fraction(x) => (x * blocks_per_plane as f64).ceil().max(2.0) as u64,
+        };
+        if n < 2 {
+            return err(
+                key,
+                format!("GC needs at least 2 free blocks per plane, found {n}"),
+            );
+        }
+        Ok(n.min(u32::MAX as u64) as u32)
+    };
+    let gc_start = watermark("[ftl] gc_start", f.gc_start, 0.02)?;
+    let gc_stop = watermark("[ftl] gc_stop", f.gc_stop, 0.05)?.max(gc_start);
+    if let Some(CountOrFraction::Count(n)) = f.gc_stop {
+        if (n as u32) < gc_start {
+            return err(
+                "[ftl] gc_stop",
+                format!("must be at least gc_start ({gc_start} blocks), found {n}"),
+            );
+        }
+    }
+    let spare = geometry.spare_blocks_per_plane();
+    let needed = gc_stop as f64 + 3.0;
+    if spare < needed {
+        let what = match capacity {
+            Capacity::OverProvisioning(_) => "[device] over_provisioning",
+            Capacity::Reserve(_) => "[device] reserve",
+        };
+        return err(
+            what,
+            format!(
+                "spare space too small for the GC watermarks: {spare:.1} spare blocks per plane, but gc_stop ({gc_stop} blocks) \
+                 plus 2 open blocks plus 1 to reclaim needs {needed:.0}; raise the spare space or lower [ftl] gc_stop"
+            ),
+        );
+    }
+    let order = f.stripe_order.unwrap_or_else(|| "cwdp".into());
+    let mut stripe_order = Vec::new();
+    for c in order.chars() {
+        let dim = match c {
+            'c' => StripeDim::Channel,
+            'w' => StripeDim::Chip,
+            'd' => StripeDim::Die,
+            'p' => StripeDim::Plane,
+            _ => return err("[ftl] stripe_order", format!("expected a permutation of the letters c, w, d, p (channel, way/chip, die, plane), found `{order}`")),
+        };
+        if stripe_order.contains(&dim) {
+            return err(
+                "[ftl] stripe_order",
+                format!("each of c, w, d, p must appear once, found `{order}`"),
+            );
+        }
+        stripe_order.push(dim);
+    }
+    if stripe_order.len() != 4 {
+        return err(
+            "[ftl] stripe_order",
+            format!("expected all four letters c, w, d, p, found `{order}`"),
+        );
+    }
+    let ftl = FtlConfig {
+        gc,
+        gc_start,
+        gc_stop,
+        stripe_order,
+        idle_threshold_ns: f.idle_threshold.map(|d| d.0).unwrap_or(1_000_000),
+    };
+    Ok((device, geometry, ftl))
+}
+
+fn validate_phase(
+    i: usize,
+    p: RawPhase,
+    g: &Geometry,
+    default_interval: Option<Interval>,
+) -> Result<PhaseConfig, ConfigError> {
+    let k = |key: &str| format!("[[phase]] #{} {key}", i + 1);
+    let kind = match p.kind.as_deref().unwrap_or("io") {
+        "io" => PhaseKind::Io,
+        "fill" => PhaseKind::Fill,
+        "trim" => PhaseKind::Trim,
+        s => {
+            return err(
+                &k("kind"),
+                unknown("phase kind", s, &["io", "fill", "trim"]),
+            )
+        }
+    };
+    let name = p.name.unwrap_or_else(|| format!("phase-{}", i + 1));
+    let pattern = match p.pattern.as_deref().unwrap_or(if kind == PhaseKind::Io {
+        "random"
+    } else {
+        "sequential"
+    }) {
+        "sequential" | "seq" => Pattern::Sequential,
+        "random" | "rand" => Pattern::Random,
+        s => {
+            return err(
+                &k("pattern"),
+                unknown("pattern", s, &["sequential", "random"]),
+            )
+        }
+    };
+    let distribution = parse_distribution(
+        &k("distribution"),
+        p.distribution.as_deref().unwrap_or("uniform"),
+    )?;
+    let read_fraction = fraction_in(
+        &k("read_fraction"),
+        p.read_fraction.map(|f| f.0).unwrap_or(0.0),
+        0.0,
+        1.0,
+    )?;
+    let trim_fraction = fraction_in(
+        &k("trim_fraction"),
+        p.trim_fraction.map(|f| f.0).unwrap_or(0.0),
+        0.0,
+        1.0,
+    )?;
+    if read_fraction + trim_fraction > 1.0 + 1e-12 {
+        return err(
+            &k("trim_fraction"),
+            "read_fraction + trim_fraction must not exceed 1",
+        );
+    }
+    let block_size = p.block_size.map(|s| s.0).unwrap_or(4096);
+    if block_size < SECTOR || !block_size.is_multiple_of(SECTOR) || block_size > (64 << 20) {
+        return err(
+            &k("block_size"),
+            format!("expected a multiple of 512 bytes up to 64MiB, found {block_size}"),
+        );
+    }
+    let align = p
+        .align
+        .map(|s| s.0)
+        .unwrap_or(block_size.min(g.unit_size as u64).max(SECTOR));
+    if align < SECTOR || !align.is_multiple_of(SECTOR) {
+        return err(
+            &k("align"),
+            format!("expected a multiple of 512 bytes, found {align}"),
+        );
+    }
+    let working_set = fraction_in(
+        &k("working_set"),
+        p.working_set.map(|f| f.0).unwrap_or(1.0),
+        0.0,
+        1.0,
+    )?;
+    let working_set_offset = fraction_in(
+        &k("working_set_offset"),
+        p.working_set_offset.map(|f| f.0).unwrap_or(0.0),
+        0.0,
+        1.0,
+    )?;
+    if working_set <= 0.0 {
+        return err(&k("working_set"), "must be above 0");
+    }
+    if working_set_offset + working_set > 1.0 + 1e-12 {
+        return err(
+            &k("working_set_offset"),
+            "working_set_offset + working_set must not exceed 1",
+        );
+    }
+    let ws_bytes = (working_set * g.user_capacity_bytes as f64) as u64;
+    if kind == PhaseKind::Io && ws_bytes < block_size {
+        return err(&k("working_set"), format!("the working set ({ws_bytes} bytes) is smaller than one request ({block_size} bytes)"));
+    }
+    let arrival = match (p.queue_depth, p.rate) {
+        (Some(_), Some(_)) => {
+            return err(
+                &k("rate"),
+                "give either queue_depth (closed loop) or rate (open loop), not both",
+            )
+        }
+        (Some(0), None) => return err(&k("queue_depth"), "must be at least 1"),
+        (Some(q), None) => {
+            if q > 65_536 {
+                return err(
+                    &k("queue_depth"),
+                    format!("expected at most 65536, found {q}"),
+                );
+            }
+            Arrival::Closed { queue_depth: q }
+        }
+        (None, Some(r)) => {
+            if !(r.is_finite() && r > 0.0) {
+                return err(
+                    &k("rate"),
+                    format!("expected requests per second above 0, found {r}"),
+                );
+            }
+            let poisson = match p.arrival.as_deref().unwrap_or("poisson") {
+                "poisson" => true,
+                "fixed" => false,
+                s => {
+                    return err(
+                        &k("arrival"),
+                        unknown("arrival process", s, &["poisson", "fixed"]),
+                    )
+                }
+            };
+            Arrival::Open { rate: r, poisson }
+        }
+        (None, None) => Arrival::Closed { queue_depth: 1 },
+    };
+    let to_volume = |v: RawVolume| match v {
+        RawVolume::Bytes(b) => Volume::Bytes(b),
+        RawVolume::Multiple(m) => Volume::Capacities(m),
+    };
+    let volume = p.volume.map(to_volume);
+    let idle_every = p.idle_every.map(to_volume);
+    let idle_duration_ns = p.idle_duration.map(|d| d.0).unwrap_or(0);
+    if idle_every.is_some() != (idle_duration_ns > 0) {
+        return err(
+            &k("idle_every"),
+            "idle gaps need both idle_every (a volume) and idle_duration (a time above 0)",
+        );
+    }
+    let duration_ns = p.duration.map(|d| d.0);
+    if duration_ns == Some(0)
+        || p.requests == Some(0)
+        || volume.map(|v| v.bytes(g.user_capacity_bytes)) == Some(0)
+    {
+        return err(&k("volume"), "a stop condition of zero runs nothing");
+    }
+    let volume = match kind {
+        PhaseKind::Fill | PhaseKind::Trim => {
+            let v = volume.unwrap_or(Volume::Capacities(working_set));
+            if v.bytes(g.user_capacity_bytes) as f64
+                > g.user_capacity_bytes as f64 * (working_set_offset + working_set) + 1.0
+            {
+                return err(
+                    &k("volume"),
+                    "a fill or trim covers at most the working set (each address once)",
+                );
+            }
+            if p.requests.is_some() || duration_ns.is_some() {
+                return err(
+                    &k("volume"),
+                    "fill and trim phases stop after `volume` only",
+                );
+            }
+            Some(v)
+        }
+        PhaseKind::Io => {
+            if volume.is_none() && p.requests.is_none() && duration_ns.is_none() {
+                return err(
+                    &k("volume"),
+                    "the phase needs a stop condition: one of volume, requests, duration",
+                );
+            }
+            volume
+        }
+    };
+    let interval = match p.interval {
+        Some(i) => Some(validate_interval(&k("interval"), i)?),
+        None => default_interval,
+    };
+    Ok(PhaseConfig {
+        name,
+        kind,
+        pattern,
+        distribution,
+        read_fraction,
+        trim_fraction,
+        block_size: block_size as u32,
+        align: align as u32,
+        working_set,
+        working_set_offset,
+        arrival,
+        idle_every,
+        idle_duration_ns,
+        volume,
+        requests: p.requests,
+        duration_ns,
+        interval,
+    })
+}
+
+fn parse_distribution(key: &str, s: &str) -> Result<Distribution, ConfigError> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let num = |x: &str, what: &str| -> Result<f64, ConfigError> {
+        x.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| ConfigError::new(key, format!("{what} must be a number, found `{x}`")))
+    };
+    match parts[0] {
+        "uniform" if parts.len() == 1 => Ok(Distribution::Uniform),
+        "hotcold" if parts.len() == 3 => {
+            let r = num(parts[1], "hotcold:R:F's R")?;
+            let f = num(parts[2], "hotcold:R:F's F")?;
+            if !(r > 0.0 && r < 1.0 && f > 0.0 && f < 1.0) {
+                return err(
+                    key,
+                    format!("hotcold:R:F needs 0 < R < 1 and 0 < F < 1, found `{s}`"),
+                );
+            }
+            Ok(Distribution::HotCold { r, f })
+        }
+        "zipf" if parts.len() == 2 => {
+            let theta = num(parts[1], "zipf:THETA's THETA")?;
+            if !(theta > 0.0 && theta <= 10.0) {
+                return err(key, format!("zipf:THETA needs 0 < THETA ≤ 10, found `{s}`"));
+            }
+            Ok(Distribution::Zipf { theta })
+        }
+        _ => err(
+            key,
+            format!("expected uniform, hotcold:R:F or zipf:THETA, found `{s}`"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,99 @@
+//! Built-in drive presets, shipped as TOML fragments (`presets/*.toml` in this
+//! crate) so that they read like user configs. A config selects one with
+//! `[device] preset = "NAME"`; its own keys then override the preset's.
+
+/// (name, TOML text) of every built-in preset.
+pub const PRESETS: &[(&str, &str)] = &[
+    (
+        "mqsim-default",
+        include_str!("../../presets/mqsim-default.toml"),
+    ),
+    (
+        "zombienand-synthetic-tlc",
+        include_str!("../../presets/zombienand-synthetic-tlc.toml"),
+    ),
+    (
+        "zombienand-synthetic-mlc",
+        include_str!("../../presets/zombienand-synthetic-mlc.toml"),
+    ),
+    (
+        "zombienand-trace-tlc",
+        include_str!("../../presets/zombienand-trace-tlc.toml"),
+    ),
+    (
+        "zombienand-trace-mlc",
+        include_str!("../../presets/zombienand-trace-mlc.toml"),
+    ),
+    ("snia-slc", include_str!("../../presets/snia-slc.toml")),
+    ("snia-mlc", include_str!("../../presets/snia-mlc.toml")),
+];
+
+/// The TOML text of a preset.
+pub fn preset_toml(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// Names of all presets, in listing order.
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+/// (name, one-line description) of every preset.
+pub fn preset_descriptions() -> Vec<(&'static str, String)> {
+    PRESETS
+        .iter()
+        .map(|(n, t)| {
+            let v: toml::Table = toml::from_str(t).expect("built-in presets are valid TOML");
+            let d = v
+                .get("description")
+                .and_then(|d| d.as_str())
+                .unwrap_or("")
+                .to_string();
+            (*n, d)
+        })
+        .collect()
+}
+
+/// The experiment `nandlab run` runs when given no config: MQSim's default drive
+/// made small enough to finish in seconds, pre-filled, then aged by random writes.
+pub const DEFAULT_CONFIG: &str = r#"# nandlab's built-in default experiment.
+description = "A 16 GiB MLC drive, filled, then 4 KiB random writes at QD 32 until GC reaches steady state, then mixed 70/30 reads"
+seed = 42
+
+[device]
+preset = "mqsim-default"
+# MQSim's default geometry, scaled down from 2048 to 64 blocks per plane (16 GiB raw).
+blocks_per_plane = 64
+
+[[phase]]
+name = "precondition"
+kind = "fill"
+volume = 1.0
+
+[[phase]]
+name = "random-write"
+pattern = "random"
+block_size = "4KiB"
+queue_depth = 32
+volume = 2.0
+
+[[phase]]
+name = "mixed-70r30w"
+pattern = "random"
+read_fraction = 0.7
+block_size = "4KiB"
+queue_depth = 32
+volume = 0.5
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_has_a_description() {
+        for (name, d) in preset_descriptions() {
+            assert!(!d.is_empty(), "{name}");
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! The config file as written by a user: serde structs mirroring the TOML
+//! schema one to one, every field optional, unknown keys rejected. Turning
+//! these into a checked [`super::Config`] is `validate`'s job.
+
+use crate::units::{parse_duration_ns, parse_fraction, parse_size, Duration, Fraction, Rate, Size};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+/// A number that is either a fraction (float < 1, or "5 %") or a count (integer).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CountOrFraction {
+    Count(u64),
+    Fraction(f64),
+}
+
+/// `volume`: bytes ("10GiB" or an integer) or a float = multiples of the user capacity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RawVolume {
+    Bytes(u64),
+    Multiple(f64),
+}
+
+/// `interval`: simulated time ("100ms"), data moved ("1GiB"), or a request count (integer).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RawInterval {
+    Requests(u64),
+    Time(u64),
+    Bytes(u64),
+}
+
+/// Implements `Deserialize` through a visitor taking integers, floats and strings.
+macro_rules! any_number_or_text {
+    ($name:ident, $what:literal, int |$u:ident| $int:expr, float |$f:ident| $float:expr, text |$s:ident| $text:expr) => {
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_u64<E: de::Error>(self, $u: u64) -> Result<$name, E> {
+                        $int.map_err(E::custom)
+                    }
+                    fn visit_i64<E: de::Error>(self, i: i64) -> Result<$name, E> {
+                        if i < 0 {
+                            return Err(E::custom(format!("expected {}, found {i}", $what)));
+                        }
+                        self.visit_u64(i as u64)
+                    }
+                    fn visit_f64<E: de::Error>(self, $f: f64) -> Result<$name, E> {
+                        $float.map_err(E::custom)
+                    }
+                    fn visit_str<E: de::Error>(self, $s: &str) -> Result<$name, E> {
+                        $text.map_err(E::custom)
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+any_number_or_text!(
+    CountOrFraction,
+    "a block count (integer) or a fraction (0.05 or \"5 %\")",
+    int | u | Ok::<_, String>(CountOrFraction::Count(u)),
+    float
+        | f
+        | if (0.0..1.0).contains(&f) {
+            Ok(CountOrFraction::Fraction(f))
+        } else {
+            Err(format!(
+                "expected a fraction below 1 or an integer block count, found {f}"
+            ))
+        },
+    text | s | parse_fraction(s).map(CountOrFraction::Fraction)
+);
+
+any_number_or_text!(
+    RawVolume,
+    "a size like \"10GiB\" or a float (multiples of the user capacity)",
+    int | u
+        | if u >= 512 {
+            Ok(RawVolume::Bytes(u))
+        } else {
+            Err(format!("an integer volume is a byte count and {u} is too small; write {u}.0 for {u}× the user capacity"))
+        },
+    float
+        | f
+        | if f.is_finite() && f > 0.0 {
+            Ok(RawVolume::Multiple(f))
+        } else {
+            Err(format!(
+                "expected a positive multiple of the user capacity, found {f}"
+            ))
+        },
+    text | s | parse_size(s).map(RawVolume::Bytes)
+);
+
+any_number_or_text!(
+    RawInterval,
+    "a time (\"100ms\"), a size (\"1GiB\") or a request count (integer)",
+    int | u | Ok::<_, String>(RawInterval::Requests(u)),
+    float | f | parse_duration_ns(&format!("{f}s")).map(RawInterval::Time),
+    text | s
+        | parse_duration_ns(s)
+            .map(RawInterval::Time)
+            .or_else(|_| parse_size(s).map(RawInterval::Bytes))
+            .map_err(|_| format!(
+                "expected a time like \"100ms\" or a size like \"1GiB\", found \"{s}\""
+            ))
+);
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub seed: Option<u64>,
+    pub description: Option<String>,
+    #[serde(default)]
+    pub device: RawDevice,
+    #[serde(default)]
+    pub ftl: RawFtl,
+    #[serde(default)]
+    pub stats: RawStats,
+    #[serde(default, rename = "phase")]
+    pub phases: Vec<RawPhase>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDevice {
+    pub preset: Option<String>,
+    pub cell: Option<String>,
+    pub channels: Option<u32>,
+    pub chips_per_channel: Option<u32>,
+    pub dies_per_chip: Option<u32>,
+    pub planes_per_die: Option<u32>,
+    pub blocks_per_plane: Option<u32>,
+    pub pages_per_block: Option<u32>,
+    pub page_size: Option<Size>,
+    pub over_provisioning: Option<Fraction>,
+    pub reserve: Option<Fraction>,
+    pub interface: Option<String>,
+    pub link_rate: Option<Rate>,
+    pub command_overhead: Option<Duration>,
+    pub channel_rate: Option<Rate>,
+    pub multiplane: Option<bool>,
+    pub write_buffer: Option<Size>,
+    #[serde(default)]
+    pub timing: RawTimingTable,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTimingTable {
+    pub slc: Option<RawModeTiming>,
+    pub mlc: Option<RawModeTiming>,
+    pub tlc: Option<RawModeTiming>,
+    pub qlc: Option<RawModeTiming>,
+}
+
+/// Latencies of one bit mode in microseconds; `read_us`/`program_us` list one
+/// value per page type (LSB, CSB, MSB, TSB) or a single value for all.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawModeTiming {
+    pub read_us: Option<Vec<f64>>,
+    pub program_us: Option<Vec<f64>>,
+    pub erase_us: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFtl {
+    pub mapping_unit: Option<Size>,
+    pub gc: Option<String>,
+    pub gc_start: Option<CountOrFraction>,
+    pub gc_stop: Option<CountOrFraction>,
+    pub stripe_order: Option<String>,
+    pub idle_threshold: Option<Duration>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStats {
+    pub interval: Option<RawInterval>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPhase {
+    pub name: Option<String>,
+    pub kind: Option<String>,
+    pub pattern: Option<String>,
+    pub distribution: Option<String>,
+    pub read_fraction: Option<Fraction>,
+    pub trim_fraction: Option<Fraction>,
+    pub block_size: Option<Size>,
+    pub align: Option<Size>,
+    pub working_set: Option<Fraction>,
+    pub working_set_offset: Option<Fraction>,
+    pub queue_depth: Option<u32>,
+    pub rate: Option<f64>,
+    pub arrival: Option<String>,
+    pub idle_every: Option<RawVolume>,
+    pub idle_duration: Option<Duration>,
+    pub volume: Option<RawVolume>,
+    pub requests: Option<u64>,
+    pub duration: Option<Duration>,
+    pub interval: Option<RawInterval>,
+}

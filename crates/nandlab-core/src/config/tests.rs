@@ -1,0 +1,1 @@
+//! Config loader tests: presets, errors, defaults.

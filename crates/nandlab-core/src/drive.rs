@@ -1,0 +1,206 @@
+//! One SSD as the host sees it: a request comes over the link, writes stream
+//! through the DRAM write buffer into the FTL's write frontier, reads gather
+//! their units page by page (multi-plane where possible) from the dies.
+//! Returns each request's completion time.
+
+use crate::config::Config;
+use crate::ftl::{Ftl, Programmed};
+use crate::timeline::{Timeline, WriteBuffer};
+use crate::workload::{Op, Request};
+use crate::SimError;
+
+/// The FTL, its resource timeline and the write buffer.
+#[derive(Debug, Clone)]
+pub struct Drive {
+    pub ftl: Ftl,
+    pub tl: Timeline,
+    buffer: WriteBuffer,
+    unit: u64,
+    multiplane: bool,
+}
+
+/// The flash read being assembled for a request: one page, or the same page
+/// index on several planes of one die.
+#[derive(Debug, Clone, Copy)]
+struct ReadGroup {
+    die: u32,
+    page: u32,
+    read_ns: u64,
+    block: u32,
+    planes: u64,
+    units: u32,
+}
+
+impl Drive {
+    pub fn new(cfg: &Config, seed: u64) -> Drive {
+        let ftl = Ftl::new(cfg, seed);
+        let unit = cfg.geometry.unit_size as u64;
+        Drive {
+            tl: Timeline::new(&cfg.geometry, &cfg.device),
+            buffer: WriteBuffer::new(
+                (cfg.device.write_buffer / unit).max(2 * ftl.stripe_units() as u64),
+            ),
+            unit,
+            multiplane: cfg.device.multiplane,
+            ftl,
+        }
+    }
+
+    /// Runs one request arriving at `t`; returns when it completes.
+    #[inline]
+    pub fn submit(&mut self, req: Request, t: u64) -> Result<u64, SimError> {
+        match req.op {
+            Op::Write => self.write(req, t),
+            Op::Read => Ok(self.read(req, t)),
+            Op::Trim => Ok(self.trim(req, t)),
+        }
+    }
+
+    /// Hints the request after this one, so its map entry is in cache in time.
+    #[inline]
+    pub fn prefetch(&self, req: &Request) {
+        self.ftl.will_touch((req.offset / self.unit) as u32);
+    }
+
+    fn release(&mut self, p: Option<Programmed>) {
+        if let Some(p) = p {
+            self.buffer.release_at(p.units as u64, p.done);
+        }
+    }
+
+    /// Reads the old contents of a partially overwritten unit; returns when they are in RAM.
+    fn read_old_unit(&mut self, lpn: u32, t: u64) -> u64 {
+        match self.ftl.lookup(lpn) {
+            Some(slot) if self.ftl.is_programmed(slot) => {
+                let (die, _, read_ns) = self.ftl.read_target(slot);
+                self.ftl.counters.flash_reads_host += 1;
+                self.tl.flash_read(t, die, read_ns, 1)
+            }
+            _ => t,
+        }
+    }
+
+    fn write(&mut self, req: Request, t: u64) -> Result<u64, SimError> {
+        let unit = self.unit;
+        let end_byte = req.offset + req.len as u64;
+        let first = req.offset / unit;
+        let last = (end_byte - 1) / unit;
+        let c = &mut self.ftl.counters;
+        c.write_requests += 1;
+        c.host_write_bytes += req.len as u64;
+        c.host_write_units += last - first + 1;
+        let cmd = self.tl.command(t);
+        // Partial units are read, merged and written whole (read-modify-write).
+        let mut merged_ready = cmd;
+        if !req.offset.is_multiple_of(unit) {
+            merged_ready = merged_ready.max(self.read_old_unit(first as u32, cmd));
+        }
+        if !end_byte.is_multiple_of(unit) && (last != first || req.offset.is_multiple_of(unit)) {
+            merged_ready = merged_ready.max(self.read_old_unit(last as u32, cmd));
+        }
+        let chunk = self.ftl.stripe_units() as u64;
+        let mut done = cmd;
+        let mut lpn = first;
+        while lpn <= last {
+            let n = (last - lpn + 1).min(chunk);
+            let space = self.buffer.acquire(n, cmd);
+            let lo = req.offset.max(lpn * unit);
+            let hi = end_byte.min((lpn + n) * unit);
+            done = self.tl.link_transfer(space, hi - lo, true);
+            let ready = done.max(merged_ready);
+            for l in lpn..lpn + n {
+                let p = self.ftl.write_unit(l as u32, ready, &mut self.tl)?;
+                self.release(p);
+            }
+            lpn += n;
+        }
+        Ok(done)
+    }
+
+    fn read(&mut self, req: Request, t: u64) -> u64 {
+        let unit = self.unit;
+        let first = req.offset / unit;
+        let last = (req.offset + req.len as u64 - 1) / unit;
+        self.ftl.counters.read_requests += 1;
+        self.ftl.counters.host_read_bytes += req.len as u64;
+        let cmd = self.tl.command(t);
+        let mut done = cmd;
+        let mut from_ram = 0u64;
+        let mut group: Option<ReadGroup> = None;
+        let ppd = self.ftl.g.planes_per_die;
+        for lpn in first..=last {
+            let slot = match self.ftl.lookup(lpn as u32) {
+                Some(s) if self.ftl.is_programmed(s) => s,
+                // Never written (zeroes) or still in the write buffer: no flash access.
+                _ => {
+                    from_ram += unit;
+                    continue;
+                }
+            };
+            let block = self.ftl.g.block_of_slot(slot);
+            let plane_bit = 1u64 << (self.ftl.g.plane_of_block(block) % ppd);
+            let (die, page, read_ns) = self.ftl.read_target(slot);
+            if let Some(g) = &mut group {
+                let same_page = g.block == block && g.page == page;
+                let other_plane =
+                    self.multiplane && g.die == die && g.page == page && g.planes & plane_bit == 0;
+                if same_page || other_plane {
+                    g.units += 1;
+                    g.planes |= plane_bit;
+                    g.block = block;
+                    g.read_ns = g.read_ns.max(read_ns);
+                    continue;
+                }
+                done = done.max(self.flash_read_group(*g, cmd));
+            }
+            group = Some(ReadGroup {
+                die,
+                page,
+                read_ns,
+                block,
+                planes: plane_bit,
+                units: 1,
+            });
+        }
+        if let Some(g) = group {
+            done = done.max(self.flash_read_group(g, cmd));
+        }
+        if from_ram > 0 {
+            done = done.max(
+                self.tl
+                    .link_transfer(cmd, from_ram.min(req.len as u64), false),
+            );
+        }
+        done
+    }
+
+    /// Senses a read group and sends its data to the host; returns when the host has it.
+    fn flash_read_group(&mut self, g: ReadGroup, cmd: u64) -> u64 {
+        self.ftl.counters.flash_reads_host += g.planes.count_ones() as u64;
+        let in_ram = self.tl.flash_read(cmd, g.die, g.read_ns, g.units);
+        self.tl
+            .link_transfer(in_ram, g.units as u64 * self.unit, false)
+    }
+
+    fn trim(&mut self, req: Request, t: u64) -> u64 {
+        let unit = self.unit;
+        // Only whole units are unmapped; partial ones keep their data.
+        let first = req.offset.div_ceil(unit);
+        let end = (req.offset + req.len as u64) / unit;
+        self.ftl.counters.trim_requests += 1;
+        self.ftl.counters.host_trim_bytes += req.len as u64;
+        for lpn in first..end {
+            self.ftl.trim(lpn as u32);
+        }
+        self.tl.command(t)
+    }
+
+    /// Programs the partly filled write-frontier page (padding the rest), so
+    /// that nothing waits in the buffer. Returns when the program completes.
+    pub fn flush(&mut self) -> u64 {
+        let p = self.ftl.flush_open_page(&mut self.tl);
+        let done = p.map(|p| p.done).unwrap_or(0);
+        self.release(p);
+        done
+    }
+}

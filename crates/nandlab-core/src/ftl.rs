@@ -1,0 +1,542 @@
+//! The page-mapped flash translation layer: logical→physical map and its
+//! reverse, allocation striped over channels/chips/dies/planes, garbage
+//! collection (foreground when free blocks run short, background in idle
+//! time), and TRIM. Every flash operation it decides is timed on the
+//! [`Timeline`], so GC competes with host I/O for dies and channels.
+//!
+//! State is flat arrays: `l2p[lpn] = slot + 1` (0 = unmapped) and
+//! `p2l[slot] = lpn`; a slot is valid exactly when `l2p[p2l[slot]] == slot + 1`.
+
+use crate::blocks::{BlockState, BlockTable};
+use crate::config::{Config, StripeDim};
+use crate::geometry::Geometry;
+use crate::media::ModeTiming;
+use crate::stats::Counters;
+use crate::timeline::Timeline;
+use crate::victim::VictimIndex;
+use crate::SimError;
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+const NIL: u32 = u32::MAX;
+
+/// One step of the allocation stripe: a die and the planes programmed together on it.
+#[derive(Debug, Clone, Copy)]
+struct Target {
+    die: u32,
+    first_plane: u32,
+    planes: u32,
+}
+
+/// The multi-plane page the host write frontier is filling.
+#[derive(Debug, Clone, Default)]
+struct OpenPage {
+    /// Units placed so far; 0 = no page open.
+    filled: u32,
+    /// Units the page holds (planes × units per page).
+    total: u32,
+    /// When the last unit's data reached the buffer.
+    ready: u64,
+    /// First slot of the page in each plane of the target.
+    page_slot: Vec<u32>,
+}
+
+/// A program the host write path issued: its units leave the write buffer at `done`.
+#[derive(Debug, Clone, Copy)]
+pub struct Programmed {
+    pub done: u64,
+    pub units: u32,
+}
+
+/// The FTL and the flash state it manages.
+#[derive(Debug, Clone)]
+pub struct Ftl {
+    pub g: Geometry,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    pub blocks: BlockTable,
+    victims: VictimIndex,
+    host_block: Vec<u32>,
+    gc_block: Vec<u32>,
+    gc_fill: Vec<u32>,
+    gc_ready: Vec<u64>,
+    stripe: Vec<Target>,
+    cursor: usize,
+    open: OpenPage,
+    gc_start: u32,
+    gc_stop: u32,
+    timing: Vec<ModeTiming>,
+    /// Logical clock: host units written (ages for cost-benefit GC).
+    clock: u64,
+    rng: Xoshiro256PlusPlus,
+    pub counters: Counters,
+}
+
+/// The allocation stripe: every (die, plane set) in `order`, first dimension fastest.
+fn build_stripe(g: &Geometry, order: &[StripeDim], multiplane: bool) -> Vec<Target> {
+    let size = |d: StripeDim| match d {
+        StripeDim::Channel => g.channels,
+        StripeDim::Chip => g.chips_per_channel,
+        StripeDim::Die => g.dies_per_chip,
+        StripeDim::Plane => {
+            if multiplane {
+                1
+            } else {
+                g.planes_per_die
+            }
+        }
+    };
+    let total: u32 = order.iter().map(|&d| size(d)).product();
+    (0..total)
+        .map(|mut i| {
+            let (mut ch, mut chip, mut die, mut plane) = (0, 0, 0, 0);
+            for &d in order {
+                let digit = i % size(d);
+                i /= size(d);
+                match d {
+                    StripeDim::Channel => ch = digit,
+                    StripeDim::Chip => chip = digit,
+                    StripeDim::Die => die = digit,
+                    StripeDim::Plane => plane = digit,
+                }
+            }
+            let die = (ch * g.chips_per_channel + chip) * g.dies_per_chip + die;
+            if multiplane {
+                Target {
+                    die,
+                    first_plane: die * g.planes_per_die,
+                    planes: g.planes_per_die,
+                }
+            } else {
+                Target {
+                    die,
+                    first_plane: die * g.planes_per_die + plane,
+                    planes: 1,
+                }
+            }
+        })
+        .collect()
+}
+
+impl Ftl {
+    pub fn new(cfg: &Config, seed: u64) -> Ftl {
+        let g = cfg.geometry.clone();
+        Ftl {
+            // Zeroed vectors come from the OS lazily: untouched parts cost no memory.
+            l2p: vec![0; g.user_units as usize],
+            p2l: vec![0; g.slots as usize],
+            blocks: BlockTable::new(&g),
+            victims: VictimIndex::new(cfg.ftl.gc, g.planes, g.blocks_per_plane, g.units_per_block),
+            host_block: vec![NIL; g.planes as usize],
+            gc_block: vec![NIL; g.planes as usize],
+            gc_fill: vec![0; g.planes as usize],
+            gc_ready: vec![0; g.planes as usize],
+            stripe: build_stripe(&g, &cfg.ftl.stripe_order, cfg.device.multiplane),
+            cursor: 0,
+            open: OpenPage::default(),
+            gc_start: cfg.ftl.gc_start,
+            gc_stop: cfg.ftl.gc_stop,
+            timing: cfg.device.timing.clone(),
+            clock: 0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            counters: Counters::default(),
+            g,
+        }
+    }
+
+    /// Units the host write frontier fills before one program (planes × page).
+    pub fn stripe_units(&self) -> u32 {
+        let t = self.stripe[0];
+        t.planes * self.g.units_per_page
+    }
+
+    /// The slot holding `lpn`, if mapped.
+    #[inline]
+    pub fn lookup(&self, lpn: u32) -> Option<u32> {
+        match self.l2p[lpn as usize] {
+            0 => None,
+            s => Some(s - 1),
+        }
+    }
+
+    /// Whether a slot's data is on flash (else it still waits in controller RAM).
+    #[inline]
+    pub fn is_programmed(&self, slot: u32) -> bool {
+        let b = self.g.block_of_slot(slot);
+        slot - self.g.block_base(b) < self.blocks.programmed[b as usize]
+    }
+
+    /// Die, page-in-block and read latency of a slot.
+    #[inline]
+    pub fn read_target(&self, slot: u32) -> (u32, u32, u64) {
+        let b = self.g.block_of_slot(slot);
+        let page = (slot - self.g.block_base(b)) / self.g.units_per_page;
+        let mode = self.blocks.mode[b as usize];
+        let die = self.g.die_of_plane(self.g.plane_of_block(b));
+        (
+            die,
+            page,
+            self.timing[mode.index()].read_ns[ModeTiming::page_type(page, mode.bits())],
+        )
+    }
+
+    #[inline]
+    fn prefetch_lpn(&self, lpn: u32) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetch is a hint and never faults, even for a bad address.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch(
+                self.l2p.as_ptr().wrapping_add(lpn as usize) as *const i8,
+                _MM_HINT_T0,
+            );
+        }
+    }
+
+    /// Hints that `lpn` will be written or read soon.
+    #[inline]
+    pub fn will_touch(&self, lpn: u32) {
+        self.prefetch_lpn(lpn);
+    }
+
+    #[inline]
+    fn invalidate(&mut self, slot: u32) {
+        let b = self.g.block_of_slot(slot);
+        let bi = b as usize;
+        self.blocks.valid[bi] -= 1;
+        if self.blocks.state[bi] == BlockState::Sealed {
+            self.victims
+                .invalidated(b, self.blocks.valid[bi], self.clock);
+        }
+    }
+
+    #[inline]
+    fn map(&mut self, lpn: u32, slot: u32) {
+        let old = self.l2p[lpn as usize];
+        if old != 0 {
+            self.invalidate(old - 1);
+        }
+        self.l2p[lpn as usize] = slot + 1;
+        self.p2l[slot as usize] = lpn;
+        self.blocks.valid[self.g.block_of_slot(slot) as usize] += 1;
+    }
+
+    /// Removes `lpn`'s mapping (TRIM). Returns whether it was mapped.
+    #[inline]
+    pub fn trim(&mut self, lpn: u32) -> bool {
+        let old = self.l2p[lpn as usize];
+        if old == 0 {
+            return false;
+        }
+        self.invalidate(old - 1);
+        self.l2p[lpn as usize] = 0;
+        true
+    }
+
+    /// Opens a fresh block on `plane` for a frontier; runs foreground GC if the
+    /// plane is then short of free blocks (not from inside GC itself).
+    fn open_block(
+        &mut self,
+        plane: u32,
+        now: u64,
+        tl: &mut Timeline,
+        for_gc: bool,
+    ) -> Result<u32, SimError> {
+        let b = self
+            .blocks
+            .open(plane)
+            .ok_or(SimError::NoFreeBlock { plane })?;
+        if !for_gc && self.blocks.free_count(plane) < self.gc_start {
+            self.collect(plane, now, tl, self.gc_start)?;
+        }
+        Ok(b)
+    }
+
+    /// Seals a fully programmed block: it leaves its frontier and becomes a GC candidate.
+    fn seal_if_full(&mut self, b: u32) {
+        let bi = b as usize;
+        if self.blocks.programmed[bi] == self.g.units_per_block {
+            self.blocks.state[bi] = BlockState::Sealed;
+            self.victims.insert(b, self.blocks.valid[bi], self.clock);
+            let plane = self.g.plane_of_block(b) as usize;
+            for frontier in [&mut self.host_block[plane], &mut self.gc_block[plane]] {
+                if *frontier == b {
+                    *frontier = NIL;
+                }
+            }
+        }
+    }
+
+    fn program_ns(&self, b: u32, page: u32) -> u64 {
+        let mode = self.blocks.mode[b as usize];
+        self.timing[mode.index()].program_ns[ModeTiming::page_type(page, mode.bits())]
+    }
+
+    /// Places one host mapping unit whose data is in the buffer at `ready`.
+    /// Returns the program it completed, if any.
+    #[inline]
+    pub fn write_unit(
+        &mut self,
+        lpn: u32,
+        ready: u64,
+        tl: &mut Timeline,
+    ) -> Result<Option<Programmed>, SimError> {
+        if self.open.filled == 0 {
+            self.open_page(ready, tl)?;
+        }
+        let upp = self.g.units_per_page;
+        let k = self.open.filled;
+        let slot = self.open.page_slot[(k / upp) as usize] + k % upp;
+        self.map(lpn, slot);
+        self.clock += 1;
+        self.open.filled += 1;
+        self.open.ready = self.open.ready.max(ready);
+        if self.open.filled < self.open.total {
+            return Ok(None);
+        }
+        Ok(Some(self.program_open_page(tl)))
+    }
+
+    fn open_page(&mut self, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
+        let t = self.stripe[self.cursor];
+        self.open.page_slot.clear();
+        for plane in t.first_plane..t.first_plane + t.planes {
+            let mut b = self.host_block[plane as usize];
+            if b == NIL {
+                b = self.open_block(plane, now, tl, false)?;
+                self.host_block[plane as usize] = b;
+            }
+            let bi = b as usize;
+            debug_assert!(
+                self.blocks.written[bi] < self.g.units_per_block,
+                "host frontier block {b} is full"
+            );
+            self.open
+                .page_slot
+                .push(self.g.block_base(b) + self.blocks.written[bi]);
+            self.blocks.written[bi] += self.g.units_per_page;
+        }
+        self.open.total = t.planes * self.g.units_per_page;
+        self.open.ready = now;
+        Ok(())
+    }
+
+    fn program_open_page(&mut self, tl: &mut Timeline) -> Programmed {
+        let t = self.stripe[self.cursor];
+        let upp = self.g.units_per_page;
+        let mut program_ns = 0;
+        for i in 0..t.planes as usize {
+            let slot = self.open.page_slot[i];
+            let b = self.g.block_of_slot(slot);
+            let page = (slot - self.g.block_base(b)) / upp;
+            program_ns = program_ns.max(self.program_ns(b, page));
+            self.blocks.programmed[b as usize] += upp;
+            self.seal_if_full(b);
+        }
+        let done = tl.flash_program(self.open.ready, t.die, program_ns, self.open.total);
+        self.counters.flash_programs_host += t.planes as u64;
+        self.counters.flash_units_host += self.open.total as u64;
+        let units = self.open.filled;
+        self.open.filled = 0;
+        self.cursor += 1;
+        if self.cursor == self.stripe.len() {
+            self.cursor = 0;
+        }
+        Programmed { done, units }
+    }
+
+    /// Programs the partly filled frontier page, padding its unused units.
+    pub fn flush_open_page(&mut self, tl: &mut Timeline) -> Option<Programmed> {
+        if self.open.filled == 0 {
+            return None;
+        }
+        Some(self.program_open_page(tl))
+    }
+
+    /// Foreground/background GC on `plane` until it has `target` free blocks.
+    fn collect(
+        &mut self,
+        plane: u32,
+        now: u64,
+        tl: &mut Timeline,
+        target: u32,
+    ) -> Result<(), SimError> {
+        let mut fruitless = 0;
+        while self.blocks.free_count(plane) < target {
+            let before = self.blocks.free_count(plane);
+            self.collect_one(plane, now, tl)?;
+            if self.blocks.free_count(plane) <= before {
+                fruitless += 1;
+                if fruitless > self.g.blocks_per_plane {
+                    return Err(SimError::NoReclaimableSpace { plane });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Cleans one victim on `plane`: copies its valid units to the plane's GC
+    /// frontier, then erases it.
+    fn collect_one(&mut self, plane: u32, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
+        let v = self
+            .victims
+            .take(plane, &self.blocks.valid, self.clock, &mut self.rng)
+            .ok_or(SimError::NoReclaimableSpace { plane })?;
+        self.blocks.state[v as usize] = BlockState::Victim;
+        let die = self.g.die_of_plane(plane);
+        let upp = self.g.units_per_page;
+        let base = self.g.block_base(v);
+        let mode = self.blocks.mode[v as usize];
+        let mut remaining = self.blocks.valid[v as usize];
+        let mut lpns = [0u32; 64];
+        let pages = self.g.units_per_block / upp;
+        let mut page = 0;
+        while remaining > 0 && page < pages {
+            let first = base + page * upp;
+            let mut n = 0usize;
+            for s in first..first + upp {
+                let lpn = self.p2l[s as usize];
+                if self.l2p[lpn as usize] == s + 1 {
+                    if n == lpns.len() {
+                        self.copy_units(plane, die, page, mode, &lpns[..n], now, tl)?;
+                        n = 0;
+                    }
+                    lpns[n] = lpn;
+                    n += 1;
+                }
+            }
+            if n > 0 {
+                remaining -= n as u32;
+                self.copy_units(plane, die, page, mode, &lpns[..n], now, tl)?;
+            }
+            page += 1;
+        }
+        debug_assert_eq!(self.blocks.valid[v as usize], 0);
+        tl.erase(now, die, self.timing[mode.index()].erase_ns);
+        self.blocks.erase(v, plane);
+        self.counters.erases += 1;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn copy_units(
+        &mut self,
+        plane: u32,
+        die: u32,
+        page: u32,
+        mode: crate::media::CellMode,
+        lpns: &[u32],
+        now: u64,
+        tl: &mut Timeline,
+    ) -> Result<(), SimError> {
+        let read_ns = self.timing[mode.index()].read_ns[ModeTiming::page_type(page, mode.bits())];
+        let ready = tl.flash_read(now, die, read_ns, lpns.len() as u32);
+        self.counters.flash_reads_gc += 1;
+        for &lpn in lpns {
+            self.gc_place(plane, die, lpn, ready, tl)?;
+        }
+        Ok(())
+    }
+
+    fn gc_place(
+        &mut self,
+        plane: u32,
+        die: u32,
+        lpn: u32,
+        ready: u64,
+        tl: &mut Timeline,
+    ) -> Result<(), SimError> {
+        let p = plane as usize;
+        let mut b = self.gc_block[p];
+        if b == NIL {
+            b = self.open_block(plane, ready, tl, true)?;
+            self.gc_block[p] = b;
+        }
+        let bi = b as usize;
+        let slot = self.g.block_base(b) + self.blocks.written[bi];
+        self.blocks.written[bi] += 1;
+        self.map(lpn, slot);
+        self.gc_fill[p] += 1;
+        self.gc_ready[p] = self.gc_ready[p].max(ready);
+        let upp = self.g.units_per_page;
+        if self.gc_fill[p] == upp {
+            let page = (slot - self.g.block_base(b)) / upp;
+            let program_ns = self.program_ns(b, page);
+            tl.flash_program(self.gc_ready[p], die, program_ns, upp);
+            self.blocks.programmed[bi] += upp;
+            self.seal_if_full(b);
+            self.counters.flash_programs_gc += 1;
+            self.counters.flash_units_gc += upp as u64;
+            self.gc_fill[p] = 0;
+            self.gc_ready[p] = 0;
+        }
+        Ok(())
+    }
+
+    /// Background GC in an idle window ending at `until`: planes below the
+    /// high watermark clean victims while their die would otherwise be idle.
+    pub fn background_gc(&mut self, until: u64, tl: &mut Timeline) -> Result<(), SimError> {
+        for plane in 0..self.g.planes {
+            let die = self.g.die_of_plane(plane);
+            while self.blocks.free_count(plane) < self.gc_stop {
+                let start = tl.die_free_at(die);
+                if start >= until {
+                    break;
+                }
+                let before = self.blocks.free_count(plane);
+                self.collect_one(plane, start, tl)?;
+                if self.blocks.free_count(plane) <= before {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the mapping invariants (expensive: for tests and debug runs):
+    /// every mapped unit's slot maps back to it, valid counts match, and the
+    /// number of valid slots equals the number of mapped units.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut valid = vec![0u32; self.g.blocks as usize];
+        let mut mapped = 0u64;
+        for (lpn, &s) in self.l2p.iter().enumerate() {
+            if s == 0 {
+                continue;
+            }
+            let slot = s - 1;
+            if self.p2l[slot as usize] != lpn as u32 {
+                return Err(format!(
+                    "lpn {lpn} maps to slot {slot}, which maps back to {}",
+                    self.p2l[slot as usize]
+                ));
+            }
+            let b = self.g.block_of_slot(slot);
+            if slot - self.g.block_base(b) >= self.blocks.written[b as usize] {
+                return Err(format!(
+                    "lpn {lpn} maps to slot {slot} beyond block {b}'s write pointer"
+                ));
+            }
+            if self.blocks.state[b as usize] == BlockState::Free {
+                return Err(format!("lpn {lpn} maps into free block {b}"));
+            }
+            valid[b as usize] += 1;
+            mapped += 1;
+        }
+        if let Some(b) = (0..valid.len()).find(|&b| valid[b] != self.blocks.valid[b]) {
+            return Err(format!(
+                "block {b}: valid count {} but {} units map to it",
+                self.blocks.valid[b], valid[b]
+            ));
+        }
+        let total: u64 = self.blocks.valid.iter().map(|&v| v as u64).sum();
+        if total != mapped {
+            return Err(format!("{total} valid slots but {mapped} mapped units"));
+        }
+        Ok(())
+    }
+
+    /// Mapped logical units.
+    pub fn mapped_units(&self) -> u64 {
+        self.blocks.valid.iter().map(|&v| v as u64).sum()
+    }
+}

@@ -1,0 +1,65 @@
+//! nandlab's engine: a physics-aware NAND flash SSD simulator.
+//!
+//! Layers, top to bottom: [`sim`] runs phases of a workload ([`workload`]) on
+//! one [`drive`], whose [`ftl`] maps, allocates and collects garbage over the
+//! [`blocks`] of a [`geometry`], timing every flash operation on a
+//! [`timeline`] of shared resources with latencies from [`media`] and the host
+//! [`interface`]. [`config`] turns user TOML/JSON into checked settings;
+//! [`stats`] holds what a run measures. No Python, no printing.
+
+pub mod blocks;
+pub mod config;
+pub mod drive;
+pub mod ftl;
+pub mod geometry;
+pub mod interface;
+pub mod media;
+pub mod sim;
+pub mod stats;
+pub mod timeline;
+pub mod units;
+pub mod victim;
+pub mod workload;
+
+pub use config::{Config, ConfigError};
+pub use sim::{PhaseResult, Progress, Simulator};
+pub use stats::Summary;
+
+use std::fmt;
+
+/// A run that cannot go on. Config problems are caught before a run starts
+/// ([`ConfigError`]); these are states the workload drove the drive into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SimError {
+    /// A plane ran out of erased blocks.
+    NoFreeBlock {
+        plane: u32,
+    },
+    /// GC found nothing to reclaim on a plane: its valid data fills it.
+    NoReclaimableSpace {
+        plane: u32,
+    },
+    NoSuchPhase {
+        index: usize,
+        phases: usize,
+    },
+    /// The progress callback asked to stop.
+    Aborted,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            SimError::NoFreeBlock { plane } => write!(f, "plane {plane} has no erased block left for writing"),
+            SimError::NoReclaimableSpace { plane } => write!(
+                f,
+                "garbage collection found nothing to reclaim on plane {plane}: its valid data fills it \
+                 (more spare space or a smaller working set would help)"
+            ),
+            SimError::NoSuchPhase { index, phases } => write!(f, "no phase #{} (the config has {phases})", index + 1),
+            SimError::Aborted => write!(f, "run interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}

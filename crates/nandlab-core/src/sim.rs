@@ -1,0 +1,485 @@
+//! The simulator: owns one drive's state across phases and runs each phase's
+//! workload on it — closed loop (queue depth) or open loop (arrival rate),
+//! with idle gaps for background GC — collecting summaries and time series.
+
+use crate::config::{Arrival, Config, Interval, Pattern, PhaseConfig, PhaseKind};
+use crate::drive::Drive;
+use crate::stats::{Counters, Latency, Row, Summary, SummaryParts};
+use crate::workload::{derive_seed, Generator, Request, Scatter};
+use crate::SimError;
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+/// How far a running phase has got, for progress bars.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// 0..1 of the phase's stop condition.
+    pub fraction: f64,
+    pub sim_seconds: f64,
+    pub host_write_bytes: u64,
+    pub host_read_bytes: u64,
+    pub requests: u64,
+}
+
+/// Called about every `PROGRESS_EVERY` of wall time; returning false aborts the phase.
+pub type ProgressFn<'a> = &'a mut dyn FnMut(&Progress) -> bool;
+
+const PROGRESS_EVERY: f64 = 0.2;
+const ROWS_PER_PHASE: u64 = 200;
+
+/// A finished phase.
+#[derive(Debug, Clone)]
+pub struct PhaseResult {
+    pub summary: Summary,
+    pub rows: Vec<Row>,
+}
+
+/// One drive and everything that has happened to it.
+pub struct Simulator {
+    cfg: Config,
+    drive: Drive,
+    /// Simulated time at the end of the last phase, ns.
+    now: u64,
+    run_reads: Latency,
+    run_writes: Latency,
+    run_wall: f64,
+    phases_run: u64,
+}
+
+/// Per-phase bookkeeping of the time series.
+struct Recorder {
+    phase: u32,
+    interval: Interval,
+    next_mark: u64,
+    last_t: u64,
+    last: Counters,
+    reads: Latency,
+    writes: Latency,
+    rows: Vec<Row>,
+}
+
+impl Recorder {
+    fn new(phase: u32, interval: Interval, start_t: u64, c: Counters) -> Recorder {
+        let step = match interval {
+            Interval::Time(x) | Interval::Bytes(x) | Interval::Requests(x) => x,
+        };
+        Recorder {
+            phase,
+            interval,
+            next_mark: step,
+            last_t: start_t,
+            last: c,
+            reads: Latency::new(2),
+            writes: Latency::new(2),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Where the phase is on the interval's axis.
+    #[inline]
+    fn position(&self, elapsed_ns: u64, bytes: u64, requests: u64) -> u64 {
+        match self.interval {
+            Interval::Time(_) => elapsed_ns,
+            Interval::Bytes(_) => bytes,
+            Interval::Requests(_) => requests,
+        }
+    }
+
+    fn row(&mut self, t: u64, c: Counters, run_start: &Counters, free_blocks: u64) {
+        let d = c - self.last;
+        let dt = t.saturating_sub(self.last_t) as f64 / 1e9;
+        let rate = |x: f64| if dt > 0.0 { x / dt } else { 0.0 };
+        self.rows.push(Row {
+            phase: self.phase,
+            sim_seconds: t as f64 / 1e9,
+            host_write_bytes: c.host_write_bytes - run_start.host_write_bytes,
+            host_read_bytes: c.host_read_bytes - run_start.host_read_bytes,
+            write_mbps: rate(d.host_write_bytes as f64 / 1e6),
+            read_mbps: rate(d.host_read_bytes as f64 / 1e6),
+            iops: rate(d.requests() as f64),
+            read_p50_us: self.reads.quantile_us(0.5),
+            read_p99_us: self.reads.quantile_us(0.99),
+            write_p50_us: self.writes.quantile_us(0.5),
+            write_p99_us: self.writes.quantile_us(0.99),
+            waf: d.waf(),
+            waf_cumulative: (c - *run_start).waf(),
+            free_blocks,
+            erases: c.erases - run_start.erases,
+        });
+        self.reads.reset();
+        self.writes.reset();
+        self.last = c;
+        self.last_t = t;
+    }
+}
+
+/// When a phase stops issuing requests.
+struct Stop {
+    bytes: Option<u64>,
+    requests: Option<u64>,
+    until: Option<u64>,
+}
+
+impl Stop {
+    fn reached(&self, t: u64, bytes: u64, requests: u64) -> bool {
+        self.bytes.is_some_and(|b| bytes >= b)
+            || self.requests.is_some_and(|r| requests >= r)
+            || self.until.is_some_and(|u| t >= u)
+    }
+
+    fn fraction(&self, start: u64, t: u64, bytes: u64, requests: u64) -> f64 {
+        let mut f: f64 = 0.0;
+        if let Some(b) = self.bytes {
+            f = f.max(bytes as f64 / b as f64);
+        }
+        if let Some(r) = self.requests {
+            f = f.max(requests as f64 / r as f64);
+        }
+        if let Some(u) = self.until {
+            f = f.max((t - start) as f64 / (u - start).max(1) as f64);
+        }
+        f.min(1.0)
+    }
+}
+
+impl Simulator {
+    /// A pristine drive for `cfg`.
+    pub fn new(cfg: Config) -> Simulator {
+        let drive = Drive::new(&cfg, derive_seed(cfg.seed, "gc", 0));
+        Simulator {
+            drive,
+            cfg,
+            now: 0,
+            run_reads: Latency::new(3),
+            run_writes: Latency::new(3),
+            run_wall: 0.0,
+            phases_run: 0,
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    pub fn drive(&self) -> &Drive {
+        &self.drive
+    }
+
+    /// Simulated time so far, ns.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Runs the config's phase `index`.
+    pub fn run_phase(
+        &mut self,
+        index: usize,
+        progress: ProgressFn,
+    ) -> Result<PhaseResult, SimError> {
+        let p = self
+            .cfg
+            .phases
+            .get(index)
+            .cloned()
+            .ok_or(SimError::NoSuchPhase {
+                index,
+                phases: self.cfg.phases.len(),
+            })?;
+        self.run(&p, progress)
+    }
+
+    /// Runs every phase of the config in order.
+    pub fn run_all(&mut self, progress: ProgressFn) -> Result<Vec<PhaseResult>, SimError> {
+        (0..self.cfg.phases.len())
+            .map(|i| self.run_phase(i, &mut *progress))
+            .collect()
+    }
+
+    /// Runs any phase (for procedures that build their own) on this drive.
+    pub fn run(&mut self, p: &PhaseConfig, progress: ProgressFn) -> Result<PhaseResult, SimError> {
+        let wall = Instant::now();
+        let index = self.phases_run;
+        self.phases_run += 1;
+        let seed = derive_seed(self.cfg.seed, "workload", index);
+        let before = self.drive.ftl.counters;
+        let start = self.now;
+        let user = self.cfg.geometry.user_capacity_bytes;
+        let interval = p.interval.unwrap_or_else(|| default_interval(p, user));
+        let mut rec = Recorder::new(index as u32, interval, start, before);
+        let mut reads = Latency::new(3);
+        let mut writes = Latency::new(3);
+        let end = match p.kind {
+            PhaseKind::Fill | PhaseKind::Trim => self.lay_out(p, seed, progress)?,
+            PhaseKind::Io => {
+                self.io(p, seed, start, &mut rec, &mut reads, &mut writes, progress)?
+            }
+        };
+        self.now = end.max(start);
+        let after = self.drive.ftl.counters;
+        let free = self.drive.ftl.blocks.total_free();
+        rec.row(self.now, after, &Counters::default(), free);
+        let wall_seconds = wall.elapsed().as_secs_f64();
+        self.run_wall += wall_seconds;
+        self.run_reads.add(&reads);
+        self.run_writes.add(&writes);
+        let kind = match p.kind {
+            PhaseKind::Io => "io",
+            PhaseKind::Fill => "fill",
+            PhaseKind::Trim => "trim",
+        };
+        let summary = Summary::new(
+            &(after - before),
+            SummaryParts {
+                name: &p.name,
+                kind,
+                reads: &reads,
+                writes: &writes,
+                sim_ns: self.now - start,
+                wall_seconds,
+                free_blocks: free,
+                erase_counts: &self.drive.ftl.blocks.erase_count,
+            },
+        );
+        Ok(PhaseResult {
+            summary,
+            rows: rec.rows,
+        })
+    }
+
+    /// The summary of every phase run so far.
+    pub fn run_summary(&self) -> Summary {
+        Summary::new(
+            &self.drive.ftl.counters,
+            SummaryParts {
+                name: "total",
+                kind: "run",
+                reads: &self.run_reads,
+                writes: &self.run_writes,
+                sim_ns: self.now,
+                wall_seconds: self.run_wall,
+                free_blocks: self.drive.ftl.blocks.total_free(),
+                erase_counts: &self.drive.ftl.blocks.erase_count,
+            },
+        )
+    }
+
+    /// Fill and trim phases: each unit of the range once, at memory speed.
+    fn lay_out(
+        &mut self,
+        p: &PhaseConfig,
+        seed: u64,
+        progress: ProgressFn,
+    ) -> Result<u64, SimError> {
+        let g = &self.cfg.geometry;
+        let unit = g.unit_size as u64;
+        let first = (p.working_set_offset * g.user_units as f64) as u64;
+        let span = ((p.working_set * g.user_units as f64) as u64).min(g.user_units - first);
+        let units = (p
+            .volume
+            .expect("validated: fill has a volume")
+            .bytes(g.user_capacity_bytes)
+            / unit)
+            .min(span);
+        let scatter = (p.pattern == Pattern::Random)
+            .then(|| Scatter::new(span, derive_seed(seed, "fill", 0)));
+        let fill = p.kind == PhaseKind::Fill;
+        let mut end = self.now;
+        if fill {
+            end = end.max(self.drive.flush());
+            self.drive.tl.enabled = false;
+        }
+        let mut last_report = Instant::now();
+        let mut result = Ok(());
+        for i in 0..units {
+            let lpn = first + scatter.as_ref().map_or(i, |s| s.map(i));
+            if fill {
+                if let Err(e) = self.drive.ftl.write_unit(lpn as u32, 0, &mut self.drive.tl) {
+                    result = Err(e);
+                    break;
+                }
+            } else {
+                self.drive.ftl.trim(lpn as u32);
+            }
+            if i & 0xFFFF == 0 && last_report.elapsed().as_secs_f64() > PROGRESS_EVERY {
+                last_report = Instant::now();
+                let c = self.drive.ftl.counters;
+                let pr = Progress {
+                    fraction: i as f64 / units as f64,
+                    sim_seconds: self.now as f64 / 1e9,
+                    host_write_bytes: c.host_write_bytes,
+                    host_read_bytes: c.host_read_bytes,
+                    requests: 0,
+                };
+                if !progress(&pr) {
+                    result = Err(SimError::Aborted);
+                    break;
+                }
+            }
+        }
+        let c = &mut self.drive.ftl.counters;
+        if fill {
+            c.host_write_bytes += units * unit;
+            c.host_write_units += units;
+            self.drive.flush();
+            self.drive.tl.enabled = true;
+        } else {
+            c.host_trim_bytes += units * unit;
+        }
+        result.map(|_| end)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn io(
+        &mut self,
+        p: &PhaseConfig,
+        seed: u64,
+        start: u64,
+        rec: &mut Recorder,
+        reads: &mut Latency,
+        writes: &mut Latency,
+        progress: ProgressFn,
+    ) -> Result<u64, SimError> {
+        let user = self.cfg.geometry.user_capacity_bytes;
+        let mut gen = Generator::new(p, user, self.cfg.geometry.unit_size as u64, seed);
+        let stop = Stop {
+            bytes: p.volume.map(|v| v.bytes(user)),
+            requests: p.requests,
+            until: p.duration_ns.map(|d| start + d),
+        };
+        let idle_every = p.idle_every.map(|v| v.bytes(user).max(1));
+        let mut next_idle = idle_every.unwrap_or(u64::MAX);
+        let mut issued = 0u64;
+        let mut issued_bytes = 0u64;
+        let mut end = start;
+        let mut last_report = Instant::now();
+        let run_start = Counters::default();
+        let mut next = gen.next_request();
+
+        // Issues the next request at `t`; returns its completion.
+        macro_rules! issue {
+            ($t:expr) => {{
+                let t: u64 = $t;
+                let req: Request = next;
+                next = gen.next_request();
+                self.drive.prefetch(&next);
+                let done = self.drive.submit(req, t)?;
+                let lat = done - t;
+                match req.op {
+                    crate::workload::Op::Read => {
+                        reads.record(lat);
+                        rec.reads.record(lat);
+                    }
+                    crate::workload::Op::Write => {
+                        writes.record(lat);
+                        rec.writes.record(lat);
+                    }
+                    crate::workload::Op::Trim => {}
+                }
+                issued += 1;
+                issued_bytes += req.len as u64;
+                end = end.max(done);
+                if rec.position(t - start, issued_bytes, issued) >= rec.next_mark {
+                    let step = match rec.interval {
+                        Interval::Time(x) | Interval::Bytes(x) | Interval::Requests(x) => x,
+                    };
+                    while rec.next_mark <= rec.position(t - start, issued_bytes, issued) {
+                        rec.next_mark += step;
+                    }
+                    let c = self.drive.ftl.counters;
+                    rec.row(t, c, &run_start, self.drive.ftl.blocks.total_free());
+                }
+                if issued & 0x3FF == 0 && last_report.elapsed().as_secs_f64() > PROGRESS_EVERY {
+                    last_report = Instant::now();
+                    let c = self.drive.ftl.counters;
+                    let pr = Progress {
+                        fraction: stop.fraction(start, t, issued_bytes, issued),
+                        sim_seconds: t as f64 / 1e9,
+                        host_write_bytes: c.host_write_bytes,
+                        host_read_bytes: c.host_read_bytes,
+                        requests: issued,
+                    };
+                    if !progress(&pr) {
+                        return Err(SimError::Aborted);
+                    }
+                }
+                done
+            }};
+        }
+
+        match p.arrival {
+            Arrival::Closed { queue_depth } => {
+                let mut queue: BinaryHeap<Reverse<u64>> =
+                    BinaryHeap::with_capacity(queue_depth as usize);
+                let mut t = start;
+                'run: loop {
+                    // Fill the queue, then keep it full until a stop or an idle gap.
+                    for _ in 0..queue_depth {
+                        if stop.reached(t, issued_bytes, issued) || issued_bytes >= next_idle {
+                            break;
+                        }
+                        let done = issue!(t);
+                        queue.push(Reverse(done));
+                    }
+                    while let Some(Reverse(done)) = queue.pop() {
+                        t = done;
+                        if !stop.reached(t, issued_bytes, issued) && issued_bytes < next_idle {
+                            let d = issue!(t);
+                            queue.push(Reverse(d));
+                        }
+                    }
+                    if stop.reached(t, issued_bytes, issued) {
+                        break 'run;
+                    }
+                    // Idle gap: the host waits, background GC works.
+                    let idle_start = end.max(self.drive.tl.all_idle_at());
+                    t = idle_start + p.idle_duration_ns;
+                    self.drive.ftl.background_gc(t, &mut self.drive.tl)?;
+                    end = end.max(t);
+                    next_idle += idle_every.unwrap_or(u64::MAX);
+                }
+            }
+            Arrival::Open { rate, poisson } => {
+                let mut rng = Xoshiro256PlusPlus::seed_from_u64(derive_seed(seed, "arrivals", 0));
+                let mean_gap = 1e9 / rate;
+                let mut t = start;
+                let mut arrival = start as f64;
+                let idle = self.cfg.ftl.idle_threshold_ns;
+                while !stop.reached(t, issued_bytes, issued) {
+                    if issued_bytes >= next_idle {
+                        arrival += p.idle_duration_ns as f64;
+                        next_idle += idle_every.unwrap_or(u64::MAX);
+                    }
+                    t = arrival as u64;
+                    if t > end + idle {
+                        self.drive.ftl.background_gc(t, &mut self.drive.tl)?;
+                    }
+                    if stop.reached(t, issued_bytes, issued) {
+                        break;
+                    }
+                    issue!(t);
+                    let gap = if poisson {
+                        -mean_gap * (1.0 - rng.random::<f64>()).ln()
+                    } else {
+                        mean_gap
+                    };
+                    arrival += gap;
+                }
+            }
+        }
+        Ok(end)
+    }
+}
+
+/// About 200 rows per phase, on the axis of its first stop condition.
+fn default_interval(p: &PhaseConfig, user: u64) -> Interval {
+    if let Some(v) = p.volume {
+        Interval::Bytes((v.bytes(user) / ROWS_PER_PHASE).max(1))
+    } else if let Some(d) = p.duration_ns {
+        Interval::Time((d / ROWS_PER_PHASE).max(1))
+    } else {
+        Interval::Requests((p.requests.unwrap_or(ROWS_PER_PHASE) / ROWS_PER_PHASE).max(1))
+    }
+}

@@ -1,0 +1,322 @@
+//! What a run measures: event counters, latency histograms (HdrHistogram),
+//! interval time-series rows, and the summaries built from them.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::ops::Sub;
+
+/// Monotonic event counts. Phase figures are differences of two snapshots.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    pub host_read_bytes: u64,
+    pub host_write_bytes: u64,
+    pub host_trim_bytes: u64,
+    pub read_requests: u64,
+    pub write_requests: u64,
+    pub trim_requests: u64,
+    /// Mapping units the host wrote (the denominator of WAF).
+    pub host_write_units: u64,
+    pub flash_reads_host: u64,
+    pub flash_reads_gc: u64,
+    /// Page programs (a multi-plane program of n planes counts n).
+    pub flash_programs_host: u64,
+    pub flash_programs_gc: u64,
+    /// Mapping units programmed.
+    pub flash_units_host: u64,
+    pub flash_units_gc: u64,
+    pub erases: u64,
+}
+
+impl Sub for Counters {
+    type Output = Counters;
+    fn sub(self, o: Counters) -> Counters {
+        Counters {
+            host_read_bytes: self.host_read_bytes - o.host_read_bytes,
+            host_write_bytes: self.host_write_bytes - o.host_write_bytes,
+            host_trim_bytes: self.host_trim_bytes - o.host_trim_bytes,
+            read_requests: self.read_requests - o.read_requests,
+            write_requests: self.write_requests - o.write_requests,
+            trim_requests: self.trim_requests - o.trim_requests,
+            host_write_units: self.host_write_units - o.host_write_units,
+            flash_reads_host: self.flash_reads_host - o.flash_reads_host,
+            flash_reads_gc: self.flash_reads_gc - o.flash_reads_gc,
+            flash_programs_host: self.flash_programs_host - o.flash_programs_host,
+            flash_programs_gc: self.flash_programs_gc - o.flash_programs_gc,
+            flash_units_host: self.flash_units_host - o.flash_units_host,
+            flash_units_gc: self.flash_units_gc - o.flash_units_gc,
+            erases: self.erases - o.erases,
+        }
+    }
+}
+
+impl Counters {
+    /// Write amplification: mapping units programmed per unit the host wrote.
+    pub fn waf(&self) -> f64 {
+        if self.host_write_units == 0 {
+            return 0.0;
+        }
+        (self.host_write_units + self.flash_units_gc) as f64 / self.host_write_units as f64
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.read_requests + self.write_requests + self.trim_requests
+    }
+}
+
+/// A latency distribution in nanoseconds.
+#[derive(Debug, Clone)]
+pub struct Latency(Histogram<u64>);
+
+impl Latency {
+    /// `sigfig` significant digits (3 for phase summaries, 2 for interval rows).
+    pub fn new(sigfig: u8) -> Latency {
+        // 1 ns .. 1 simulated hour; longer latencies saturate at an hour.
+        Latency(
+            Histogram::new_with_bounds(1, 3_600_000_000_000, sigfig)
+                .expect("valid histogram bounds"),
+        )
+    }
+
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.0.saturating_record(ns);
+    }
+
+    pub fn add(&mut self, other: &Latency) {
+        self.0
+            .add(&other.0)
+            .expect("histograms with equal bounds add");
+    }
+
+    pub fn reset(&mut self) {
+        self.0.reset();
+    }
+
+    pub fn count(&self) -> u64 {
+        self.0.len()
+    }
+
+    /// Quantile `q` in microseconds (0 when empty).
+    pub fn quantile_us(&self, q: f64) -> f64 {
+        if self.0.is_empty() {
+            0.0
+        } else {
+            self.0.value_at_quantile(q) as f64 / 1000.0
+        }
+    }
+
+    pub fn summary(&self) -> LatencySummary {
+        let e = self.0.is_empty();
+        LatencySummary {
+            p50: self.quantile_us(0.5),
+            p90: self.quantile_us(0.9),
+            p99: self.quantile_us(0.99),
+            p999: self.quantile_us(0.999),
+            max: if e { 0.0 } else { self.0.max() as f64 / 1000.0 },
+            mean: if e { 0.0 } else { self.0.mean() / 1000.0 },
+        }
+    }
+}
+
+/// Latency percentiles in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// Erase counts across blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EraseStats {
+    pub min: u32,
+    pub max: u32,
+    pub mean: f64,
+    pub std: f64,
+}
+
+impl EraseStats {
+    /// Statistics and a histogram `[(erase count, blocks)]` in ascending order.
+    pub fn of(counts: &[u32]) -> (EraseStats, Vec<(u32, u64)>) {
+        let n = counts.len().max(1) as f64;
+        let mean = counts.iter().map(|&c| c as f64).sum::<f64>() / n;
+        let var = counts
+            .iter()
+            .map(|&c| (c as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        let max = counts.iter().copied().max().unwrap_or(0);
+        let mut hist = vec![0u64; max as usize + 1];
+        for &c in counts {
+            hist[c as usize] += 1;
+        }
+        let hist = hist
+            .into_iter()
+            .enumerate()
+            .filter(|(_, n)| *n > 0)
+            .map(|(c, n)| (c as u32, n))
+            .collect();
+        let stats = EraseStats {
+            min: counts.iter().copied().min().unwrap_or(0),
+            max,
+            mean,
+            std: var.sqrt(),
+        };
+        (stats, hist)
+    }
+}
+
+/// The figures of a phase or of the whole run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub name: String,
+    pub kind: String,
+    pub waf: f64,
+    pub host_write_bytes: u64,
+    pub host_read_bytes: u64,
+    pub host_trim_bytes: u64,
+    pub host_requests: u64,
+    pub host_read_requests: u64,
+    pub host_write_requests: u64,
+    pub host_trim_requests: u64,
+    pub flash_programs: u64,
+    pub flash_reads: u64,
+    pub erases: u64,
+    pub flash_programs_host: u64,
+    pub flash_programs_gc: u64,
+    pub flash_reads_host: u64,
+    pub flash_reads_gc: u64,
+    pub iops: f64,
+    pub mbps: f64,
+    pub read_mbps: f64,
+    pub write_mbps: f64,
+    pub read_latency_us: LatencySummary,
+    pub write_latency_us: LatencySummary,
+    pub sim_seconds: f64,
+    pub wall_seconds: f64,
+    pub requests_per_wall_second: f64,
+    pub free_blocks: u64,
+    pub erase_count: EraseStats,
+    pub erase_count_histogram: Vec<(u32, u64)>,
+}
+
+/// Inputs of a [`Summary`] besides the counters.
+pub struct SummaryParts<'a> {
+    pub name: &'a str,
+    pub kind: &'a str,
+    pub reads: &'a Latency,
+    pub writes: &'a Latency,
+    pub sim_ns: u64,
+    pub wall_seconds: f64,
+    pub free_blocks: u64,
+    pub erase_counts: &'a [u32],
+}
+
+impl Summary {
+    pub fn new(c: &Counters, p: SummaryParts) -> Summary {
+        let secs = p.sim_ns as f64 / 1e9;
+        let per_sec = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+        let (erase_count, erase_count_histogram) = EraseStats::of(p.erase_counts);
+        let requests = c.requests();
+        Summary {
+            name: p.name.to_string(),
+            kind: p.kind.to_string(),
+            waf: c.waf(),
+            host_write_bytes: c.host_write_bytes,
+            host_read_bytes: c.host_read_bytes,
+            host_trim_bytes: c.host_trim_bytes,
+            host_requests: requests,
+            host_read_requests: c.read_requests,
+            host_write_requests: c.write_requests,
+            host_trim_requests: c.trim_requests,
+            flash_programs: c.flash_programs_host + c.flash_programs_gc,
+            flash_reads: c.flash_reads_host + c.flash_reads_gc,
+            erases: c.erases,
+            flash_programs_host: c.flash_programs_host,
+            flash_programs_gc: c.flash_programs_gc,
+            flash_reads_host: c.flash_reads_host,
+            flash_reads_gc: c.flash_reads_gc,
+            iops: per_sec(requests as f64),
+            mbps: per_sec((c.host_read_bytes + c.host_write_bytes) as f64 / 1e6),
+            read_mbps: per_sec(c.host_read_bytes as f64 / 1e6),
+            write_mbps: per_sec(c.host_write_bytes as f64 / 1e6),
+            read_latency_us: p.reads.summary(),
+            write_latency_us: p.writes.summary(),
+            sim_seconds: secs,
+            wall_seconds: p.wall_seconds,
+            requests_per_wall_second: if p.wall_seconds > 0.0 {
+                requests as f64 / p.wall_seconds
+            } else {
+                0.0
+            },
+            free_blocks: p.free_blocks,
+            erase_count,
+            erase_count_histogram,
+        }
+    }
+}
+
+/// One row of the time series: the interval that ends at `sim_seconds`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Row {
+    pub phase: u32,
+    pub sim_seconds: f64,
+    pub host_write_bytes: u64,
+    pub host_read_bytes: u64,
+    pub write_mbps: f64,
+    pub read_mbps: f64,
+    pub iops: f64,
+    pub read_p50_us: f64,
+    pub read_p99_us: f64,
+    pub write_p50_us: f64,
+    pub write_p99_us: f64,
+    pub waf: f64,
+    pub waf_cumulative: f64,
+    pub free_blocks: u64,
+    pub erases: u64,
+}
+
+/// Column names of [`Row`], in order.
+pub const ROW_COLUMNS: [&str; 15] = [
+    "phase",
+    "sim_seconds",
+    "host_write_bytes",
+    "host_read_bytes",
+    "write_mbps",
+    "read_mbps",
+    "iops",
+    "read_p50_us",
+    "read_p99_us",
+    "write_p50_us",
+    "write_p99_us",
+    "waf",
+    "waf_cumulative",
+    "free_blocks",
+    "erases",
+];
+
+impl Row {
+    /// The row's values in [`ROW_COLUMNS`] order (integers exact up to 2^53).
+    pub fn values(&self) -> [f64; 15] {
+        [
+            self.phase as f64,
+            self.sim_seconds,
+            self.host_write_bytes as f64,
+            self.host_read_bytes as f64,
+            self.write_mbps,
+            self.read_mbps,
+            self.iops,
+            self.read_p50_us,
+            self.read_p99_us,
+            self.write_p50_us,
+            self.write_p99_us,
+            self.waf,
+            self.waf_cumulative,
+            self.free_blocks as f64,
+            self.erases as f64,
+        ]
+    }
+}

@@ -1,0 +1,206 @@
+//! Human-friendly quantities in configs: sizes ("4KiB"), fractions ("7 %"),
+//! durations ("10us") and transfer rates ("400MB/s"), each accepted as a
+//! string with a unit or as a plain number, and parsed into exact integers
+//! (bytes, nanoseconds, bytes per second) so that timing stays deterministic.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+
+/// Splits "12.5 KiB" into (12.5, "KiB"). Returns None if there is no number.
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '_' || *c == 'e' || *c == 'E'))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    // "e" may belong to a unit (none of ours start with e), so a failed parse is an error.
+    let num: f64 = num.replace('_', "").parse().ok()?;
+    if !num.is_finite() {
+        return None;
+    }
+    Some((num, unit.trim()))
+}
+
+/// Parses a byte size: "4KiB", "8 KB", "1.5GiB", "512", "512B".
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let expected =
+        || format!("expected a size like \"4KiB\", \"1.5GiB\" or \"8KB\", found \"{s}\"");
+    let (n, unit) = split_number(s).ok_or_else(expected)?;
+    let mult: f64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "kb" => 1e3,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "mb" => 1e6,
+        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "gb" => 1e9,
+        "t" | "tib" => 1024f64.powi(4),
+        "tb" => 1e12,
+        _ => return Err(expected()),
+    };
+    let bytes = n * mult;
+    if !(0.0..=1.0e19).contains(&bytes) || bytes.fract() != 0.0 {
+        return Err(format!("expected a whole number of bytes, found \"{s}\""));
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses a fraction: "7 %", "7%", "0.07".
+pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    let expected = || format!("expected a fraction like \"7 %\" or 0.07, found \"{s}\"");
+    let (n, unit) = split_number(s).ok_or_else(expected)?;
+    match unit {
+        "%" => Ok(n / 100.0),
+        "" => Ok(n),
+        _ => Err(expected()),
+    }
+}
+
+/// Parses a duration into nanoseconds: "10us", "1.5 ms", "2s", "1h"; a bare number is seconds.
+pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
+    let expected =
+        || format!("expected a duration like \"10us\", \"1.5ms\" or \"2s\", found \"{s}\"");
+    let (n, unit) = split_number(s).ok_or_else(expected)?;
+    let mult = match unit {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "" | "s" => 1e9,
+        "min" => 60e9,
+        "h" => 3600e9,
+        _ => return Err(expected()),
+    };
+    let ns = (n * mult).round();
+    if !(0.0..=1.8e19).contains(&ns) {
+        return Err(expected());
+    }
+    Ok(ns as u64)
+}
+
+/// Parses a transfer rate into bytes per second: "400MB/s", "3Gb/s", "1.5GiB/s"; a bare number is MB/s.
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let expected = || format!("expected a rate like \"400MB/s\" or \"6Gb/s\", found \"{s}\"");
+    let (n, unit) = split_number(s).ok_or_else(expected)?;
+    let unit = unit.strip_suffix("/s").unwrap_or(unit);
+    let mult = match unit {
+        "" | "MB" => 1e6,
+        "B" => 1.0,
+        "KB" | "kB" => 1e3,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "Mb" => 1e6 / 8.0,
+        "Gb" => 1e9 / 8.0,
+        _ => return Err(expected()),
+    };
+    let r = (n * mult).round();
+    if !(1.0..=1e15).contains(&r) {
+        return Err(format!("expected a positive rate, found \"{s}\""));
+    }
+    Ok(r as u64)
+}
+
+macro_rules! quantity {
+    ($(#[$doc:meta])* $name:ident, $inner:ty, $what:literal, $parse:path, |$v:ident| $from_num:expr, |$u:ident| $from_int:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+        pub struct $name(pub $inner);
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
+                        $parse(s).map($name).map_err(E::custom)
+                    }
+                    fn visit_f64<E: de::Error>(self, $v: f64) -> Result<$name, E> {
+                        $from_num.map($name).map_err(E::custom)
+                    }
+                    fn visit_u64<E: de::Error>(self, $u: u64) -> Result<$name, E> {
+                        $from_int.map($name).map_err(E::custom)
+                    }
+                    fn visit_i64<E: de::Error>(self, i: i64) -> Result<$name, E> {
+                        if i < 0 {
+                            return Err(E::custom(format!("expected {}, found {i}", $what)));
+                        }
+                        self.visit_u64(i as u64)
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+quantity!(
+    /// A size in bytes.
+    Size, u64, "a size like \"4KiB\" or a whole number of bytes", parse_size,
+    |v| if v >= 0.0 && v.fract() == 0.0 { Ok::<u64, String>(v as u64) } else { Err(format!("expected a whole number of bytes, found {v}")) },
+    |u| Ok::<u64, String>(u)
+);
+quantity!(
+    /// A fraction (0.07 or "7 %").
+    Fraction, f64, "a fraction like \"7 %\" or 0.07", parse_fraction,
+    |v| Ok::<f64, String>(v),
+    |u| Ok::<f64, String>(u as f64)
+);
+quantity!(
+    /// A duration in nanoseconds (a bare number is seconds).
+    Duration, u64, "a duration like \"10us\" or a number of seconds", parse_duration_ns,
+    |v| parse_duration_ns(&format!("{v}s")),
+    |u| parse_duration_ns(&format!("{u}s"))
+);
+quantity!(
+    /// A transfer rate in bytes per second (a bare number is MB/s).
+    Rate, u64, "a rate like \"400MB/s\" or a number of MB/s", parse_rate,
+    |v| parse_rate(&format!("{v}MB/s")),
+    |u| parse_rate(&format!("{u}MB/s"))
+);
+
+impl Serialize for Size {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+/// Nanoseconds needed to move `bytes` at `rate` bytes per second, rounded to the nearest ns.
+#[inline]
+pub fn transfer_ns(bytes: u64, rate: u64) -> u64 {
+    ((bytes as u128 * 1_000_000_000 + rate as u128 / 2) / rate as u128) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4KiB"), Ok(4096));
+        assert_eq!(parse_size("8 KB"), Ok(8000));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("512"), Ok(512));
+        assert!(parse_size("4 kilo").is_err());
+        assert!(parse_size("KiB").is_err());
+    }
+
+    #[test]
+    fn fractions_durations_rates() {
+        assert!((parse_fraction("7 %").unwrap() - 0.07).abs() < 1e-12);
+        assert_eq!(parse_fraction("0.5"), Ok(0.5));
+        assert_eq!(parse_duration_ns("10us"), Ok(10_000));
+        assert_eq!(parse_duration_ns("1.5 ms"), Ok(1_500_000));
+        assert_eq!(parse_duration_ns("2"), Ok(2_000_000_000));
+        assert_eq!(parse_rate("400MB/s"), Ok(400_000_000));
+        assert_eq!(parse_rate("6Gb/s"), Ok(750_000_000));
+        assert_eq!(parse_rate("333"), Ok(333_000_000));
+        assert_eq!(transfer_ns(4096, 400_000_000), 10_240);
+    }
+}

@@ -1,0 +1,212 @@
+//! Synthetic host workloads: a stream of read/write/trim requests with a
+//! sequential or random address pattern (uniform, hot/cold or Zipf) over a
+//! working set, each random choice drawn from its own seeded stream.
+
+use crate::config::{Distribution, Pattern, PhaseConfig};
+use rand::{RngExt, SeedableRng};
+use rand_distr::{Distribution as _, Zipf};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// What a request does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+    Trim,
+}
+
+/// One host request: `len` bytes at byte `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub op: Op,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// Derives an independent seed for one purpose (SplitMix64 finaliser).
+pub fn derive_seed(seed: u64, purpose: &str, index: u64) -> u64 {
+    let mut h: u64 = seed ^ 0x9E37_79B9_7F4A_7C15;
+    for b in purpose.bytes().chain(index.to_le_bytes()) {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01B3);
+    }
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h ^= h >> 27;
+    h = h.wrapping_mul(0x94D0_49BB_1331_11EB);
+    h ^ (h >> 31)
+}
+
+/// A bijection on `0..n` that scatters neighbours (4-round Feistel network
+/// with cycle walking), so that "hot" ranks land all over the address space.
+#[derive(Debug, Clone)]
+pub struct Scatter {
+    n: u64,
+    half_bits: u32,
+    keys: [u64; 4],
+}
+
+impl Scatter {
+    pub fn new(n: u64, seed: u64) -> Scatter {
+        let bits = 64 - n.max(2).saturating_sub(1).leading_zeros();
+        let half_bits = bits.div_ceil(2).max(1);
+        let keys = [0, 1, 2, 3].map(|i| derive_seed(seed, "scatter", i));
+        Scatter { n, half_bits, keys }
+    }
+
+    #[inline]
+    fn round(&self, x: u64, k: u64) -> u64 {
+        let mut h = (x ^ k).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^= h >> 29;
+        h & ((1 << self.half_bits) - 1)
+    }
+
+    #[inline]
+    pub fn map(&self, mut x: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        loop {
+            let (mut l, mut r) = (x >> self.half_bits, x & mask);
+            for k in self.keys {
+                let t = l ^ self.round(r, k);
+                l = r;
+                r = t;
+            }
+            x = (l << self.half_bits) | r;
+            if x < self.n {
+                return x;
+            }
+        }
+    }
+}
+
+enum Addresses {
+    Sequential { next: u64 },
+    Uniform,
+    HotCold { hot_positions: u64, r: f64 },
+    Zipf { zipf: Zipf<f64>, scatter: Scatter },
+}
+
+/// Generates a phase's requests.
+pub struct Generator {
+    ops: Xoshiro256PlusPlus,
+    addrs: Xoshiro256PlusPlus,
+    pattern: Addresses,
+    /// First byte of the working set.
+    start: u64,
+    /// Aligned request start positions in the working set.
+    positions: u64,
+    align: u64,
+    block_size: u32,
+    ws_bytes: u64,
+    read_fraction: f64,
+    trim_fraction: f64,
+}
+
+impl Generator {
+    /// `user_bytes` is the drive's user capacity; `seed` the phase's workload seed.
+    pub fn new(p: &PhaseConfig, user_bytes: u64, unit: u64, seed: u64) -> Generator {
+        let align = p.align as u64;
+        // Working set boundaries on mapping-unit (and alignment) boundaries.
+        let round = |x: f64| ((x * user_bytes as f64) as u64) / unit.max(align) * unit.max(align);
+        let start = round(p.working_set_offset);
+        let ws_bytes = round(p.working_set)
+            .min(user_bytes - start)
+            .max(p.block_size as u64);
+        let positions = ((ws_bytes - p.block_size as u64) / align + 1).max(1);
+        let pattern = match (p.pattern, p.distribution) {
+            (Pattern::Sequential, _) => Addresses::Sequential { next: 0 },
+            (Pattern::Random, Distribution::Uniform) => Addresses::Uniform,
+            (Pattern::Random, Distribution::HotCold { r, f }) => Addresses::HotCold {
+                hot_positions: ((positions as f64 * f) as u64).clamp(1, positions),
+                r,
+            },
+            (Pattern::Random, Distribution::Zipf { theta }) => Addresses::Zipf {
+                zipf: Zipf::new(positions as f64, theta).expect("validated zipf parameters"),
+                scatter: Scatter::new(positions, derive_seed(seed, "zipf-scatter", 0)),
+            },
+        };
+        Generator {
+            ops: Xoshiro256PlusPlus::seed_from_u64(derive_seed(seed, "ops", 0)),
+            addrs: Xoshiro256PlusPlus::seed_from_u64(derive_seed(seed, "addresses", 0)),
+            pattern,
+            start,
+            positions,
+            align,
+            block_size: p.block_size,
+            ws_bytes,
+            read_fraction: p.read_fraction,
+            trim_fraction: p.trim_fraction,
+        }
+    }
+
+    #[inline]
+    pub fn next_request(&mut self) -> Request {
+        let op = if self.read_fraction == 0.0 && self.trim_fraction == 0.0 {
+            Op::Write
+        } else {
+            let u: f64 = self.ops.random();
+            if u < self.read_fraction {
+                Op::Read
+            } else if u < self.read_fraction + self.trim_fraction {
+                Op::Trim
+            } else {
+                Op::Write
+            }
+        };
+        let pos = match &mut self.pattern {
+            Addresses::Sequential { next } => {
+                let off = *next;
+                *next += self.block_size as u64;
+                if *next + self.block_size as u64 > self.ws_bytes {
+                    *next = 0;
+                }
+                return Request {
+                    op,
+                    offset: self.start + off,
+                    len: self.block_size,
+                };
+            }
+            Addresses::Uniform => self.addrs.random_range(0..self.positions),
+            Addresses::HotCold { hot_positions, r } => {
+                if self.addrs.random::<f64>() < *r || *hot_positions == self.positions {
+                    self.addrs.random_range(0..*hot_positions)
+                } else {
+                    self.addrs.random_range(*hot_positions..self.positions)
+                }
+            }
+            Addresses::Zipf { zipf, scatter } => {
+                let rank = zipf.sample(&mut self.addrs) as u64;
+                scatter.map(rank.clamp(1, self.positions) - 1)
+            }
+        };
+        Request {
+            op,
+            offset: self.start + pos * self.align,
+            len: self.block_size,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scatter_is_a_bijection() {
+        for n in [1u64, 2, 7, 100, 1000, 4097] {
+            let s = Scatter::new(n, 7);
+            let mut seen = vec![false; n as usize];
+            for i in 0..n {
+                let j = s.map(i) as usize;
+                assert!(!seen[j], "n={n}: {j} twice");
+                seen[j] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn seeds_differ_by_purpose() {
+        assert_ne!(derive_seed(1, "ops", 0), derive_seed(1, "addresses", 0));
+        assert_ne!(derive_seed(1, "ops", 0), derive_seed(1, "ops", 1));
+        assert_eq!(derive_seed(1, "ops", 0), derive_seed(1, "ops", 0));
+    }
+}

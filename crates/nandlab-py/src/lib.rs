@@ -1,0 +1,217 @@
+//! Python bindings (`nandlab._core`): a config goes in as TOML or JSON text,
+//! results come out as plain dicts and lists. The simulation runs with the GIL
+//! released; Python is called back only for progress, a few times a second.
+
+use nandlab_core::config::presets as builtin;
+use nandlab_core::sim::Progress;
+use nandlab_core::stats::ROW_COLUMNS;
+use nandlab_core::{Config, SimError, Simulator as CoreSimulator};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+create_exception!(
+    _core,
+    ConfigError,
+    PyValueError,
+    "A config that cannot run: names the key and what was expected."
+);
+create_exception!(
+    _core,
+    SimulationError,
+    PyRuntimeError,
+    "A run that could not go on."
+);
+
+/// Turns JSON-able Rust data into Python objects through the json module.
+fn to_py<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
+    let text = serde_json::to_string(v).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// One simulated drive; phases run in order on the same state.
+#[pyclass(module = "nandlab._core")]
+struct Simulator {
+    sim: CoreSimulator,
+}
+
+#[pymethods]
+impl Simulator {
+    #[new]
+    #[pyo3(signature = (config, format = "toml", source = "<config>", seed = None))]
+    fn new(config: &str, format: &str, source: &str, seed: Option<u64>) -> PyResult<Self> {
+        let cfg = match format {
+            "toml" => Config::from_toml(config, source),
+            "json" => Config::from_json(config),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "format must be \"toml\" or \"json\", not {other:?}"
+                )))
+            }
+        };
+        let mut cfg = cfg.map_err(|e| ConfigError::new_err(e.to_string()))?;
+        if let Some(s) = seed {
+            cfg.seed = s;
+        }
+        Ok(Simulator {
+            sim: CoreSimulator::new(cfg),
+        })
+    }
+
+    /// The resolved config (preset applied, every default filled in).
+    #[getter]
+    fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.sim.config().to_json())
+    }
+
+    /// Derived figures of the drive: geometry, capacities, interface.
+    #[getter]
+    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let cfg = self.sim.config();
+        let mut v = serde_json::to_value(&cfg.geometry)
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let d = serde_json::to_value(&cfg.device)
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let m = v.as_object_mut().expect("geometry is a table");
+        m.insert("preset".into(), d["preset"].clone());
+        m.insert("capacity".into(), d["capacity"].clone());
+        m.insert("interface".into(), d["interface"]["name"].clone());
+        m.insert("link_rate".into(), d["interface"]["link_rate"].clone());
+        m.insert("channel_rate".into(), d["channel_rate"].clone());
+        m.insert("write_buffer".into(), d["write_buffer"].clone());
+        m.insert("multiplane".into(), d["multiplane"].clone());
+        to_py(py, &v)
+    }
+
+    #[getter]
+    fn phase_names(&self) -> Vec<String> {
+        self.sim
+            .config()
+            .phases
+            .iter()
+            .map(|p| p.name.clone())
+            .collect()
+    }
+
+    /// Runs phase `index`; returns {"summary": dict, "timeseries": {column: list}}.
+    /// `progress(fraction, info)` is called about every 0.2 s; if it raises, the run stops.
+    #[pyo3(signature = (index, progress = None))]
+    fn run_phase<'py>(
+        &mut self,
+        py: Python<'py>,
+        index: usize,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let mut callback_error: Option<PyErr> = None;
+        let sim = &mut self.sim;
+        let result = py.detach(|| {
+            let mut report = |p: &Progress| -> bool {
+                Python::attach(|py| {
+                    if let Err(e) = py.check_signals() {
+                        callback_error = Some(e);
+                        return false;
+                    }
+                    let Some(cb) = &progress else { return true };
+                    let info = PyDict::new(py);
+                    let filled = info
+                        .set_item("sim_seconds", p.sim_seconds)
+                        .and_then(|_| info.set_item("host_write_bytes", p.host_write_bytes))
+                        .and_then(|_| info.set_item("host_read_bytes", p.host_read_bytes))
+                        .and_then(|_| info.set_item("requests", p.requests))
+                        .and_then(|_| cb.call1(py, (p.fraction, info)));
+                    match filled {
+                        Ok(_) => true,
+                        Err(e) => {
+                            callback_error = Some(e);
+                            false
+                        }
+                    }
+                })
+            };
+            sim.run_phase(index, &mut report)
+        });
+        let phase = match result {
+            Ok(r) => r,
+            Err(SimError::Aborted) if callback_error.is_some() => {
+                return Err(callback_error.unwrap())
+            }
+            Err(e) => return Err(SimulationError::new_err(e.to_string())),
+        };
+        let out = PyDict::new(py);
+        out.set_item("summary", to_py(py, &phase.summary)?)?;
+        let series = PyDict::new(py);
+        for (i, name) in ROW_COLUMNS.iter().enumerate() {
+            let col: Vec<f64> = phase.rows.iter().map(|r| r.values()[i]).collect();
+            series.set_item(*name, PyList::new(py, col)?)?;
+        }
+        out.set_item("timeseries", series)?;
+        Ok(out)
+    }
+
+    /// Summary over every phase run so far.
+    fn run_summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.sim.run_summary())
+    }
+
+    /// Erase count of every block.
+    fn erase_counts(&self) -> Vec<u32> {
+        self.sim.drive().ftl.blocks.erase_count.clone()
+    }
+
+    /// Checks the mapping invariants; raises SimulationError naming the first violation.
+    fn check_invariants(&self) -> PyResult<()> {
+        self.sim
+            .drive()
+            .ftl
+            .check_invariants()
+            .map_err(SimulationError::new_err)
+    }
+}
+
+/// Preset name → one-line description.
+#[pyfunction]
+fn presets(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, description) in builtin::preset_descriptions() {
+        d.set_item(name, description)?;
+    }
+    Ok(d)
+}
+
+/// The TOML text of a preset.
+#[pyfunction]
+fn preset_toml(name: &str) -> PyResult<String> {
+    builtin::preset_toml(name)
+        .map(str::to_string)
+        .ok_or_else(|| {
+            let names = builtin::preset_names();
+            ConfigError::new_err(
+                match nandlab_core::config::did_you_mean(name, names.iter().copied()) {
+                    Some(c) => format!("unknown preset `{name}`, did you mean `{c}`?"),
+                    None => format!(
+                        "unknown preset `{name}`, expected one of: {}",
+                        names.join(", ")
+                    ),
+                },
+            )
+        })
+}
+
+/// The built-in default experiment as TOML text.
+#[pyfunction]
+fn default_config_toml() -> &'static str {
+    builtin::DEFAULT_CONFIG
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("SimulationError", py.get_type::<SimulationError>())?;
+    m.add_class::<Simulator>()?;
+    m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    Ok(())
+}
