@@ -321,8 +321,7 @@ impl Simulator {
         }
         let c = &mut self.drive.ftl.counters;
         if fill {
-            c.host_write_bytes += units * unit;
-            c.host_write_units += units;
+            c.fill_bytes += units * unit;
             self.drive.flush();
             self.drive.tl.enabled = true;
         } else {

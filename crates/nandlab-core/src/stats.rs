@@ -11,6 +11,8 @@ pub struct Counters {
     pub host_read_bytes: u64,
     pub host_write_bytes: u64,
     pub host_trim_bytes: u64,
+    /// Bytes laid out by fill phases (preconditioning, not host I/O).
+    pub fill_bytes: u64,
     pub read_requests: u64,
     pub write_requests: u64,
     pub trim_requests: u64,
@@ -34,6 +36,7 @@ impl Sub for Counters {
             host_read_bytes: self.host_read_bytes - o.host_read_bytes,
             host_write_bytes: self.host_write_bytes - o.host_write_bytes,
             host_trim_bytes: self.host_trim_bytes - o.host_trim_bytes,
+            fill_bytes: self.fill_bytes - o.fill_bytes,
             read_requests: self.read_requests - o.read_requests,
             write_requests: self.write_requests - o.write_requests,
             trim_requests: self.trim_requests - o.trim_requests,
@@ -178,6 +181,7 @@ pub struct Summary {
     pub host_write_bytes: u64,
     pub host_read_bytes: u64,
     pub host_trim_bytes: u64,
+    pub fill_bytes: u64,
     pub host_requests: u64,
     pub host_read_requests: u64,
     pub host_write_requests: u64,
@@ -228,6 +232,7 @@ impl Summary {
             host_write_bytes: c.host_write_bytes,
             host_read_bytes: c.host_read_bytes,
             host_trim_bytes: c.host_trim_bytes,
+            fill_bytes: c.fill_bytes,
             host_requests: requests,
             host_read_requests: c.read_requests,
             host_write_requests: c.write_requests,
@@ -278,6 +283,15 @@ pub struct Row {
     pub free_blocks: u64,
     pub erases: u64,
 }
+
+/// Columns of [`Row`] that hold whole numbers.
+pub const ROW_INTEGER_COLUMNS: [&str; 5] = [
+    "phase",
+    "host_write_bytes",
+    "host_read_bytes",
+    "free_blocks",
+    "erases",
+];
 
 /// Column names of [`Row`], in order.
 pub const ROW_COLUMNS: [&str; 15] = [

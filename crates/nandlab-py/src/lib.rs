@@ -4,7 +4,7 @@
 
 use nandlab_core::config::presets as builtin;
 use nandlab_core::sim::Progress;
-use nandlab_core::stats::ROW_COLUMNS;
+use nandlab_core::stats::{ROW_COLUMNS, ROW_INTEGER_COLUMNS};
 use nandlab_core::{Config, SimError, Simulator as CoreSimulator};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -142,8 +142,12 @@ impl Simulator {
         out.set_item("summary", to_py(py, &phase.summary)?)?;
         let series = PyDict::new(py);
         for (i, name) in ROW_COLUMNS.iter().enumerate() {
-            let col: Vec<f64> = phase.rows.iter().map(|r| r.values()[i]).collect();
-            series.set_item(*name, PyList::new(py, col)?)?;
+            let col = phase.rows.iter().map(|r| r.values()[i]);
+            if ROW_INTEGER_COLUMNS.contains(name) {
+                series.set_item(*name, PyList::new(py, col.map(|v| v as i64))?)?;
+            } else {
+                series.set_item(*name, PyList::new(py, col)?)?;
+            }
         }
         out.set_item("timeseries", series)?;
         Ok(out)

@@ -208,17 +208,20 @@ impl Config {
         }
         apply_preset(&mut value)?;
         let raw: RawConfig = serde_path_to_error::deserialize(value).map_err(|e| {
-            let path = e.path().to_string();
+            let mut path = e.path().to_string();
             let msg = polish_serde_message(&e.inner().to_string());
-            // An unknown key's path ends at the table holding it.
-            ConfigError::new(
-                if path == "." {
-                    String::new()
-                } else {
-                    toml_location(&path)
-                },
-                msg,
-            )
+            // An unknown key is named in the message: locate the table holding it.
+            if msg.starts_with("unknown key") {
+                path = path
+                    .rsplit_once('.')
+                    .map_or(String::new(), |(table, _)| table.to_string());
+            }
+            let key = if path.is_empty() || path == "." {
+                String::new()
+            } else {
+                toml_location(&path)
+            };
+            ConfigError::new(key, msg)
         })?;
         validate(raw)
     }
@@ -408,12 +411,6 @@ fn validate_device(
             format!("expected a multiple of 512 bytes up to 1MiB, found {page_size}"),
         );
     }
-    if pages_per_block % cell.bits() != 0 {
-        return err(
-            "[device] pages_per_block",
-            format!("a {} block holds whole wordlines: expected a multiple of {}, found {pages_per_block}", cell.name(), cell.bits()),
-        );
-    }
     let unit_size = match f.mapping_unit {
         Some(s) => s.0,
         None => page_size.min(4096),
@@ -562,8 +559,10 @@ fn validate_device(
         }
     }
     let spare = geometry.spare_blocks_per_plane();
-    let needed = gc_stop as f64 + 3.0;
-    if spare < needed {
+    // Free blocks kept by GC and the two open frontiers (host, GC) hold no
+    // data; the rest of the spare space is what GC reclaims from.
+    let needed = gc_stop as f64 + 2.0;
+    if spare <= needed {
         let what = match capacity {
             Capacity::OverProvisioning(_) => "[device] over_provisioning",
             Capacity::Reserve(_) => "[device] reserve",
@@ -572,7 +571,7 @@ fn validate_device(
             what,
             format!(
                 "spare space too small for the GC watermarks: {spare:.1} spare blocks per plane, but gc_stop ({gc_stop} blocks) \
-                 plus 2 open blocks plus 1 to reclaim needs {needed:.0}; raise the spare space or lower [ftl] gc_stop"
+                 plus 2 open blocks leave nothing to reclaim: it needs more than {needed:.0}; raise the spare space or lower [ftl] gc_stop"
             ),
         );
     }

@@ -57,13 +57,22 @@ pub fn preset_descriptions() -> Vec<(&'static str, String)> {
 /// The experiment `nandlab run` runs when given no config: MQSim's default drive
 /// made small enough to finish in seconds, pre-filled, then aged by random writes.
 pub const DEFAULT_CONFIG: &str = r#"# nandlab's built-in default experiment.
-description = "A 16 GiB MLC drive, filled, then 4 KiB random writes at QD 32 until GC reaches steady state, then mixed 70/30 reads"
+description = "MQSim's default drive scaled to 16 GiB: filled, aged by 4 KiB random writes at QD 32 into GC steady state, then a 70/30 read/write mix"
 seed = 42
 
 [device]
 preset = "mqsim-default"
-# MQSim's default geometry, scaled down from 2048 to 64 blocks per plane (16 GiB raw).
-blocks_per_plane = 64
+# MQSim's default drive with 4 of its 8 channels, 2 of its 4 chips per channel
+# and 256 of its 2048 blocks per plane: 16 GiB raw.
+channels = 4
+chips_per_channel = 2
+blocks_per_plane = 256
+
+[ftl]
+# MQSim keeps 5 % of each plane free, which leaves little of the 7 % spare
+# for GC to work with; keep 3 blocks instead (6 when idle).
+gc_start = 3
+gc_stop = 6
 
 [[phase]]
 name = "precondition"

@@ -1,0 +1,35 @@
+"""nandlab: a NAND flash SSD simulator — the public Python API.
+
+The engine is Rust (``nandlab._core``); this package is its Python face::
+
+    import nandlab
+
+    result = nandlab.run("experiment.toml", seed=1)   # or a dict, TOML text, or None
+    print(result.summary["waf"], result.summary["iops"])
+    result.timeseries                                   # a polars DataFrame
+
+``run`` runs every ``[[phase]]`` of a config, in order, on one drive. For finer control (run
+some phases, inspect the drive, run more) build a ``Simulator`` with ``make_simulator``.
+"""
+
+from nandlab._core import (
+    ConfigError,
+    SimulationError,
+    Simulator,
+    default_config_toml,
+    preset_toml,
+    presets,
+)
+from nandlab.api import Result, make_simulator, run
+
+__all__ = [
+    "ConfigError",
+    "Result",
+    "SimulationError",
+    "Simulator",
+    "default_config_toml",
+    "make_simulator",
+    "preset_toml",
+    "presets",
+    "run",
+]

@@ -1,0 +1,138 @@
+"""Running experiments from Python: turn a config into a Simulator, run its phases, collect a Result."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Union
+
+import polars as pl
+
+from nandlab._core import ConfigError, Simulator, default_config_toml
+
+ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
+"""A config: a dict, TOML text, a path to a ``.toml`` file, or None for the built-in default."""
+
+ProgressCallback = Callable[[float, dict[str, Any]], None]
+"""``progress(fraction, info)``: fraction of the current phase done (0..1), and the engine's
+figures (``sim_seconds``, ``host_write_bytes``, ...) plus ``phase`` (index), ``phase_name`` and
+``phases`` (how many the run has)."""
+
+
+@dataclass(frozen=True, repr=False)
+class Result:
+    """Everything one run produced.
+
+    Attributes:
+        summary: figures for the whole run (``waf``, ``iops``, ``mbps``, ``read_latency_us``, ...).
+        phases: one dict per phase, in order, with the same keys as ``summary``.
+        timeseries: all phases' interval samples, concatenated, with a ``phase_name`` column.
+        device: derived device figures (``user_capacity_bytes``, ``blocks``, ``interface``, ...).
+        config: the resolved config (presets applied), as the engine ran it.
+        erase_counts: erase count of every block at the end of the run.
+    """
+
+    summary: dict[str, Any]
+    phases: list[dict[str, Any]]
+    timeseries: pl.DataFrame
+    device: dict[str, Any]
+    config: dict[str, Any]
+    erase_counts: list[int]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as one JSON-able document: ``summary``, ``phases`` and ``device``, and for
+        convenience every key of the run summary at the top level too."""
+        return {**self.summary, "summary": self.summary, "phases": self.phases, "device": self.device}
+
+    def __repr__(self) -> str:
+        names = [phase["name"] for phase in self.phases]
+        return (
+            f"Result(phases={names}, waf={self.summary['waf']:.3f}, "
+            f"iops={self.summary['iops']:.0f}, timeseries={self.timeseries.height} rows)"
+        )
+
+
+def make_simulator(config: ConfigSource = None, seed: int | None = None) -> Simulator:
+    """Build a Simulator (a fresh drive) from a config.
+
+    Args:
+        config: a dict (same schema as the TOML file), TOML text, a path to a TOML file, or None
+            for the built-in default experiment. A ``str`` containing a newline or ``=`` is TOML
+            text; any other ``str`` (and any ``os.PathLike``) is a path.
+        seed: overrides the config's ``seed``.
+
+    Raises:
+        ConfigError: the config is invalid, or the file cannot be read.
+    """
+    text, fmt, source = _config_text(config)
+    return Simulator(text, format=fmt, source=source, seed=seed)
+
+
+def run(
+    config: ConfigSource = None,
+    seed: int | None = None,
+    progress: ProgressCallback | None = None,
+) -> Result:
+    """Run every phase of an experiment, in order, on one drive.
+
+    Args:
+        config: see ``make_simulator``.
+        seed: overrides the config's ``seed``; the same config and seed give the same results.
+        progress: called about every 0.2 s of wall time as ``progress(fraction, info)`` (see
+            ``ProgressCallback``); if it raises, the run stops and the exception propagates.
+
+    Raises:
+        ConfigError: the config is invalid; nothing ran.
+        SimulationError: the engine failed during the run.
+    """
+    sim = make_simulator(config, seed)
+    phases = []
+    frames = []
+    count = len(sim.phase_names)
+    for index, name in enumerate(sim.phase_names):
+        output = sim.run_phase(index, progress=_phase_progress(progress, index, count, name))
+        phases.append(output["summary"])
+        frames.append(pl.DataFrame(output["timeseries"]).with_columns(phase_name=pl.lit(name)))
+    return Result(
+        summary=sim.run_summary(),
+        phases=phases,
+        timeseries=pl.concat(frames, how="vertical_relaxed"),
+        device=sim.device,
+        config=sim.config,
+        erase_counts=sim.erase_counts(),
+    )
+
+
+def _config_text(config: ConfigSource) -> tuple[str, str, str]:
+    """The (text, format, source name) that ``Simulator`` takes for a config."""
+    if config is None:
+        return default_config_toml(), "toml", "<default config>"
+    if isinstance(config, Mapping):
+        return json.dumps(config), "json", "<dict>"
+    if isinstance(config, str) and ("\n" in config or "=" in config):
+        return config, "toml", "<string>"
+    if isinstance(config, (str, os.PathLike)):
+        path = Path(config)
+        try:
+            return path.read_text(encoding="utf-8"), "toml", str(path)
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such config file") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not a UTF-8 text file") from None
+        except OSError as error:
+            raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    raise TypeError(f"config must be a dict, TOML text, a path or None, not {type(config).__name__}")
+
+
+def _phase_progress(progress: ProgressCallback | None, index: int, count: int, name: str) -> ProgressCallback | None:
+    """The callback for ``run_phase``: the user's, with the phase added to ``info``."""
+    if progress is None:
+        return None
+
+    def report(fraction: float, info: dict[str, Any]) -> None:
+        progress(fraction, {**info, "phase": index, "phase_name": name, "phases": count})
+
+    return report

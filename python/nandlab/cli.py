@@ -1,0 +1,246 @@
+"""The ``nandlab`` command: run experiments, list presets, print the default config."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from nandlab import api, output
+from nandlab._core import ConfigError, SimulationError, default_config_toml, preset_toml, presets
+
+GIB = 2**30
+PROGRESS_DELAY_SECONDS = 1.0
+PIPED_WIDTH = 120
+WAF_CAPTION = (
+    "WAF = write amplification: flash pages programmed (host writes + garbage-collection copies) "
+    "per page written by the host; 1.00 is ideal."
+)
+
+
+class _Failure(click.ClickException):
+    """An error the user can fix: printed as one ``nandlab: error: ...`` line, no traceback."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(" ".join(line.strip() for line in message.splitlines() if line.strip()))
+        self.exit_code = exit_code
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"nandlab: error: {self.message}", err=True)
+
+
+class _Cli(click.Group):
+    """The command group; turns the engine's exceptions into messages and exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ConfigError as error:
+            raise _Failure(str(error), 2) from None
+        except SimulationError as error:
+            raise _Failure(str(error), 1) from None
+        except OSError as error:  # e.g. --out DIR not writable
+            raise _Failure(str(error), 1) from None
+        except KeyboardInterrupt:
+            click.echo("nandlab: interrupted", err=True)
+            raise click.exceptions.Exit(130) from None
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="nandlab")
+def cli() -> None:
+    """nandlab: a NAND flash SSD simulator."""
+
+
+@cli.command(short_help="Run an experiment (the built-in default without CONFIG.toml).")
+@click.argument("config", required=False, type=click.Path(dir_okay=False, path_type=Path), metavar="[CONFIG.toml]")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Write summary.json, timeseries.parquet/.csv and throughput_latency.png to DIR.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
+@click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Override the config's seed.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
+def run(config: Path | None, out: Path | None, as_json: bool, seed: int | None, quiet: bool) -> None:
+    """Run the experiment in CONFIG.toml (the built-in default without one).
+
+    Each [[phase]] runs in order on the same drive; a table of results follows.
+    """
+    stderr = Console(stderr=True, quiet=quiet)
+    with _LazyProgress(stderr) as progress:
+        result = api.run(config, seed=seed, progress=progress)
+    if as_json:
+        click.echo(output.to_json(result))
+    else:
+        _print_summary(_stdout_console(), result)
+    if out is not None:
+        paths = output.write(result, out)
+        stderr.print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+
+
+@cli.command("presets")
+@click.argument("name", required=False)
+def list_presets(name: str | None) -> None:
+    """List the device presets ([device] preset = "NAME"), or print preset NAME as TOML."""
+    if name is not None:
+        click.echo(preset_toml(name).rstrip("\n"))
+        return
+    table = Table("Preset", "Description", title="Device presets")
+    for preset, description in presets().items():
+        table.add_row(preset, description)
+    _stdout_console().print(table)
+
+
+@cli.command("default-config", short_help="Print the default experiment as TOML.")
+def default_config() -> None:
+    """Print the built-in default experiment as TOML, to copy and edit."""
+    click.echo(default_config_toml().rstrip("\n"))
+
+
+def main() -> None:
+    """Entry point of the ``nandlab`` command."""
+    cli(prog_name="nandlab")
+
+
+class _LazyProgress:
+    """A progress bar on stderr for the current phase, that appears once the run has lasted a second.
+
+    Called as the run's progress callback; it draws only when called (no background thread), and
+    vanishes when the run ends.
+    """
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._started = time.monotonic()
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+        self._phase: int | None = None
+
+    def __enter__(self) -> _LazyProgress:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def __call__(self, fraction: float, info: dict[str, Any]) -> None:
+        if self._console.quiet or time.monotonic() - self._started < PROGRESS_DELAY_SECONDS:
+            return
+        if self._bar is None:
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TextColumn("{task.fields[detail]}"),
+                TimeRemainingColumn(),
+                console=self._console,
+                auto_refresh=False,
+                transient=True,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("", total=1.0, detail="")
+        elif info["phase"] != self._phase:
+            self._bar.reset(self._task)  # the time left is estimated per phase
+        self._phase = info["phase"]
+        description = f"phase {info['phase'] + 1}/{info['phases']} {info['phase_name']}"
+        detail = f"{info['host_write_bytes'] / GIB:.2f} GiB written, {_number(info['sim_seconds'])} s simulated"
+        self._bar.update(self._task, completed=fraction, description=escape(description), detail=detail)
+        self._bar.refresh()
+
+
+def _print_summary(console: Console, result: api.Result) -> None:
+    """The device, then the results table: one row per phase and the run total."""
+    for line in _device_lines(result):
+        console.print(escape(line), highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, caption=WAF_CAPTION, caption_justify="left")
+    table.add_column("Phase")
+    for header in (
+        "Written\nGiB",
+        "Read\nGiB",
+        "IOPS",
+        "MB/s",
+        "WAF",
+        "Read µs\np50 / p99",
+        "Write µs\np50 / p99",
+        "Sim\ns",
+        "Wall\ns",
+        "Mreq per\nwall-s",
+    ):
+        table.add_column(header, justify="right")
+    for index, phase in enumerate(result.phases):
+        table.add_row(*_row(phase["name"], phase), end_section=index == len(result.phases) - 1)
+    table.add_row(*_row("total", result.summary), style="bold")
+    console.print(table)
+
+
+def _row(label: str, summary: dict[str, Any]) -> list[str]:
+    """One table row from a summary dict."""
+    return [
+        escape(label),
+        _number(summary["host_write_bytes"] / GIB),
+        _number(summary["host_read_bytes"] / GIB),
+        _number(summary["iops"]),
+        _number(summary["mbps"]),
+        f"{summary['waf']:.2f}" if summary["host_write_bytes"] else "–",
+        _latency(summary["read_latency_us"]),
+        _latency(summary["write_latency_us"]),
+        _number(summary["sim_seconds"]),
+        _number(summary["wall_seconds"]),
+        _number(summary["requests_per_wall_second"] / 1e6),
+    ]
+
+
+def _latency(latency: dict[str, float]) -> str:
+    """``p50 / p99`` in µs, or a dash when there was no such request."""
+    if not latency["max"]:
+        return "–"
+    return f"{_number(latency['p50'])} / {_number(latency['p99'])}"
+
+
+def _number(value: float) -> str:
+    """Three significant digits, thousands separated above 1,000."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
+def _device_lines(result: api.Result) -> list[str]:
+    """The drive: preset, cell, user capacity and interface; then its geometry."""
+    device = result.device
+    geometry = " × ".join(
+        [
+            _count(device["channels"], "channel"),
+            _count(device["chips_per_channel"], "chip"),
+            _count(device["dies_per_chip"], "die"),
+            _count(device["planes_per_die"], "plane"),
+            _count(device["blocks_per_plane"], "block"),
+            _count(device["pages_per_block"], "page"),
+            f"{device['page_size'] // 1024} KiB",
+        ]
+    )
+    return [
+        f"Device:   {device['preset'] or 'custom'} · {str(device['cell']).upper()} · "
+        f"{_number(device['user_capacity_bytes'] / GIB)} GiB user capacity · {device['interface']} host link",
+        f"Geometry: {geometry}",
+    ]
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 chip``, ``2 chips``, ``2,048 blocks``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def _stdout_console() -> Console:
+    """A console on stdout; when piped, wide enough for the table rather than rich's 80 columns."""
+    console = Console()
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = PIPED_WIDTH
+    return console

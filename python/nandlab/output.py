@@ -1,0 +1,51 @@
+"""Writing a run's results to a directory: summary.json, the time series (Parquet, CSV) and plots."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from nandlab.api import Result
+
+SUMMARY_JSON = "summary.json"
+TIMESERIES_PARQUET = "timeseries.parquet"
+TIMESERIES_CSV = "timeseries.csv"
+THROUGHPUT_LATENCY_PNG = "throughput_latency.png"
+
+
+def to_json(result: Result) -> str:
+    """The run as strict JSON (``Result.to_dict``); NaN and infinities become ``null``."""
+    return json.dumps(_finite(result.to_dict()), indent=2, allow_nan=False)
+
+
+def write(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write summary.json, timeseries.parquet, timeseries.csv and throughput_latency.png.
+
+    Creates ``out_dir`` if needed, overwrites those files, and returns their paths.
+    """
+    # Imported here: matplotlib is slow to import and only this needs it.
+    from nandlab import plots
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / name for name in (SUMMARY_JSON, TIMESERIES_PARQUET, TIMESERIES_CSV, THROUGHPUT_LATENCY_PNG)]
+    summary, parquet, csv, png = paths
+    summary.write_text(to_json(result) + "\n", encoding="utf-8")
+    result.timeseries.write_parquet(parquet)
+    result.timeseries.write_csv(csv)
+    plots.throughput_latency(result, png)
+    return paths
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float, however deeply nested, replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value

@@ -1,0 +1,79 @@
+"""Shared fixtures: a tiny drive config (as TOML text, dict and file) and a CLI runner."""
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
+
+from nandlab.cli import cli
+
+TINY_TOML = """\
+seed = 1
+
+[device]
+cell = "slc"
+channels = 2
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 1
+blocks_per_plane = 64
+pages_per_block = 32
+page_size = "4KiB"
+over_provisioning = "20 %"
+
+[[phase]]
+name = "fill"
+kind = "fill"
+volume = 1.0
+
+[[phase]]
+name = "randwrite"
+pattern = "random"
+block_size = "4KiB"
+queue_depth = 8
+volume = 1.0
+"""
+
+WALL_CLOCK_KEYS = ("wall_seconds", "requests_per_wall_second")
+
+
+@pytest.fixture
+def tiny_toml() -> str:
+    return TINY_TOML
+
+
+@pytest.fixture
+def tiny_dict() -> dict:
+    return tomllib.loads(TINY_TOML)
+
+
+@pytest.fixture
+def tiny_path(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY_TOML)
+    return path
+
+
+def without_wall_clock(summary: dict) -> dict:
+    """A summary without the figures that depend on the machine's speed."""
+    return {key: value for key, value in summary.items() if key not in WALL_CLOCK_KEYS}
+
+
+@pytest.fixture
+def nandlab_cli():
+    """Run ``nandlab ARGS...`` in-process; returns click's Result (exit_code, stdout, stderr)."""
+
+    try:
+        runner = CliRunner(mix_stderr=False)  # click < 8.2
+    except TypeError:
+        runner = CliRunner()  # click >= 8.2 keeps stderr apart anyway
+
+    def invoke(*args: str) -> Result:
+        return runner.invoke(cli, [str(arg) for arg in args], prog_name="nandlab")
+
+    return invoke

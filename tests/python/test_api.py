@@ -1,0 +1,115 @@
+"""The Python API: config sources, the Result's parts, determinism."""
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import without_wall_clock
+
+import nandlab
+
+SUMMARY_KEYS = {
+    "name",
+    "kind",
+    "waf",
+    "host_write_bytes",
+    "host_read_bytes",
+    "host_requests",
+    "flash_programs",
+    "flash_reads",
+    "erases",
+    "iops",
+    "mbps",
+    "read_latency_us",
+    "write_latency_us",
+    "sim_seconds",
+    "wall_seconds",
+    "requests_per_wall_second",
+}
+LATENCY_KEYS = {"p50", "p90", "p99", "p999", "max"}
+
+
+def test_result_has_summary_phases_timeseries(tiny_toml: str) -> None:
+    result = nandlab.run(tiny_toml)
+    assert SUMMARY_KEYS <= result.summary.keys()
+    assert LATENCY_KEYS <= result.summary["write_latency_us"].keys()
+    assert [phase["name"] for phase in result.phases] == ["fill", "randwrite"]
+    for phase in result.phases:
+        assert SUMMARY_KEYS <= phase.keys()
+    ts = result.timeseries
+    assert isinstance(ts, pl.DataFrame)
+    assert {"phase", "phase_name", "host_write_bytes", "write_mbps", "waf"} <= set(ts.columns)
+    assert set(ts["phase_name"]) <= {"fill", "randwrite"}
+    assert "randwrite" in set(ts["phase_name"])
+    assert len(result.erase_counts) == result.device["blocks"]
+    assert result.to_dict()["phases"] == result.phases
+    assert "randwrite" in repr(result)
+
+
+def test_dict_toml_text_and_path_give_the_same_run(tiny_toml: str, tiny_dict: dict, tiny_path: Path) -> None:
+    runs = [nandlab.run(config, seed=7) for config in (tiny_toml, tiny_dict, tiny_path, str(tiny_path))]
+    first = runs[0]
+    for other in runs[1:]:
+        assert without_wall_clock(other.summary) == without_wall_clock(first.summary)
+        assert other.timeseries.equals(first.timeseries)
+
+
+def test_same_seed_same_results(tiny_toml: str) -> None:
+    first, second = nandlab.run(tiny_toml, seed=3), nandlab.run(tiny_toml, seed=3)
+    assert without_wall_clock(first.summary) == without_wall_clock(second.summary)
+    for a, b in zip(first.phases, second.phases):
+        assert without_wall_clock(a) == without_wall_clock(b)
+    assert first.timeseries.equals(second.timeseries)
+    assert first.erase_counts == second.erase_counts
+
+
+def test_missing_config_file_is_a_config_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.toml"
+    with pytest.raises(nandlab.ConfigError, match="nope.toml"):
+        nandlab.run(missing)
+    with pytest.raises(nandlab.ConfigError, match="nope.toml"):
+        nandlab.run(str(missing))
+
+
+def test_unknown_key_is_a_config_error_naming_it(tiny_dict: dict) -> None:
+    tiny_dict["device"]["chanels"] = tiny_dict["device"].pop("channels")
+    with pytest.raises(nandlab.ConfigError, match="chanels"):
+        nandlab.run(tiny_dict)
+
+
+def test_config_of_the_wrong_type_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="config must be"):
+        nandlab.run(42)  # type: ignore[arg-type]
+
+
+def test_make_simulator_runs_phases_one_by_one(tiny_toml: str) -> None:
+    sim = nandlab.make_simulator(tiny_toml)
+    assert sim.phase_names == ["fill", "randwrite"]
+    fill = sim.run_phase(0)["summary"]
+    assert fill["name"] == "fill"
+
+
+def test_presets_include_mqsim_default() -> None:
+    presets = nandlab.presets()
+    assert "mqsim-default" in presets
+    assert all(isinstance(description, str) and description for description in presets.values())
+
+
+class Stop(Exception):
+    pass
+
+
+def test_progress_reports_the_phase_and_an_exception_in_it_stops_the_run(tiny_dict: dict) -> None:
+    tiny_dict["phase"][1]["volume"] = 100_000.0  # far longer than the first report, 0.2 s in
+    calls = []
+
+    def progress(fraction: float, info: dict) -> None:
+        calls.append((fraction, info))
+        raise Stop
+
+    with pytest.raises(Stop):
+        nandlab.run(tiny_dict, progress=progress)
+    fraction, info = calls[0]
+    assert 0 <= fraction <= 1
+    assert (info["phase_name"], info["phases"]) == ("randwrite", 2)
+    assert {"sim_seconds", "host_write_bytes"} <= info.keys()

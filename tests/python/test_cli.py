@@ -1,0 +1,152 @@
+"""The nandlab command: table, --json, --out, presets, default-config, and how errors look."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from nandlab import SimulationError, api
+
+RUN_KEYS = {
+    "waf",
+    "host_write_bytes",
+    "host_read_bytes",
+    "host_requests",
+    "flash_programs",
+    "flash_reads",
+    "erases",
+    "iops",
+    "mbps",
+    "read_latency_us",
+    "write_latency_us",
+    "sim_seconds",
+    "wall_seconds",
+    "requests_per_wall_second",
+}
+
+
+def test_run_prints_a_table(nandlab_cli, tiny_path: Path) -> None:
+    result = nandlab_cli("run", tiny_path, "--quiet")
+    assert result.exit_code == 0, result.stderr
+    for text in ("fill", "randwrite", "total", "WAF", "IOPS", "GiB", "µs", "SLC"):
+        assert text in result.stdout
+    assert result.stderr == ""
+
+
+def test_run_json_is_only_json_with_the_summary_keys(nandlab_cli, tiny_path: Path) -> None:
+    result = nandlab_cli("run", tiny_path, "--json", "--seed", "5")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert RUN_KEYS <= document.keys()
+    assert RUN_KEYS <= document["summary"].keys()
+    assert {key: document[key] for key in document["summary"]} == document["summary"]
+    assert [phase["name"] for phase in document["phases"]] == ["fill", "randwrite"]
+    assert "user_capacity_bytes" in document["device"]
+
+
+def test_run_out_writes_summary_timeseries_and_plot(nandlab_cli, tiny_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    result = nandlab_cli("run", tiny_path, "--out", out, "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((out / "summary.json").read_text()) == json.loads(result.stdout)
+    ts = pl.read_parquet(out / "timeseries.parquet")
+    assert ts.height > 0 and {"phase", "phase_name", "write_mbps", "write_p99_us"} <= set(ts.columns)
+    assert pl.read_csv(out / "timeseries.csv").height == ts.height
+    assert (out / "throughput_latency.png").read_bytes().startswith(b"\x89PNG")
+    assert "summary.json" in result.stderr
+
+
+def test_run_without_a_config_uses_the_built_in_default(nandlab_cli, monkeypatch, tiny_toml: str) -> None:
+    # The default experiment is a real-sized drive: stand the tiny one in for it.
+    monkeypatch.setattr(api, "default_config_toml", lambda: tiny_toml)
+    result = nandlab_cli("run", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert [phase["name"] for phase in json.loads(result.stdout)["phases"]] == ["fill", "randwrite"]
+
+
+def test_default_config_prints_the_default_toml(nandlab_cli) -> None:
+    from nandlab import default_config_toml
+
+    result = nandlab_cli("default-config")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == default_config_toml().strip()
+    assert "[[phase]]" in result.stdout
+
+
+def test_presets_lists_names_and_descriptions(nandlab_cli) -> None:
+    result = nandlab_cli("presets")
+    assert result.exit_code == 0
+    assert "mqsim-default" in result.stdout
+
+
+BAD_CONFIGS = {
+    "unknown key": (("channels = 2", "chanels = 2"), "channels"),
+    "wrong type": (("channels = 2", 'channels = "two"'), "channels"),
+    "impossible geometry": (("channels = 2", "channels = 0"), "channels"),
+    "phase without stop condition": (("queue_depth = 8\nvolume = 1.0", "queue_depth = 8"), "stop condition"),
+    "toml syntax": (("channels = 2", "channels = = 2"), ""),
+}
+
+
+@pytest.mark.parametrize("case", BAD_CONFIGS.values(), ids=BAD_CONFIGS.keys())
+def test_bad_config_is_one_line_and_exit_code_2(nandlab_cli, tiny_toml: str, tmp_path: Path, case) -> None:
+    (old, new), named = case
+    assert old in tiny_toml
+    path = tmp_path / "bad.toml"
+    path.write_text(tiny_toml.replace(old, new, 1))
+    result = nandlab_cli("run", path, "--out", tmp_path / "out")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("nandlab: error: ")
+    assert result.stderr.count("\n") == 1
+    assert named in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_config_file_is_one_line_and_exit_code_2(nandlab_cli, tmp_path: Path) -> None:
+    result = nandlab_cli("run", tmp_path / "missing.toml")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("nandlab: error: ") and "missing.toml" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("raised", "exit_code", "message"),
+    [
+        (SimulationError("die 3 melted"), 1, "nandlab: error: die 3 melted\n"),
+        (KeyboardInterrupt(), 130, "nandlab: interrupted\n"),
+    ],
+)
+def test_run_failures_exit_codes(nandlab_cli, monkeypatch, tiny_path: Path, raised, exit_code, message) -> None:
+    def fail(*args, **kwargs):
+        raise raised
+
+    monkeypatch.setattr(api, "run", fail)
+    result = nandlab_cli("run", tiny_path)
+    assert (result.exit_code, result.stderr, result.stdout) == (exit_code, message, "")
+
+
+def test_presets_name_prints_the_preset_toml(nandlab_cli) -> None:
+    result = nandlab_cli("presets", "mqsim-default")
+    assert result.exit_code == 0
+    assert "channels" in result.stdout
+
+
+def test_unknown_preset_is_one_line_and_exit_code_2(nandlab_cli) -> None:
+    result = nandlab_cli("presets", "mqsim-defualt")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("nandlab: error: ") and "mqsim-default" in result.stderr
+
+
+def test_the_real_process_prints_one_line_and_exits_2(tiny_toml: str, tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(tiny_toml.replace("channels = 2", "chanels = 2"))
+    done = subprocess.run([sys.executable, "-m", "nandlab", "run", str(path)], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("nandlab: error: [device]: unknown key `chanels`") and done.stderr.count("\n") == 1
+    assert "did you mean `channels`" in done.stderr
