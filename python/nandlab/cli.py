@@ -187,7 +187,7 @@ def _row(label: str, summary: dict[str, Any]) -> list[str]:
     """One table row from a summary dict."""
     return [
         escape(label),
-        _number(summary["host_write_bytes"] / GIB),
+        _number((summary["host_write_bytes"] + summary.get("fill_bytes", 0)) / GIB),
         _number(summary["host_read_bytes"] / GIB),
         _number(summary["iops"]),
         _number(summary["mbps"]),
