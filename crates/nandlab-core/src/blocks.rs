@@ -39,7 +39,11 @@ impl BlockTable {
     pub fn new(g: &Geometry) -> BlockTable {
         let n = g.blocks as usize;
         let free = (0..g.planes)
-            .map(|p| (p * g.blocks_per_plane..(p + 1) * g.blocks_per_plane).collect())
+            .map(|p| {
+                (0..g.blocks_per_plane)
+                    .map(|i| g.block_in_plane(p, i))
+                    .collect()
+            })
             .collect();
         BlockTable {
             valid: vec![0; n],

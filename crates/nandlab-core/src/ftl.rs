@@ -11,6 +11,7 @@ use crate::blocks::{BlockState, BlockTable};
 use crate::config::{Config, StripeDim};
 use crate::geometry::Geometry;
 use crate::media::ModeTiming;
+use crate::memory;
 use crate::stats::Counters;
 use crate::timeline::Timeline;
 use crate::victim::VictimIndex;
@@ -123,8 +124,8 @@ impl Ftl {
         let g = cfg.geometry.clone();
         Ftl {
             // Zeroed vectors come from the OS lazily: untouched parts cost no memory.
-            l2p: vec![0; g.user_units as usize],
-            p2l: vec![0; g.slots as usize],
+            l2p: memory::zeroed_u32(g.user_units as usize),
+            p2l: memory::zeroed_u32(g.slots as usize),
             blocks: BlockTable::new(&g),
             victims: VictimIndex::new(cfg.ftl.gc, g.planes, g.blocks_per_plane, g.units_per_block),
             host_block: vec![NIL; g.planes as usize],
@@ -170,7 +171,7 @@ impl Ftl {
     #[inline]
     pub fn read_target(&self, slot: u32) -> (u32, u32, u64) {
         let b = self.g.block_of_slot(slot);
-        let page = (slot - self.g.block_base(b)) / self.g.units_per_page;
+        let page = self.g.page_of_offset(slot - self.g.block_base(b));
         let mode = self.blocks.mode[b as usize];
         let die = self.g.die_of_plane(self.g.plane_of_block(b));
         (
@@ -286,7 +287,8 @@ impl Ftl {
         }
         let upp = self.g.units_per_page;
         let k = self.open.filled;
-        let slot = self.open.page_slot[(k / upp) as usize] + k % upp;
+        let plane_i = self.g.fast.units_per_page.div(k);
+        let slot = self.open.page_slot[plane_i as usize] + (k - plane_i * upp);
         self.map(lpn, slot);
         self.clock += 1;
         self.open.filled += 1;
@@ -295,6 +297,63 @@ impl Ftl {
             return Ok(None);
         }
         Ok(Some(self.program_open_page(tl)))
+    }
+
+    /// Writes `count` units, the i-th to `lpn_of(i)`, whole multi-plane pages
+    /// at a time: the fill phases' fast path (run with the timeline disabled).
+    pub fn fill(
+        &mut self,
+        count: u64,
+        lpn_of: impl Fn(u64) -> u32,
+        tl: &mut Timeline,
+    ) -> Result<(), SimError> {
+        let mut i = 0;
+        while i < count && self.open.filled != 0 {
+            self.write_unit(lpn_of(i), 0, tl)?;
+            i += 1;
+        }
+        let upp = self.g.units_per_page;
+        let stripe_units = self.stripe_units() as u64;
+        let (mut pages, start) = (0u64, i);
+        while count - i >= stripe_units {
+            let t = self.stripe[self.cursor];
+            for plane in t.first_plane..t.first_plane + t.planes {
+                let mut b = self.host_block[plane as usize];
+                if b == NIL {
+                    b = self.open_block(plane, 0, tl, false)?;
+                    self.host_block[plane as usize] = b;
+                }
+                let bi = b as usize;
+                let base = self.g.block_base(b) + self.blocks.written[bi];
+                for slot in base..base + upp {
+                    let lpn = lpn_of(i);
+                    i += 1;
+                    let old = self.l2p[lpn as usize];
+                    if old != 0 {
+                        self.invalidate(old - 1);
+                    }
+                    self.l2p[lpn as usize] = slot + 1;
+                    self.p2l[slot as usize] = lpn;
+                }
+                self.blocks.written[bi] += upp;
+                self.blocks.valid[bi] += upp;
+                self.blocks.programmed[bi] += upp;
+                self.seal_if_full(b);
+            }
+            pages += t.planes as u64;
+            self.cursor += 1;
+            if self.cursor == self.stripe.len() {
+                self.cursor = 0;
+            }
+        }
+        self.clock += i - start;
+        self.counters.flash_programs_host += pages;
+        self.counters.flash_units_host += i - start;
+        while i < count {
+            self.write_unit(lpn_of(i), 0, tl)?;
+            i += 1;
+        }
+        Ok(())
     }
 
     fn open_page(&mut self, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
@@ -328,7 +387,7 @@ impl Ftl {
         for i in 0..t.planes as usize {
             let slot = self.open.page_slot[i];
             let b = self.g.block_of_slot(slot);
-            let page = (slot - self.g.block_base(b)) / upp;
+            let page = self.g.page_of_offset(slot - self.g.block_base(b));
             program_ns = program_ns.max(self.program_ns(b, page));
             self.blocks.programmed[b as usize] += upp;
             self.seal_if_full(b);
@@ -460,7 +519,7 @@ impl Ftl {
         self.gc_ready[p] = self.gc_ready[p].max(ready);
         let upp = self.g.units_per_page;
         if self.gc_fill[p] == upp {
-            let page = (slot - self.g.block_base(b)) / upp;
+            let page = self.g.page_of_offset(slot - self.g.block_base(b));
             let program_ns = self.program_ns(b, page);
             tl.flash_program(self.gc_ready[p], die, program_ns, upp);
             self.blocks.programmed[bi] += upp;

@@ -3,12 +3,47 @@
 //! the geometry and the spare-space setting.
 //!
 //! Index layout: dies are numbered channel-major (`die = (channel * chips +
-//! chip) * dies_per_chip + die_in_chip`), planes die-major, blocks plane-major.
-//! A slot is one mapping unit of physical flash: `block * units_per_block +
-//! page * units_per_page + unit_in_page`.
+//! chip) * dies_per_chip + die_in_chip`), planes die-major, and blocks
+//! plane-minor (`block = block_in_plane * planes + plane`), so that the blocks
+//! the planes write at the same time sit next to each other in memory instead
+//! of a power-of-two stride apart (which made every plane's state share the
+//! same cache sets). A slot is one mapping unit of physical flash:
+//! `block * units_per_block + page * units_per_page + unit_in_page`.
 
 use crate::media::CellMode;
 use serde::Serialize;
+
+/// Division by a runtime constant as a multiply and a shift (Lemire's
+/// fastdiv): the address arithmetic runs for every operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FastDiv {
+    d: u32,
+    m: u64,
+}
+
+impl FastDiv {
+    pub fn new(d: u32) -> FastDiv {
+        assert!(d > 0, "division by zero");
+        FastDiv {
+            d,
+            m: (u64::MAX / d as u64).wrapping_add(1),
+        }
+    }
+
+    #[inline]
+    pub fn div(self, n: u32) -> u32 {
+        if self.d == 1 {
+            n
+        } else {
+            ((self.m as u128 * n as u128) >> 64) as u32
+        }
+    }
+
+    #[inline]
+    pub fn rem(self, n: u32) -> u32 {
+        n - self.div(n) * self.d
+    }
+}
 
 /// The drive's shape and derived capacities.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -34,27 +69,69 @@ pub struct Geometry {
     pub user_units: u64,
     pub raw_capacity_bytes: u64,
     pub user_capacity_bytes: u64,
+    #[serde(skip)]
+    pub fast: Dividers,
+}
+
+/// Precomputed dividers of the address arithmetic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dividers {
+    pub units_per_block: FastDiv,
+    pub units_per_page: FastDiv,
+    pub planes: FastDiv,
+    pub planes_per_die: FastDiv,
+    pub dies_per_channel: FastDiv,
+}
+
+impl Dividers {
+    pub fn new(
+        units_per_block: u32,
+        units_per_page: u32,
+        planes: u32,
+        planes_per_die: u32,
+        dies_per_channel: u32,
+    ) -> Self {
+        Dividers {
+            units_per_block: FastDiv::new(units_per_block),
+            units_per_page: FastDiv::new(units_per_page),
+            planes: FastDiv::new(planes),
+            planes_per_die: FastDiv::new(planes_per_die),
+            dies_per_channel: FastDiv::new(dies_per_channel),
+        }
+    }
 }
 
 impl Geometry {
     #[inline]
     pub fn plane_of_block(&self, block: u32) -> u32 {
-        block / self.blocks_per_plane
+        self.fast.planes.rem(block)
+    }
+
+    /// The `index`-th block of `plane`.
+    #[inline]
+    pub fn block_in_plane(&self, plane: u32, index: u32) -> u32 {
+        index * self.planes + plane
     }
 
     #[inline]
     pub fn die_of_plane(&self, plane: u32) -> u32 {
-        plane / self.planes_per_die
+        self.fast.planes_per_die.div(plane)
     }
 
     #[inline]
     pub fn channel_of_die(&self, die: u32) -> u32 {
-        die / (self.chips_per_channel * self.dies_per_chip)
+        self.fast.dies_per_channel.div(die)
     }
 
     #[inline]
     pub fn block_of_slot(&self, slot: u32) -> u32 {
-        slot / self.units_per_block
+        self.fast.units_per_block.div(slot)
+    }
+
+    /// Page of a block that a slot belongs to (`slot` relative to the block's base).
+    #[inline]
+    pub fn page_of_offset(&self, offset: u32) -> u32 {
+        self.fast.units_per_page.div(offset)
     }
 
     /// First slot of a block.
@@ -67,5 +144,21 @@ impl Geometry {
     pub fn spare_blocks_per_plane(&self) -> f64 {
         let user_blocks = self.user_units as f64 / self.units_per_block as f64;
         (self.blocks as f64 - user_blocks) / self.planes as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FastDiv;
+
+    #[test]
+    fn fast_division_is_exact() {
+        for d in [1u32, 2, 3, 7, 64, 384, 512, 1000, 1536, 4096, 65_537] {
+            let f = FastDiv::new(d);
+            for n in (0..200_000u32).chain([u32::MAX - 1, u32::MAX, 1 << 31, 3_000_000_017]) {
+                assert_eq!(f.div(n), n / d, "{n} / {d}");
+                assert_eq!(f.rem(n), n % d, "{n} % {d}");
+            }
+        }
     }
 }

@@ -14,6 +14,7 @@ pub mod ftl;
 pub mod geometry;
 pub mod interface;
 pub mod media;
+pub mod memory;
 pub mod sim;
 pub mod stats;
 pub mod timeline;

@@ -291,32 +291,36 @@ impl Simulator {
             end = end.max(self.drive.flush());
             self.drive.tl.enabled = false;
         }
-        let mut last_report = Instant::now();
+        // In chunks, so that a long fill reports progress and can be interrupted.
+        let chunk = 1 << 22;
         let mut result = Ok(());
-        for i in 0..units {
-            let lpn = first + scatter.as_ref().map_or(i, |s| s.map(i));
+        let mut done = 0;
+        while done < units {
+            let n = chunk.min(units - done);
+            let lpn_of =
+                |i: u64| (first + scatter.as_ref().map_or(done + i, |s| s.map(done + i))) as u32;
             if fill {
-                if let Err(e) = self.drive.ftl.write_unit(lpn as u32, 0, &mut self.drive.tl) {
+                if let Err(e) = self.drive.ftl.fill(n, lpn_of, &mut self.drive.tl) {
                     result = Err(e);
                     break;
                 }
             } else {
-                self.drive.ftl.trim(lpn as u32);
-            }
-            if i & 0xFFFF == 0 && last_report.elapsed().as_secs_f64() > PROGRESS_EVERY {
-                last_report = Instant::now();
-                let c = self.drive.ftl.counters;
-                let pr = Progress {
-                    fraction: i as f64 / units as f64,
-                    sim_seconds: self.now as f64 / 1e9,
-                    host_write_bytes: c.host_write_bytes,
-                    host_read_bytes: c.host_read_bytes,
-                    requests: 0,
-                };
-                if !progress(&pr) {
-                    result = Err(SimError::Aborted);
-                    break;
+                for i in 0..n {
+                    self.drive.ftl.trim(lpn_of(i));
                 }
+            }
+            done += n;
+            let c = self.drive.ftl.counters;
+            let pr = Progress {
+                fraction: done as f64 / units as f64,
+                sim_seconds: self.now as f64 / 1e9,
+                host_write_bytes: c.host_write_bytes,
+                host_read_bytes: c.host_read_bytes,
+                requests: 0,
+            };
+            if !progress(&pr) {
+                result = Err(SimError::Aborted);
+                break;
             }
         }
         let c = &mut self.drive.ftl.counters;

@@ -5,7 +5,7 @@
 //! Also the DRAM write buffer, whose space frees when programs complete.
 
 use crate::config::DeviceConfig;
-use crate::geometry::Geometry;
+use crate::geometry::{FastDiv, Geometry};
 use crate::units::transfer_ns;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -24,7 +24,7 @@ pub struct Timeline {
     link_rate: u64,
     /// Channel transfer time of k mapping units, k = 0..=units per multi-plane page.
     chan_units_ns: Vec<u64>,
-    dies_per_channel: u32,
+    dies_per_channel: FastDiv,
 }
 
 impl Timeline {
@@ -41,13 +41,13 @@ impl Timeline {
             chan_units_ns: (0..=max_units)
                 .map(|k| transfer_ns(k * g.unit_size as u64, d.channel_rate))
                 .collect(),
-            dies_per_channel: g.chips_per_channel * g.dies_per_chip,
+            dies_per_channel: g.fast.dies_per_channel,
         }
     }
 
     #[inline]
     fn channel(&self, die: u32) -> usize {
-        (die / self.dies_per_channel) as usize
+        self.dies_per_channel.div(die) as usize
     }
 
     /// A command crosses the link to the drive no earlier than `t`; returns when it has.

@@ -3,6 +3,7 @@
 //! queue for FIFO, an indexable set for random and d-choices sampling.
 
 use crate::config::GcPolicy;
+use crate::geometry::FastDiv;
 use rand::RngExt;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
@@ -13,7 +14,7 @@ const NIL: u32 = u32::MAX;
 #[derive(Debug, Clone)]
 pub struct VictimIndex {
     policy: GcPolicy,
-    blocks_per_plane: u32,
+    planes: FastDiv,
     units_per_block: u32,
     kind: Kind,
 }
@@ -67,7 +68,7 @@ impl VictimIndex {
         };
         VictimIndex {
             policy,
-            blocks_per_plane,
+            planes: FastDiv::new(planes),
             units_per_block,
             kind,
         }
@@ -80,7 +81,7 @@ impl VictimIndex {
 
     /// A block became sealed with `valid` valid units at logical time `now`.
     pub fn insert(&mut self, block: u32, valid: u32, now: u64) {
-        let plane = (block / self.blocks_per_plane) as usize;
+        let plane = self.planes.rem(block) as usize;
         match &mut self.kind {
             Kind::Buckets { .. } => self.push_bucket(block, plane, valid, now),
             Kind::Fifo(q) => q[plane].push_back(block),
@@ -95,7 +96,7 @@ impl VictimIndex {
     #[inline]
     pub fn invalidated(&mut self, block: u32, valid: u32, now: u64) {
         if let Kind::Buckets { .. } = self.kind {
-            let plane = (block / self.blocks_per_plane) as usize;
+            let plane = self.planes.rem(block) as usize;
             self.unlink(block, plane, valid + 1);
             self.push_bucket(block, plane, valid, now);
         }
@@ -234,7 +235,7 @@ impl VictimIndex {
 
     /// Removes a sealed block (about to be erased).
     fn remove(&mut self, block: u32, valid: u32) {
-        let plane = (block / self.blocks_per_plane) as usize;
+        let plane = self.planes.rem(block) as usize;
         match &mut self.kind {
             Kind::Buckets { .. } => self.unlink(block, plane, valid),
             Kind::Fifo(_) => unreachable!("FIFO victims are popped"),

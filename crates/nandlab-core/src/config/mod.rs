@@ -9,7 +9,7 @@ mod raw;
 pub use error::{did_you_mean, ConfigError};
 pub use raw::CountOrFraction;
 
-use crate::geometry::Geometry;
+use crate::geometry::{Dividers, Geometry};
 use crate::interface::{self, Interface};
 use crate::media::{CellMode, ModeTiming};
 use error::{polish_serde_message, toml_location, unknown};
@@ -472,6 +472,13 @@ fn validate_device(
         user_units,
         raw_capacity_bytes: slots * unit_size,
         user_capacity_bytes: user_units * unit_size,
+        fast: Dividers::new(
+            units_per_block as u32,
+            units_per_page,
+            planes as u32,
+            planes_per_die,
+            chips_per_channel * dies_per_chip,
+        ),
     };
 
     let iface_name = d.interface.unwrap_or_else(|| "nvme-gen3-x4".into());
