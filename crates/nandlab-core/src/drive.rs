@@ -36,7 +36,7 @@ impl Drive {
         let ftl = Ftl::new(cfg, seed);
         let unit = cfg.geometry.unit_size as u64;
         Drive {
-            tl: Timeline::new(&cfg.geometry, &cfg.device),
+            tl: Timeline::new(&cfg.geometry, &cfg.device, cfg.ftl.read_priority),
             buffer: WriteBuffer::new(
                 (cfg.device.write_buffer / unit).max(2 * ftl.stripe_units() as u64),
             ),
@@ -177,7 +177,7 @@ impl Drive {
     /// Senses a read group and sends its data to the host; returns when the host has it.
     fn flash_read_group(&mut self, g: ReadGroup, cmd: u64) -> u64 {
         self.ftl.counters.flash_reads_host += g.planes.count_ones() as u64;
-        let in_ram = self.tl.flash_read(cmd, g.die, g.read_ns, g.units);
+        let in_ram = self.tl.host_read(cmd, g.die, g.read_ns, g.units);
         self.tl
             .link_transfer(in_ram, g.units as u64 * self.unit, false)
     }

@@ -287,7 +287,7 @@ impl Ftl {
         }
         let upp = self.g.units_per_page;
         let k = self.open.filled;
-        let plane_i = self.g.fast.units_per_page.div(k);
+        let plane_i = self.g.fast.units_per_page.quotient(k);
         let slot = self.open.page_slot[plane_i as usize] + (k - plane_i * upp);
         self.map(lpn, slot);
         self.clock += 1;

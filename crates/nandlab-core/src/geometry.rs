@@ -31,7 +31,7 @@ impl FastDiv {
     }
 
     #[inline]
-    pub fn div(self, n: u32) -> u32 {
+    pub fn quotient(self, n: u32) -> u32 {
         if self.d == 1 {
             n
         } else {
@@ -40,8 +40,8 @@ impl FastDiv {
     }
 
     #[inline]
-    pub fn rem(self, n: u32) -> u32 {
-        n - self.div(n) * self.d
+    pub fn remainder(self, n: u32) -> u32 {
+        n - self.quotient(n) * self.d
     }
 }
 
@@ -104,7 +104,7 @@ impl Dividers {
 impl Geometry {
     #[inline]
     pub fn plane_of_block(&self, block: u32) -> u32 {
-        self.fast.planes.rem(block)
+        self.fast.planes.remainder(block)
     }
 
     /// The `index`-th block of `plane`.
@@ -115,23 +115,23 @@ impl Geometry {
 
     #[inline]
     pub fn die_of_plane(&self, plane: u32) -> u32 {
-        self.fast.planes_per_die.div(plane)
+        self.fast.planes_per_die.quotient(plane)
     }
 
     #[inline]
     pub fn channel_of_die(&self, die: u32) -> u32 {
-        self.fast.dies_per_channel.div(die)
+        self.fast.dies_per_channel.quotient(die)
     }
 
     #[inline]
     pub fn block_of_slot(&self, slot: u32) -> u32 {
-        self.fast.units_per_block.div(slot)
+        self.fast.units_per_block.quotient(slot)
     }
 
     /// Page of a block that a slot belongs to (`slot` relative to the block's base).
     #[inline]
     pub fn page_of_offset(&self, offset: u32) -> u32 {
-        self.fast.units_per_page.div(offset)
+        self.fast.units_per_page.quotient(offset)
     }
 
     /// First slot of a block.
@@ -156,8 +156,8 @@ mod tests {
         for d in [1u32, 2, 3, 7, 64, 384, 512, 1000, 1536, 4096, 65_537] {
             let f = FastDiv::new(d);
             for n in (0..200_000u32).chain([u32::MAX - 1, u32::MAX, 1 << 31, 3_000_000_017]) {
-                assert_eq!(f.div(n), n / d, "{n} / {d}");
-                assert_eq!(f.rem(n), n % d, "{n} % {d}");
+                assert_eq!(f.quotient(n), n / d, "{n} / {d}");
+                assert_eq!(f.remainder(n), n % d, "{n} % {d}");
             }
         }
     }

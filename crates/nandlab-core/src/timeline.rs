@@ -2,21 +2,111 @@
 //! direction, each channel bus, each die) has a "free at" time; an operation
 //! starts at the latest of the times it needs and pushes them forward. All
 //! times are integer nanoseconds, so runs are bit-identical everywhere.
+//!
+//! Host reads may jump the queue (as controllers schedule them): each die and
+//! channel keeps the operations booked on it (programs, erases, GC reads,
+//! transfers); a host read waits only for the operation in progress, and the
+//! waiting ones move back by the read's duration. Their completion times,
+//! already handed out, are not revised: an approximation that favours writes
+//! by at most the reads' share of die and channel time.
+//!
 //! Also the DRAM write buffer, whose space frees when programs complete.
 
 use crate::config::DeviceConfig;
 use crate::geometry::{FastDiv, Geometry};
 use crate::units::transfer_ns;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// One die or channel: when it is free, and — with read priority — the
+/// operations booked on it behind the one in progress.
+#[derive(Debug, Clone)]
+struct Lane {
+    free: u64,
+    backlog: Option<Backlog>,
+}
+
+/// Operations booked on a lane, stored minus `delay` (the time host reads have
+/// pushed them back since), in wrapping arithmetic: a stored time may lie
+/// "before zero".
+#[derive(Debug, Clone, Default)]
+struct Backlog {
+    ops: VecDeque<(u64, u64)>,
+    delay: u64,
+    in_progress_end: u64,
+}
+
+impl Lane {
+    fn new(read_priority: bool) -> Lane {
+        Lane {
+            free: 0,
+            backlog: read_priority.then(Backlog::default),
+        }
+    }
+
+    /// Books [start, end) behind everything already booked, at time `now`.
+    #[inline]
+    fn book(&mut self, now: u64, start: u64, end: u64) {
+        self.free = end;
+        if let Some(q) = &mut self.backlog {
+            while q
+                .ops
+                .front()
+                .is_some_and(|&(_, e)| e.wrapping_add(q.delay) <= now)
+            {
+                q.ops.pop_front();
+            }
+            q.ops
+                .push_back((start.wrapping_sub(q.delay), end.wrapping_sub(q.delay)));
+        }
+    }
+
+    /// The earliest a host read arriving at `t` can start here: after the
+    /// operation in progress (with read priority) or after everything booked.
+    #[inline]
+    fn read_start(&mut self, t: u64) -> u64 {
+        let Some(q) = &mut self.backlog else {
+            return t.max(self.free);
+        };
+        while let Some(&(s, e)) = q.ops.front() {
+            if e.wrapping_add(q.delay) <= t {
+                q.ops.pop_front();
+            } else if s.wrapping_add(q.delay) <= t {
+                q.in_progress_end = e.wrapping_add(q.delay);
+                q.ops.pop_front();
+                break;
+            } else {
+                break;
+            }
+        }
+        if q.ops.is_empty() {
+            t.max(self.free)
+        } else {
+            t.max(q.in_progress_end)
+        }
+    }
+
+    /// Inserts a host read at [start, end) (from `read_start`): operations
+    /// waiting behind it move back by its length.
+    #[inline]
+    fn insert_read(&mut self, start: u64, end: u64) {
+        match &mut self.backlog {
+            Some(q) if !q.ops.is_empty() => {
+                q.delay += end - start;
+                self.free += end - start;
+            }
+            _ => self.free = self.free.max(end),
+        }
+    }
+}
 
 /// Free-at times of every resource, and the costs of moving data.
 #[derive(Debug, Clone)]
 pub struct Timeline {
     /// When false (fill phases), operations cost no time.
     pub enabled: bool,
-    die_free: Vec<u64>,
-    chan_free: Vec<u64>,
+    dies: Vec<Lane>,
+    channels: Vec<Lane>,
     /// Host link: [host→drive, drive→host]; `out` is 0 on a half-duplex link.
     link_free: [u64; 2],
     out: usize,
@@ -28,12 +118,12 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    pub fn new(g: &Geometry, d: &DeviceConfig) -> Timeline {
+    pub fn new(g: &Geometry, d: &DeviceConfig, read_priority: bool) -> Timeline {
         let max_units = (g.units_per_page * g.planes_per_die) as u64;
         Timeline {
             enabled: true,
-            die_free: vec![0; g.dies as usize],
-            chan_free: vec![0; g.channels as usize],
+            dies: vec![Lane::new(read_priority); g.dies as usize],
+            channels: vec![Lane::new(read_priority); g.channels as usize],
             link_free: [0; 2],
             out: d.interface.full_duplex as usize,
             command_ns: d.interface.command_overhead_ns,
@@ -47,7 +137,7 @@ impl Timeline {
 
     #[inline]
     fn channel(&self, die: u32) -> usize {
-        self.dies_per_channel.div(die) as usize
+        self.dies_per_channel.quotient(die) as usize
     }
 
     /// A command crosses the link to the drive no earlier than `t`; returns when it has.
@@ -73,20 +163,38 @@ impl Timeline {
         self.link_free[i]
     }
 
-    /// Reads a page on `die` (sense `read_ns`), then moves `units` mapping units
-    /// to the controller. Returns when the data is in the controller.
+    /// Reads a page on `die` (sense `read_ns`) behind everything booked there,
+    /// then moves `units` mapping units to the controller (GC and
+    /// read-modify-write reads). Returns when the data is in the controller.
     #[inline]
     pub fn flash_read(&mut self, t: u64, die: u32, read_ns: u64, units: u32) -> u64 {
         if !self.enabled {
             return t;
         }
-        let d = die as usize;
-        let c = self.channel(die);
-        let sensed = t.max(self.die_free[d]) + read_ns;
-        let xfer_end = sensed.max(self.chan_free[c]) + self.chan_units_ns[units as usize];
-        self.chan_free[c] = xfer_end;
+        let (d, c) = (die as usize, self.channel(die));
+        let start = t.max(self.dies[d].free);
+        let xfer_start = (start + read_ns).max(self.channels[c].free);
+        let xfer_end = xfer_start + self.chan_units_ns[units as usize];
+        self.channels[c].book(t, xfer_start, xfer_end);
         // The die's page register holds the data until it has crossed the bus.
-        self.die_free[d] = xfer_end;
+        self.dies[d].book(t, start, xfer_end);
+        xfer_end
+    }
+
+    /// A host read: like [`flash_read`](Self::flash_read), but with read
+    /// priority it waits only for the operations in progress on the die and
+    /// the channel, and moves those queued there back.
+    #[inline]
+    pub fn host_read(&mut self, t: u64, die: u32, read_ns: u64, units: u32) -> u64 {
+        if !self.enabled {
+            return t;
+        }
+        let (d, c) = (die as usize, self.channel(die));
+        let start = self.dies[d].read_start(t);
+        let xfer_start = self.channels[c].read_start(start + read_ns);
+        let xfer_end = xfer_start + self.chan_units_ns[units as usize];
+        self.channels[c].insert_read(xfer_start, xfer_end);
+        self.dies[d].insert_read(start, xfer_end);
         xfer_end
     }
 
@@ -97,12 +205,13 @@ impl Timeline {
         if !self.enabled {
             return t;
         }
-        let d = die as usize;
-        let c = self.channel(die);
-        let xfer_end = t.max(self.chan_free[c]) + self.chan_units_ns[units as usize];
-        self.chan_free[c] = xfer_end;
-        let done = xfer_end.max(self.die_free[d]) + program_ns;
-        self.die_free[d] = done;
+        let (d, c) = (die as usize, self.channel(die));
+        let xfer_start = t.max(self.channels[c].free);
+        let xfer_end = xfer_start + self.chan_units_ns[units as usize];
+        self.channels[c].book(t, xfer_start, xfer_end);
+        let start = xfer_end.max(self.dies[d].free);
+        let done = start + program_ns;
+        self.dies[d].book(t, start, done);
         done
     }
 
@@ -113,27 +222,21 @@ impl Timeline {
             return t;
         }
         let d = die as usize;
-        self.die_free[d] = t.max(self.die_free[d]) + erase_ns;
-        self.die_free[d]
+        let start = t.max(self.dies[d].free);
+        self.dies[d].book(t, start, start + erase_ns);
+        start + erase_ns
     }
 
     /// When `die` finishes the work queued on it.
     #[inline]
     pub fn die_free_at(&self, die: u32) -> u64 {
-        self.die_free[die as usize]
+        self.dies[die as usize].free
     }
 
     /// When every resource is idle.
     pub fn all_idle_at(&self) -> u64 {
-        let m = self
-            .die_free
-            .iter()
-            .chain(&self.chan_free)
-            .chain(&self.link_free)
-            .copied()
-            .max()
-            .unwrap_or(0);
-        m
+        let lanes = self.dies.iter().chain(&self.channels).map(|l| l.free);
+        lanes.chain(self.link_free).max().unwrap_or(0)
     }
 }
 

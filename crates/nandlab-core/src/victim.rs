@@ -81,7 +81,7 @@ impl VictimIndex {
 
     /// A block became sealed with `valid` valid units at logical time `now`.
     pub fn insert(&mut self, block: u32, valid: u32, now: u64) {
-        let plane = self.planes.rem(block) as usize;
+        let plane = self.planes.remainder(block) as usize;
         match &mut self.kind {
             Kind::Buckets { .. } => self.push_bucket(block, plane, valid, now),
             Kind::Fifo(q) => q[plane].push_back(block),
@@ -96,7 +96,7 @@ impl VictimIndex {
     #[inline]
     pub fn invalidated(&mut self, block: u32, valid: u32, now: u64) {
         if let Kind::Buckets { .. } = self.kind {
-            let plane = self.planes.rem(block) as usize;
+            let plane = self.planes.remainder(block) as usize;
             self.unlink(block, plane, valid + 1);
             self.push_bucket(block, plane, valid, now);
         }
@@ -235,7 +235,7 @@ impl VictimIndex {
 
     /// Removes a sealed block (about to be erased).
     fn remove(&mut self, block: u32, valid: u32) {
-        let plane = self.planes.rem(block) as usize;
+        let plane = self.planes.remainder(block) as usize;
         match &mut self.kind {
             Kind::Buckets { .. } => self.unlink(block, plane, valid),
             Kind::Fifo(_) => unreachable!("FIFO victims are popped"),

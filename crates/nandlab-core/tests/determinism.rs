@@ -61,7 +61,13 @@ fn same_seed_same_results() {
     let a = run(SMALL, None);
     let b = run(SMALL, None);
     assert_eq!(a, b);
-    assert!(a.0[1].host_requests > 0 && a.0[2].host_requests > 0);
+    assert!(
+        a.0[1].host_requests > 0 && a.0[2].host_requests > 0,
+        "{:?}",
+        a.0.iter()
+            .map(|s| (s.host_requests, s.sim_seconds))
+            .collect::<Vec<_>>()
+    );
 }
 
 #[test]

@@ -139,3 +139,67 @@ fn random_and_sequential_writes_cost_the_same_at_chip_level() {
         "sequential {seq} MB/s vs random {rnd} MB/s"
     );
 }
+
+/// Latency of a read issued right after a burst of writes filled the write buffer.
+fn read_behind_a_write_backlog(read_priority: bool) -> (u64, u64) {
+    let cfg = config(
+        &format!(
+            r#"cell = "slc"
+channels = 1
+blocks_per_plane = 256
+pages_per_block = 64
+page_size = "4KiB"
+over_provisioning = "25 %"
+interface = "nvme-gen4-x4"
+write_buffer = "4MiB"
+[device.timing.slc]
+read_us = [25]
+program_us = [200]
+erase_us = 1500
+[ftl]
+read_priority = {read_priority}"#
+        ),
+        ONE_PHASE,
+    );
+    let mut drive = Drive::new(&cfg, 1);
+    // 1,024 units buffered: about 200 ms of programs queue on the single die.
+    let mut t = 0;
+    for lpn in 0..1024u64 {
+        t = drive
+            .submit(
+                Request {
+                    op: Op::Write,
+                    offset: lpn * 4096,
+                    len: 4096,
+                },
+                t,
+            )
+            .unwrap();
+    }
+    let done = drive
+        .submit(
+            Request {
+                op: Op::Read,
+                offset: 0,
+                len: 4096,
+            },
+            t,
+        )
+        .unwrap();
+    (done - t, drive.tl.all_idle_at() - t)
+}
+
+#[test]
+fn host_reads_go_ahead_of_queued_programs() {
+    let (fcfs, _) = read_behind_a_write_backlog(false);
+    let (prio, backlog) = read_behind_a_write_backlog(true);
+    // First come, first served: the read waits for the whole backlog.
+    assert!(fcfs > 100_000_000, "{fcfs} ns");
+    // With priority: at most the program in progress, then its own sense and transfers.
+    assert!(prio <= 200_000 + 25_000 + 20_000, "{prio} ns");
+    // The queued programs moved back instead.
+    assert!(
+        backlog > fcfs,
+        "backlog {backlog} ns vs fcfs read {fcfs} ns"
+    );
+}

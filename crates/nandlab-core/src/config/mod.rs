@@ -85,6 +85,8 @@ pub struct FtlConfig {
     pub stripe_order: Vec<StripeDim>,
     /// Host idle time after which background GC may run, ns.
     pub idle_threshold_ns: u64,
+    /// Host reads go ahead of programs, erases and GC waiting on a die.
+    pub read_priority: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -612,6 +614,7 @@ fn validate_device(
         gc_stop,
         stripe_order,
         idle_threshold_ns: f.idle_threshold.map(|d| d.0).unwrap_or(1_000_000),
+        read_priority: f.read_priority.unwrap_or(true),
     };
     Ok((device, geometry, ftl))
 }

@@ -180,6 +180,7 @@ pub struct RawFtl {
     pub gc_stop: Option<CountOrFraction>,
     pub stripe_order: Option<String>,
     pub idle_threshold: Option<Duration>,
+    pub read_priority: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
