@@ -213,6 +213,13 @@ impl Simulator {
         let mut writes = Latency::new(3);
         let end = match p.kind {
             PhaseKind::Fill | PhaseKind::Trim => self.lay_out(p, seed, progress)?,
+            PhaseKind::Io if !p.timed => {
+                self.drive.tl.enabled = false;
+                let (mut r, mut w) = (Latency::new(2), Latency::new(2));
+                let end = self.io(p, seed, start, &mut rec, &mut r, &mut w, progress);
+                self.drive.tl.enabled = true;
+                end?
+            }
             PhaseKind::Io => {
                 self.io(p, seed, start, &mut rec, &mut reads, &mut writes, progress)?
             }

@@ -3,12 +3,15 @@
 //! starts at the latest of the times it needs and pushes them forward. All
 //! times are integer nanoseconds, so runs are bit-identical everywhere.
 //!
-//! Host reads may jump the queue (as controllers schedule them): each die and
-//! channel keeps the operations booked on it (programs, erases, GC reads,
-//! transfers); a host read waits only for the operation in progress, and the
-//! waiting ones move back by the read's duration. Their completion times,
-//! already handed out, are not revised: an approximation that favours writes
-//! by at most the reads' share of die and channel time.
+//! Channel transfers are short and go into the earliest gap that fits, so a
+//! die booked far ahead (GC) does not block its channel's other dies.
+//!
+//! Host reads may jump a die's queue (as controllers schedule them): each die
+//! keeps the operations booked on it (programs, erases, GC reads); a host read
+//! waits only for the operation in progress, and the waiting ones move back by
+//! the read's duration. Their completion times, already handed out, are not
+//! revised: an approximation that favours writes by at most the reads' share
+//! of die time.
 //!
 //! Also the DRAM write buffer, whose space frees when programs complete.
 
@@ -100,13 +103,68 @@ impl Lane {
     }
 }
 
+/// A channel bus: short transfers booked at the earliest gap that fits, so
+/// that the transfers of a die busy far ahead (say, with GC) interleave with
+/// those of the channel's other dies instead of blocking them.
+#[derive(Debug, Clone, Default)]
+struct Bus {
+    /// Busy intervals (start, end), sorted, not overlapping; those before
+    /// `head` have ended and wait to be dropped.
+    busy: Vec<(u64, u64)>,
+    head: usize,
+}
+
+impl Bus {
+    /// Books `len` ns at the earliest gap at or after `t`, at time `now` (no
+    /// booking ever starts before `now`). Returns the transfer's end.
+    #[inline]
+    fn book(&mut self, now: u64, t: u64, len: u64) -> u64 {
+        while self.head < self.busy.len() && self.busy[self.head].1 <= now {
+            self.head += 1;
+        }
+        if self.head > 32 && self.head * 2 > self.busy.len() {
+            self.busy.drain(..self.head);
+            self.head = 0;
+        }
+        let live = &self.busy[self.head..];
+        let mut i = self.head + live.partition_point(|&(_, e)| e <= t);
+        let mut start = t;
+        while i < self.busy.len() {
+            let (a, b) = self.busy[i];
+            if a >= start + len {
+                break;
+            }
+            start = start.max(b);
+            i += 1;
+        }
+        let end = start + len;
+        let touches_prev = i > self.head && self.busy[i - 1].1 == start;
+        let touches_next = i < self.busy.len() && self.busy[i].0 == end;
+        match (touches_prev, touches_next) {
+            (true, true) => {
+                self.busy[i - 1].1 = self.busy[i].1;
+                self.busy.remove(i);
+            }
+            (true, false) => self.busy[i - 1].1 = end,
+            (false, true) => self.busy[i].0 = start,
+            (false, false) => self.busy.insert(i, (start, end)),
+        }
+        end
+    }
+
+    /// When the last booked transfer ends.
+    fn free(&self) -> u64 {
+        self.busy.last().map_or(0, |&(_, e)| e)
+    }
+}
+
 /// Free-at times of every resource, and the costs of moving data.
 #[derive(Debug, Clone)]
 pub struct Timeline {
     /// When false (fill phases), operations cost no time.
     pub enabled: bool,
     dies: Vec<Lane>,
-    channels: Vec<Lane>,
+    channels: Vec<Bus>,
     /// Host link: [host→drive, drive→host]; `out` is 0 on a half-duplex link.
     link_free: [u64; 2],
     out: usize,
@@ -123,7 +181,7 @@ impl Timeline {
         Timeline {
             enabled: true,
             dies: vec![Lane::new(read_priority); g.dies as usize],
-            channels: vec![Lane::new(read_priority); g.channels as usize],
+            channels: vec![Bus::default(); g.channels as usize],
             link_free: [0; 2],
             out: d.interface.full_duplex as usize,
             command_ns: d.interface.command_overhead_ns,
@@ -173,9 +231,8 @@ impl Timeline {
         }
         let (d, c) = (die as usize, self.channel(die));
         let start = t.max(self.dies[d].free);
-        let xfer_start = (start + read_ns).max(self.channels[c].free);
-        let xfer_end = xfer_start + self.chan_units_ns[units as usize];
-        self.channels[c].book(t, xfer_start, xfer_end);
+        let xfer_end =
+            self.channels[c].book(t, start + read_ns, self.chan_units_ns[units as usize]);
         // The die's page register holds the data until it has crossed the bus.
         self.dies[d].book(t, start, xfer_end);
         xfer_end
@@ -191,9 +248,8 @@ impl Timeline {
         }
         let (d, c) = (die as usize, self.channel(die));
         let start = self.dies[d].read_start(t);
-        let xfer_start = self.channels[c].read_start(start + read_ns);
-        let xfer_end = xfer_start + self.chan_units_ns[units as usize];
-        self.channels[c].insert_read(xfer_start, xfer_end);
+        let xfer_end =
+            self.channels[c].book(t, start + read_ns, self.chan_units_ns[units as usize]);
         self.dies[d].insert_read(start, xfer_end);
         xfer_end
     }
@@ -206,9 +262,11 @@ impl Timeline {
             return t;
         }
         let (d, c) = (die as usize, self.channel(die));
-        let xfer_start = t.max(self.channels[c].free);
-        let xfer_end = xfer_start + self.chan_units_ns[units as usize];
-        self.channels[c].book(t, xfer_start, xfer_end);
+        // The die's data register takes the page while the previous operation
+        // finishes (cache program), not earlier.
+        let xfer = self.chan_units_ns[units as usize];
+        let xfer_end =
+            self.channels[c].book(t, t.max(self.dies[d].free.saturating_sub(xfer)), xfer);
         let start = xfer_end.max(self.dies[d].free);
         let done = start + program_ns;
         self.dies[d].book(t, start, done);
@@ -235,8 +293,11 @@ impl Timeline {
 
     /// When every resource is idle.
     pub fn all_idle_at(&self) -> u64 {
-        let lanes = self.dies.iter().chain(&self.channels).map(|l| l.free);
-        lanes.chain(self.link_free).max().unwrap_or(0)
+        let dies = self.dies.iter().map(|l| l.free);
+        dies.chain(self.channels.iter().map(Bus::free))
+            .chain(self.link_free)
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -290,5 +351,26 @@ impl WriteBuffer {
     /// Units held now (including those not yet released by a completed program).
     pub fn used(&self) -> u64 {
         self.used
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Bus;
+
+    #[test]
+    fn bus_transfers_fill_gaps_and_never_overlap() {
+        let mut bus = Bus::default();
+        assert_eq!(bus.book(0, 100, 10), 110);
+        assert_eq!(bus.book(0, 0, 10), 10);
+        // Does not fit in [10, 100) after 95: goes after 110.
+        assert_eq!(bus.book(0, 95, 10), 120);
+        // Fits in the gap [10, 100).
+        assert_eq!(bus.book(0, 50, 10), 60);
+        assert_eq!(bus.book(0, 0, 10), 20);
+        let mut v = bus.busy[bus.head..].to_vec();
+        v.sort();
+        assert!(v.windows(2).all(|w| w[0].1 <= w[1].0), "{v:?}");
+        assert_eq!(bus.free(), 120);
     }
 }

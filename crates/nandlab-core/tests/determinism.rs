@@ -83,3 +83,27 @@ fn the_default_experiment_loads() {
     assert_eq!(cfg.phases.len(), 3);
     assert_eq!(cfg.device.preset.as_deref(), Some("mqsim-default"));
 }
+
+#[test]
+fn an_untimed_phase_makes_the_same_flash_decisions_in_no_time() {
+    let phases = |timed: bool| {
+        format!(
+            "seed = 4\n[device]\ncell = \"slc\"\nchannels = 2\nblocks_per_plane = 64\npages_per_block = 32\npage_size = \"4KiB\"\n\
+             over_provisioning = \"20 %\"\n[[phase]]\nkind = \"fill\"\n[[phase]]\ntimed = {timed}\nqueue_depth = 8\nvolume = 3.0\n"
+        )
+    };
+    let run = |timed: bool| {
+        let mut sim = Simulator::new(Config::from_toml(&phases(timed), "t").unwrap());
+        let r = sim.run_all(&mut |_| true).unwrap();
+        (
+            r[1].summary.clone(),
+            sim.drive().ftl.blocks.erase_count.clone(),
+        )
+    };
+    let (timed, timed_erases) = run(true);
+    let (untimed, untimed_erases) = run(false);
+    assert!(timed.sim_seconds > 0.0 && untimed.sim_seconds == 0.0);
+    assert_eq!(timed.waf, untimed.waf);
+    assert_eq!(timed.erases, untimed.erases);
+    assert_eq!(timed_erases, untimed_erases);
+}

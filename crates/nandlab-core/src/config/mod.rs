@@ -176,6 +176,8 @@ pub struct PhaseConfig {
     pub duration_ns: Option<u64>,
     /// None: about 200 rows per phase.
     pub interval: Option<Interval>,
+    /// False: run at memory speed, no simulated time passes (ageing a drive).
+    pub timed: bool,
 }
 
 const SECTOR: u64 = 512;
@@ -807,6 +809,15 @@ fn validate_phase(
         Some(i) => Some(validate_interval(&k("interval"), i)?),
         None => default_interval,
     };
+    let timed = p.timed.unwrap_or(true);
+    if !timed {
+        if duration_ns.is_some() || p.rate.is_some() || idle_every.is_some() {
+            return err(&k("timed"), "an untimed phase passes no simulated time: stop it by volume or requests, closed loop, no idle gaps");
+        }
+        if matches!(interval, Some(Interval::Time(_))) {
+            return err(&k("interval"), "an untimed phase passes no simulated time: give the interval as a size or a request count");
+        }
+    }
     Ok(PhaseConfig {
         name,
         kind,
@@ -825,6 +836,7 @@ fn validate_phase(
         requests: p.requests,
         duration_ns,
         interval,
+        timed,
     })
 }
 

@@ -211,4 +211,5 @@ pub struct RawPhase {
     pub requests: Option<u64>,
     pub duration: Option<Duration>,
     pub interval: Option<RawInterval>,
+    pub timed: Option<bool>,
 }
