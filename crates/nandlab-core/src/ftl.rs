@@ -12,6 +12,7 @@ use crate::config::{Config, StripeDim};
 use crate::geometry::Geometry;
 use crate::media::ModeTiming;
 use crate::memory;
+use crate::oracle::Oracle;
 use crate::stats::Counters;
 use crate::timeline::Timeline;
 use crate::victim::VictimIndex;
@@ -71,6 +72,8 @@ pub struct Ftl {
     clock: u64,
     rng: Xoshiro256PlusPlus,
     pub counters: Counters,
+    /// Version stamps checking that reads get the latest write (tests, debugging).
+    pub oracle: Option<Oracle>,
 }
 
 /// The allocation stripe: every (die, plane set) in `order`, first dimension fastest.
@@ -141,6 +144,7 @@ impl Ftl {
             clock: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             counters: Counters::default(),
+            oracle: None,
             g,
         }
     }
@@ -290,6 +294,9 @@ impl Ftl {
         let plane_i = self.g.fast.units_per_page.quotient(k);
         let slot = self.open.page_slot[plane_i as usize] + (k - plane_i * upp);
         self.map(lpn, slot);
+        if let Some(o) = &mut self.oracle {
+            o.host_write(lpn, slot);
+        }
         self.clock += 1;
         self.open.filled += 1;
         self.open.ready = self.open.ready.max(ready);
@@ -334,6 +341,9 @@ impl Ftl {
                     }
                     self.l2p[lpn as usize] = slot + 1;
                     self.p2l[slot as usize] = lpn;
+                    if let Some(o) = &mut self.oracle {
+                        o.host_write(lpn, slot);
+                    }
                 }
                 self.blocks.written[bi] += upp;
                 self.blocks.valid[bi] += upp;
@@ -514,7 +524,11 @@ impl Ftl {
         let bi = b as usize;
         let slot = self.g.block_base(b) + self.blocks.written[bi];
         self.blocks.written[bi] += 1;
+        let from = self.l2p[lpn as usize] - 1;
         self.map(lpn, slot);
+        if let Some(o) = &mut self.oracle {
+            o.moved(from, slot);
+        }
         self.gc_fill[p] += 1;
         self.gc_ready[p] = self.gc_ready[p].max(ready);
         let upp = self.g.units_per_page;
@@ -592,6 +606,19 @@ impl Ftl {
             return Err(format!("{total} valid slots but {mapped} mapped units"));
         }
         Ok(())
+    }
+
+    /// Switches on the integrity oracle (before anything is written).
+    pub fn enable_oracle(&mut self) {
+        self.oracle = Some(Oracle::new(self.g.user_units, self.g.slots));
+    }
+
+    /// With the oracle on: checks that unit `lpn` reads its latest write.
+    pub fn check_read(&self, lpn: u32) -> Result<(), String> {
+        match &self.oracle {
+            Some(o) => o.check(lpn, self.lookup(lpn)),
+            None => Ok(()),
+        }
     }
 
     /// Mapped logical units.

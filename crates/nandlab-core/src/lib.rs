@@ -15,6 +15,7 @@ pub mod geometry;
 pub mod interface;
 pub mod media;
 pub mod memory;
+pub mod oracle;
 pub mod sim;
 pub mod stats;
 pub mod timeline;

@@ -2,7 +2,8 @@
 //! reads, idle gaps for background GC) on small drives under every GC policy,
 //! checked against a plain set of written-and-not-trimmed units: every valid
 //! logical unit maps to exactly one physical slot that maps back, valid counts
-//! match, and exactly the written-and-not-trimmed units are mapped.
+//! match, exactly the written-and-not-trimmed units are mapped, and every read
+//! finds the latest write (the integrity oracle's version stamps).
 
 use nandlab_core::drive::Drive;
 use nandlab_core::workload::{Op, Request};
@@ -60,6 +61,7 @@ fn step(user: u64) -> impl Strategy<Value = Step> {
 
 fn check(gc: &str, multiplane: bool, steps: &[Step]) -> Result<(), TestCaseError> {
     let (mut d, _) = drive(gc, multiplane);
+    d.ftl.enable_oracle();
     let mut model = BTreeSet::new();
     let mut t = 0u64;
     for s in steps {
@@ -104,6 +106,9 @@ fn check(gc: &str, multiplane: bool, steps: &[Step]) -> Result<(), TestCaseError
                     )
                     .unwrap();
                 prop_assert!(done >= t);
+                for lpn in offset / 4096..=(offset + len as u64 - 1) / 4096 {
+                    d.ftl.check_read(lpn as u32).map_err(TestCaseError::fail)?;
+                }
             }
             Step::Idle => {
                 t = t.max(d.tl.all_idle_at()) + 100_000_000;
@@ -119,12 +124,13 @@ fn check(gc: &str, multiplane: bool, steps: &[Step]) -> Result<(), TestCaseError
             "lpn {}",
             lpn
         );
+        d.ftl.check_read(lpn as u32).map_err(TestCaseError::fail)?;
     }
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn mapping_stays_consistent(
