@@ -608,6 +608,16 @@ impl Ftl {
         Ok(())
     }
 
+    /// The parts of the maps a fill of `count` units from `first_lpn` will
+    /// write on a fresh drive (for [`memory::populate`]).
+    pub fn fill_regions(&self, first_lpn: u64, count: u64) -> [memory::Region; 2] {
+        let slack = (self.g.planes * self.g.units_per_block) as u64;
+        [
+            memory::Region::of(&self.l2p, first_lpn as usize..(first_lpn + count) as usize),
+            memory::Region::of(&self.p2l, 0..(count + slack) as usize),
+        ]
+    }
+
     /// Switches on the integrity oracle (before anything is written).
     pub fn enable_oracle(&mut self) {
         self.oracle = Some(Oracle::new(self.g.user_units, self.g.slots));

@@ -63,7 +63,10 @@ mod tests {
         o.host_write(2, 5);
         o.host_write(2, 9);
         assert!(o.check(2, Some(9)).is_ok());
-        assert!(o.check(2, Some(5)).unwrap_err().contains("version 1, but the latest write is version 2"));
+        assert!(o
+            .check(2, Some(5))
+            .unwrap_err()
+            .contains("version 1, but the latest write is version 2"));
         o.moved(9, 12);
         assert!(o.check(2, Some(12)).is_ok());
     }

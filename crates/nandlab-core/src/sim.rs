@@ -4,6 +4,7 @@
 
 use crate::config::{Arrival, Config, Interval, Pattern, PhaseConfig, PhaseKind};
 use crate::drive::Drive;
+use crate::memory;
 use crate::stats::{Counters, Latency, Row, Summary, SummaryParts};
 use crate::workload::{derive_seed, Generator, Request, Scatter};
 use crate::SimError;
@@ -298,6 +299,28 @@ impl Simulator {
             end = end.max(self.drive.flush());
             self.drive.tl.enabled = false;
         }
+        // On a fresh drive, a helper thread has the OS back the maps ahead of
+        // the fill (first-touch page faults cost as much as the fill itself).
+        let fresh = self.drive.ftl.counters == Counters::default();
+        let regions = self.drive.ftl.fill_regions(first, units);
+        std::thread::scope(|scope| {
+            if fill && fresh && units > 1 << 20 {
+                scope.spawn(move || memory::populate(&regions));
+            }
+            self.lay_out_units(fill, first, units, scatter.as_ref(), progress)
+        })?;
+        Ok(end)
+    }
+
+    fn lay_out_units(
+        &mut self,
+        fill: bool,
+        first: u64,
+        units: u64,
+        scatter: Option<&Scatter>,
+        progress: ProgressFn,
+    ) -> Result<(), SimError> {
+        let unit = self.cfg.geometry.unit_size as u64;
         // In chunks, so that a long fill reports progress and can be interrupted.
         let chunk = 1 << 22;
         let mut result = Ok(());
@@ -338,7 +361,7 @@ impl Simulator {
         } else {
             c.host_trim_bytes += units * unit;
         }
-        result.map(|_| end)
+        result
     }
 
     #[allow(clippy::too_many_arguments)]
