@@ -322,7 +322,8 @@ impl Simulator {
     ) -> Result<(), SimError> {
         let unit = self.cfg.geometry.unit_size as u64;
         // In chunks, so that a long fill reports progress and can be interrupted.
-        let chunk = 1 << 22;
+        let chunk = 1 << 20;
+        let mut last_report = Instant::now();
         let mut result = Ok(());
         let mut done = 0;
         while done < units {
@@ -340,6 +341,10 @@ impl Simulator {
                 }
             }
             done += n;
+            if last_report.elapsed().as_secs_f64() < PROGRESS_EVERY {
+                continue;
+            }
+            last_report = Instant::now();
             let c = self.drive.ftl.counters;
             let pr = Progress {
                 fraction: done as f64 / units as f64,
