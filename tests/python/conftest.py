@@ -39,6 +39,26 @@ queue_depth = 8
 volume = 1.0
 """
 
+# The summary keys issue 2 names (acceptance checks read them).
+SUMMARY_KEYS = {
+    "name",
+    "kind",
+    "waf",
+    "host_write_bytes",
+    "host_read_bytes",
+    "host_requests",
+    "flash_programs",
+    "flash_reads",
+    "erases",
+    "iops",
+    "mbps",
+    "read_latency_us",
+    "write_latency_us",
+    "sim_seconds",
+    "wall_seconds",
+    "requests_per_wall_second",
+}
+LATENCY_KEYS = {"p50", "p90", "p99", "p999", "max"}
 WALL_CLOCK_KEYS = ("wall_seconds", "requests_per_wall_second")
 
 

@@ -4,29 +4,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import without_wall_clock
+from conftest import LATENCY_KEYS, SUMMARY_KEYS, without_wall_clock
 
 import nandlab
 
-SUMMARY_KEYS = {
-    "name",
-    "kind",
-    "waf",
-    "host_write_bytes",
-    "host_read_bytes",
-    "host_requests",
-    "flash_programs",
-    "flash_reads",
-    "erases",
-    "iops",
-    "mbps",
-    "read_latency_us",
-    "write_latency_us",
-    "sim_seconds",
-    "wall_seconds",
-    "requests_per_wall_second",
-}
-LATENCY_KEYS = {"p50", "p90", "p99", "p999", "max"}
 
 
 def test_result_has_summary_phases_timeseries(tiny_toml: str) -> None:

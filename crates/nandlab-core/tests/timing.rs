@@ -12,6 +12,19 @@ fn config(device: &str, phases: &str) -> Config {
     Config::from_toml(&format!("seed = 3\n[device]\n{device}\n{phases}"), "test").unwrap()
 }
 
+/// Writes units 0..n one 4 KiB request after another from `t`; returns when the last is acknowledged.
+fn write_units(drive: &mut Drive, n: u64, mut t: u64) -> u64 {
+    for lpn in 0..n {
+        let write = Request {
+            op: Op::Write,
+            offset: lpn * 4096,
+            len: 4096,
+        };
+        t = drive.submit(write, t).unwrap();
+    }
+    t
+}
+
 const ONE_PHASE: &str = "[[phase]]\nrequests = 1\n";
 
 #[test]
@@ -34,18 +47,7 @@ erase_us = 3000"#,
         ONE_PHASE,
     );
     let mut drive = Drive::new(&cfg, 1);
-    for lpn in 0..64u64 {
-        drive
-            .submit(
-                Request {
-                    op: Op::Write,
-                    offset: lpn * 4096,
-                    len: 4096,
-                },
-                0,
-            )
-            .unwrap();
-    }
+    write_units(&mut drive, 64, 0);
     drive.flush();
     let iface = &cfg.device.interface;
     // A multi-plane page holds 2 × 4 units and the stripe visits 4 dies, so
@@ -164,19 +166,7 @@ read_priority = {read_priority}"#
     );
     let mut drive = Drive::new(&cfg, 1);
     // 1,024 units buffered: about 200 ms of programs queue on the single die.
-    let mut t = 0;
-    for lpn in 0..1024u64 {
-        t = drive
-            .submit(
-                Request {
-                    op: Op::Write,
-                    offset: lpn * 4096,
-                    len: 4096,
-                },
-                t,
-            )
-            .unwrap();
-    }
+    let t = write_units(&mut drive, 1024, 0);
     let idle_before = drive.tl.all_idle_at();
     let read = Request {
         op: Op::Read,
