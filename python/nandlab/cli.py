@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from nandlab import api, output
+from nandlab import api, chipbench, output
 from nandlab._core import ConfigError, SimulationError, default_config_toml, preset_toml, presets
 
 GIB = 2**30
@@ -105,6 +106,82 @@ def list_presets(name: str | None) -> None:
 def default_config() -> None:
     """Print the built-in default experiment as TOML, to copy and edit."""
     click.echo(default_config_toml().rstrip("\n"))
+
+
+@cli.group()
+def chip() -> None:
+    """The chip test bench: endurance and latency of raw NAND chips (Desnoyers' experiments)."""
+
+
+@chip.command("list")
+def chip_list() -> None:
+    """List the chip presets (Desnoyers' Table 1 chips, SNIA's dies)."""
+    table = Table("Chip", "Description", title="Chip presets")
+    for name, description in chipbench.chips().items():
+        table.add_row(name, description)
+    _stdout_console().print(table)
+
+
+@chip.command("endurance")
+@click.option("--chip", "name", required=True, metavar="NAME", help="Chip preset (see `nandlab chip list`).")
+@click.option("--blocks", type=click.IntRange(1, 1_000_000), default=100, show_default=True, help="Blocks to test.")
+@click.option(
+    "--pattern",
+    type=click.Choice(["single-page", "full-block"]),
+    default="single-page",
+    show_default=True,
+    help="Program one page with zeros per cycle, or the whole block.",
+)
+@click.option("--temperature", "temperature_c", type=float, default=25.0, show_default=True, help="°C.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, metavar="S")
+@click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR", help="Write JSON, Parquet, PNG.")
+def chip_endurance(
+    name: str, blocks: int, pattern: str, temperature_c: float, seed: int, as_json: bool, out: Path | None
+) -> None:
+    """Cycle blocks to failure: program, erase, repeat until an operation fails (Desnoyers' method)."""
+    run = chipbench.endurance(name, blocks=blocks, pattern=pattern, temperature_c=temperature_c, seed=seed)
+    if as_json:
+        click.echo(json.dumps(run))
+    else:
+        lifetimes = sorted(run["lifetimes"])
+        nominal = run["nominal_endurance"]
+        table = Table(
+            "Blocks", "Nominal", "Min", "Median", "Max", "Median / nominal",
+            title=f"{run['chip']['name']}: cycles to failure ({pattern}, {temperature_c:g} °C)",
+        )
+        table.add_row(
+            f"{len(lifetimes):,}",
+            f"{nominal:,}",
+            f"{lifetimes[0]:,}",
+            f"{lifetimes[len(lifetimes) // 2]:,}",
+            f"{lifetimes[-1]:,}",
+            f"{lifetimes[len(lifetimes) // 2] / nominal:.3g}×",
+        )
+        _stdout_console().print(table)
+    if out is not None:
+        paths = chipbench.write_endurance(run, out)
+        Console(stderr=True).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+
+
+@chip.command("latency")
+@click.option("--chip", "name", required=True, metavar="NAME", help="Chip preset (see `nandlab chip list`).")
+@click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
+def chip_latency(name: str, as_json: bool) -> None:
+    """Read, program and erase latency over a block's life (worst / typical / best) beside the datasheet."""
+    result = chipbench.latency(name)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    table = Table("Operation", "Worst µs", "Typical µs", "Best µs", "Datasheet µs", title=f"{name}: latency over life")
+    for op in ("read", "program", "erase"):
+        spectrum = result[f"{op}_us"]
+        table.add_row(
+            op,
+            *(_number(spectrum[k]) for k in ("worst", "typical", "best")),
+            _number(result["datasheet"][f"{op}_us"]),
+        )
+    _stdout_console().print(table)
 
 
 def main() -> None:

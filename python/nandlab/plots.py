@@ -90,3 +90,36 @@ def _title(result: Result) -> str:
     preset = result.device["preset"] or "custom drive"
     capacity = result.device["user_capacity_bytes"] / GIB
     return f"nandlab — {preset}, {str(result.device['cell']).upper()}, {capacity:.3g} GiB user capacity"
+
+
+def endurance(run: dict, path: str | os.PathLike[str]) -> None:
+    """Save a PNG of an endurance run: block lifetimes against the nominal rating (Desnoyers' Fig. 5)
+    and the first block's program and erase latency against cycles (his Fig. 6)."""
+    import numpy as np
+
+    fig = Figure(figsize=(10, 7), layout="constrained")
+    top, bottom = fig.subplots(2, 1)
+    lifetimes = np.sort(np.asarray(run["lifetimes"], dtype=float))
+    nominal = run["nominal_endurance"]
+    top.scatter(np.arange(len(lifetimes)), lifetimes, s=8, color="tab:blue", label="block lifetime")
+    top.axhline(nominal, color="tab:red", linestyle="--", label=f"nominal {nominal:,.0f}")
+    top.set_ylim(min(lifetimes[0], nominal) / 2, max(lifetimes[-1], nominal) * 2)
+    top.set_yscale("log")
+    top.set_xlabel("block (sorted by lifetime)")
+    top.set_ylabel("program/erase cycles to failure")
+    top.legend(fontsize="small")
+    trace = run["trace"]
+    bottom.plot(trace["cycle"], trace["program_us"], ".", markersize=2, color="tab:blue", label="program")
+    bottom.plot(trace["cycle"], trace["erase_us"], ".", markersize=2, color="tab:orange", label="erase")
+    bottom.set_xscale("log")
+    bottom.set_xlabel("program/erase cycle (first block)")
+    bottom.set_ylabel("latency (µs)")
+    bottom.legend(fontsize="small")
+    for axes in (top, bottom):
+        axes.grid(True, alpha=0.3)
+    conditions = run["conditions"]
+    fig.suptitle(
+        f"nandlab chip endurance — {run['chip']['name']}, {len(lifetimes)} blocks, "
+        f"{conditions['pattern']}, {conditions['temperature_c']:g} °C"
+    )
+    fig.savefig(path, dpi=110)

@@ -8,6 +8,7 @@
 //! [`stats`] holds what a run measures. No Python, no printing.
 
 pub mod blocks;
+pub mod chip;
 pub mod config;
 pub mod drive;
 pub mod ftl;
@@ -21,6 +22,7 @@ pub mod stats;
 pub mod timeline;
 pub mod units;
 pub mod victim;
+pub mod wear;
 pub mod workload;
 
 pub use config::{Config, ConfigError};

@@ -5,6 +5,7 @@
 use nandlab_core::config::presets as builtin;
 use nandlab_core::sim::Progress;
 use nandlab_core::stats::{ROW_COLUMNS, ROW_INTEGER_COLUMNS};
+use nandlab_core::{chip, wear};
 use nandlab_core::{Config, SimError, Simulator as CoreSimulator};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -173,6 +174,107 @@ impl Simulator {
     }
 }
 
+/// Chip presets for the chip test bench: name → one-line description.
+#[pyfunction]
+fn chip_presets(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for c in chip::CHIPS {
+        d.set_item(c.name, c.description)?;
+    }
+    Ok(d)
+}
+
+fn find_chip(name: &str) -> PyResult<&'static chip::Chip> {
+    chip::find(name).ok_or_else(|| {
+        let names: Vec<&str> = chip::CHIPS.iter().map(|c| c.name).collect();
+        ConfigError::new_err(
+            match nandlab_core::config::did_you_mean(name, names.iter().copied()) {
+                Some(c) => format!("--chip: unknown chip `{name}`, did you mean `{c}`?"),
+                None => format!(
+                    "--chip: unknown chip `{name}`, expected one of: {}",
+                    names.join(", ")
+                ),
+            },
+        )
+    })
+}
+
+/// Desnoyers' endurance test on `blocks` blocks of a chip: per-block lifetimes
+/// (cycles) and a latency trace of the first block.
+#[pyfunction]
+#[pyo3(signature = (name, blocks = 100, pattern = "single-page", temperature_c = 25.0, seed = 0))]
+fn chip_endurance<'py>(
+    py: Python<'py>,
+    name: &str,
+    blocks: usize,
+    pattern: &str,
+    temperature_c: f64,
+    seed: u64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let c = find_chip(name)?;
+    let pattern = match pattern {
+        "single-page" => wear::CyclePattern::SinglePage,
+        "full-block" => wear::CyclePattern::FullBlock,
+        other => {
+            return Err(ConfigError::new_err(format!(
+                "--pattern: expected single-page or full-block, found `{other}`"
+            )))
+        }
+    };
+    if !(-40.0..=125.0).contains(&temperature_c) {
+        return Err(ConfigError::new_err(format!(
+            "--temperature: expected -40 to 125 °C, found {temperature_c}"
+        )));
+    }
+    if blocks == 0 || blocks > 1_000_000 {
+        return Err(ConfigError::new_err(format!(
+            "--blocks: expected 1 to 1,000,000, found {blocks}"
+        )));
+    }
+    let conditions = wear::Conditions {
+        pattern,
+        temperature_c,
+        relaxed: false,
+    };
+    let result = py.detach(|| {
+        let factors = c.block_factors(blocks, seed);
+        let runs: Vec<chip::BlockRun> = factors
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| chip::cycle_to_death(c, f, &conditions, if i == 0 { 2000 } else { 0 }))
+            .collect();
+        serde_json::json!({
+            "chip": c,
+            "nominal_endurance": c.nominal_endurance as u64,
+            "conditions": conditions,
+            "seed": seed,
+            "lifetimes": runs.iter().map(|r| r.lifetime).collect::<Vec<_>>(),
+            "trace": {
+                "cycle": runs[0].trace.iter().map(|t| t.0).collect::<Vec<_>>(),
+                "program_us": runs[0].trace.iter().map(|t| t.1).collect::<Vec<_>>(),
+                "erase_us": runs[0].trace.iter().map(|t| t.2).collect::<Vec<_>>(),
+            },
+        })
+    });
+    to_py(py, &result)
+}
+
+/// Read, program and erase latency over a block's life as Desnoyers reports
+/// them (worst / typical / best), beside the chip's datasheet values.
+#[pyfunction]
+fn chip_latency<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    let c = find_chip(name)?;
+    let (read, program, erase) = chip::latency_spectrum(c);
+    let v = serde_json::json!({
+        "chip": c,
+        "read_us": read,
+        "program_us": program,
+        "erase_us": erase,
+        "datasheet": c.datasheet,
+    });
+    to_py(py, &v)
+}
+
 /// Preset name → one-line description.
 #[pyfunction]
 fn presets(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
@@ -217,5 +319,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(chip_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(chip_endurance, m)?)?;
+    m.add_function(wrap_pyfunction!(chip_latency, m)?)?;
     Ok(())
 }

@@ -1,0 +1,68 @@
+"""The chip test bench: endurance and latency experiments on raw NAND chips (Desnoyers' method).
+
+The engine drives its wear model directly (no drive, no FTL), so an endurance run of 100 blocks to
+failure at millions of cycles each takes a moment::
+
+    from nandlab import chipbench
+
+    run = chipbench.endurance("MT29F2G08AAD", blocks=100, seed=1)
+    run["lifetimes"], run["nominal_endurance"]
+    chipbench.latency("MT29F8G08MAAWC")["program_us"]   # worst / typical / best
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from nandlab._core import chip_endurance, chip_latency, chip_presets
+
+__all__ = ["chips", "endurance", "latency", "write_endurance"]
+
+LIFETIMES_PARQUET = "lifetimes.parquet"
+TRACE_PARQUET = "latency_trace.parquet"
+ENDURANCE_JSON = "endurance.json"
+ENDURANCE_PNG = "endurance.png"
+
+
+def chips() -> dict[str, str]:
+    """Chip presets: name → description (Desnoyers' Table 1 chips and SNIA's dies)."""
+    return dict(chip_presets())
+
+
+def endurance(
+    chip: str, blocks: int = 100, pattern: str = "single-page", temperature_c: float = 25.0, seed: int = 0
+) -> dict[str, Any]:
+    """Cycle ``blocks`` blocks of ``chip`` to failure: program a page with zeros (``single-page``) or
+    every page (``full-block``), erase, repeat until an operation fails.
+
+    Returns ``nominal_endurance``, ``lifetimes`` (cycles per block), ``trace`` (``cycle``,
+    ``program_us``, ``erase_us`` of the first block, every cycle up to 2,000 then sampled),
+    ``chip`` and ``conditions``. Raises ``ConfigError`` for an unknown chip or a bad setting.
+    """
+    return chip_endurance(chip, blocks=blocks, pattern=pattern, temperature_c=temperature_c, seed=seed)
+
+
+def latency(chip: str) -> dict[str, Any]:
+    """Read, program and erase latency over a typical block's life, each with ``worst``,
+    ``typical`` and ``best`` (µs, as Desnoyers reports them), and the chip's ``datasheet`` values."""
+    return chip_latency(chip)
+
+
+def write_endurance(run: dict[str, Any], out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write endurance.json, lifetimes.parquet, latency_trace.parquet and endurance.png to ``out_dir``."""
+    from nandlab import plots
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / name for name in (ENDURANCE_JSON, LIFETIMES_PARQUET, TRACE_PARQUET, ENDURANCE_PNG)]
+    summary, lifetimes, trace, png = paths
+    summary.write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+    pl.DataFrame({"block": range(len(run["lifetimes"])), "lifetime": run["lifetimes"]}).write_parquet(lifetimes)
+    pl.DataFrame(run["trace"]).write_parquet(trace)
+    plots.endurance(run, png)
+    return paths
