@@ -1,8 +1,14 @@
 //! Per-block state as flat arrays (valid count, write and program pointers,
-//! erase count, bit mode, life-cycle state) plus each plane's free-block queue.
+//! erase count, bit mode, life-cycle state, wear) plus each plane's
+//! free-block queue. Wear: each erase adds trapped-charge stress (in cycles at
+//! the rating, scaled by the block's own endurance factor and the
+//! conditions); a block whose stress passes its mode's rating fails its erase
+//! and is retired, and its program and erase times move in ISPP steps.
 
+use crate::config::WearConfig;
 use crate::geometry::Geometry;
 use crate::media::CellMode;
+use crate::wear::{delta_v, WearModel, ERASE_LOOPS, PROGRAM_LOOPS};
 use std::collections::VecDeque;
 
 /// Where a block is in its life cycle.
@@ -17,6 +23,8 @@ pub enum BlockState {
     Sealed,
     /// Chosen by GC: its valid data is being copied out before the erase.
     Victim,
+    /// Worn out: an erase failed; never used again.
+    Bad,
 }
 
 /// All blocks of the drive, struct-of-arrays.
@@ -33,11 +41,21 @@ pub struct BlockTable {
     pub mode: Vec<CellMode>,
     /// Erased blocks per plane, oldest first.
     pub free: Vec<VecDeque<u32>>,
+    /// Trapped-charge stress, in program/erase cycles at the rating.
+    pub stress: Vec<f64>,
+    /// Stress one erase adds: 1 / (endurance factor × conditions).
+    wear_per_erase: Vec<f64>,
+    /// ISPP program-verify loops and erase pulses the block needs now.
+    pub program_loops: Vec<u8>,
+    pub erase_loops: Vec<u8>,
+    pub bad_blocks: u64,
+    model: WearModel,
 }
 
 impl BlockTable {
-    pub fn new(g: &Geometry) -> BlockTable {
+    pub fn new(g: &Geometry, wear: &WearConfig, seed: u64) -> BlockTable {
         let n = g.blocks as usize;
+        let conditions = wear.conditions.endurance_factor();
         let free = (0..g.planes)
             .map(|p| {
                 (0..g.blocks_per_plane)
@@ -53,6 +71,17 @@ impl BlockTable {
             state: vec![BlockState::Free; n],
             mode: vec![g.cell; n],
             free,
+            stress: vec![0.0; n],
+            wear_per_erase: wear
+                .spread
+                .sample(n, seed)
+                .into_iter()
+                .map(|f| 1.0 / (f * conditions))
+                .collect(),
+            program_loops: vec![PROGRAM_LOOPS.0 as u8; n],
+            erase_loops: vec![ERASE_LOOPS.0 as u8; n],
+            bad_blocks: 0,
+            model: WearModel::new(wear.rated),
         }
     }
 
@@ -63,8 +92,9 @@ impl BlockTable {
         Some(b)
     }
 
-    /// Erases a block and returns it to its plane's free queue.
-    pub fn erase(&mut self, block: u32, plane: u32) {
+    /// Erases a block: it returns to its plane's free queue, or, worn past its
+    /// mode's rating, fails and is retired. Returns whether it is usable.
+    pub fn erase(&mut self, block: u32, plane: u32) -> bool {
         let i = block as usize;
         debug_assert_eq!(
             self.valid[i], 0,
@@ -73,8 +103,22 @@ impl BlockTable {
         self.written[i] = 0;
         self.programmed[i] = 0;
         self.erase_count[i] += 1;
+        self.stress[i] += self.wear_per_erase[i];
+        let mode = self.mode[i];
+        if self.stress[i] > self.model.limit(mode) {
+            self.state[i] = BlockState::Bad;
+            self.bad_blocks += 1;
+            return false;
+        }
+        let u = self.model.life_used(mode, delta_v(self.stress[i]));
+        let between = |(fresh, worn): (u32, u32)| {
+            (fresh as f64 + (worn as f64 - fresh as f64) * u).round() as u8
+        };
+        self.program_loops[i] = between(PROGRAM_LOOPS);
+        self.erase_loops[i] = between(ERASE_LOOPS);
         self.state[i] = BlockState::Free;
         self.free[plane as usize].push_back(block);
+        true
     }
 
     pub fn free_count(&self, plane: u32) -> u32 {

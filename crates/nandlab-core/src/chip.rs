@@ -50,7 +50,7 @@ pub struct Chip {
 
 /// Desnoyers measured block lifetimes "often as much as 100× higher than
 /// manufacturer specifications", widely spread, "with a small number of outliers".
-const MEASURED: Spread = Spread::LogNormal {
+pub const MEASURED: Spread = Spread::LogNormal {
     median: 40.0,
     sigma: 0.6,
     outliers: 0.03,
@@ -218,16 +218,23 @@ impl Chip {
 
     /// Endurance factor of each of `blocks` blocks (seeded).
     pub fn block_factors(&self, blocks: usize, seed: u64) -> Vec<f64> {
+        self.spread.sample(blocks, seed)
+    }
+}
+
+impl Spread {
+    /// Endurance factors of `n` blocks, from the seed's "endurance" stream.
+    pub fn sample(&self, n: usize, seed: u64) -> Vec<f64> {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(derive_seed(seed, "endurance", 0));
-        match self.spread {
-            Spread::Rated => vec![1.0; blocks],
+        match *self {
+            Spread::Rated => vec![1.0; n],
             Spread::LogNormal {
                 median,
                 sigma,
                 outliers,
             } => {
                 let dist = LogNormal::new(median.ln(), sigma).expect("valid log-normal");
-                (0..blocks)
+                (0..n)
                     .map(|_| {
                         let outlier = rng.random::<f64>() < outliers;
                         let f = dist.sample(&mut rng);

@@ -16,6 +16,7 @@ use crate::oracle::Oracle;
 use crate::stats::Counters;
 use crate::timeline::Timeline;
 use crate::victim::VictimIndex;
+use crate::wear::{ERASE_LOOPS, PROGRAM_LOOPS, RELAXED_PROGRAM_FACTOR};
 use crate::SimError;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -72,6 +73,10 @@ pub struct Ftl {
     clock: u64,
     rng: Xoshiro256PlusPlus,
     pub counters: Counters,
+    /// Program-time factor of the data being written, per mille.
+    program_permille: u64,
+    /// 0.5 with retention-relaxed programming, else 1.
+    relaxed_factor: f64,
     /// Version stamps checking that reads get the latest write (tests, debugging).
     pub oracle: Option<Oracle>,
 }
@@ -125,11 +130,12 @@ fn build_stripe(g: &Geometry, order: &[StripeDim], multiplane: bool) -> Vec<Targ
 impl Ftl {
     pub fn new(cfg: &Config, seed: u64) -> Ftl {
         let g = cfg.geometry.clone();
+        let relaxed = cfg.device.wear.conditions.relaxed;
         Ftl {
             // Zeroed vectors come from the OS lazily: untouched parts cost no memory.
             l2p: memory::zeroed_u32(g.user_units as usize),
             p2l: memory::zeroed_u32(g.slots as usize),
-            blocks: BlockTable::new(&g),
+            blocks: BlockTable::new(&g, &cfg.device.wear, cfg.seed),
             victims: VictimIndex::new(cfg.ftl.gc, g.planes, g.blocks_per_plane, g.units_per_block),
             host_block: vec![NIL; g.planes as usize],
             gc_block: vec![NIL; g.planes as usize],
@@ -144,6 +150,8 @@ impl Ftl {
             clock: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             counters: Counters::default(),
+            program_permille: if relaxed { 500 } else { 1000 },
+            relaxed_factor: if relaxed { RELAXED_PROGRAM_FACTOR } else { 1.0 },
             oracle: None,
             g,
         }
@@ -272,9 +280,25 @@ impl Ftl {
         }
     }
 
+    /// Program time of a page now: the mode's time for its page type, in the
+    /// ISPP steps the block's wear calls for, scaled by the data written.
     fn program_ns(&self, b: u32, page: u32) -> u64 {
         let mode = self.blocks.mode[b as usize];
-        self.timing[mode.index()].program_ns[ModeTiming::page_type(page, mode.bits())]
+        let fresh = self.timing[mode.index()].program_ns[ModeTiming::page_type(page, mode.bits())];
+        let worn = fresh * self.blocks.program_loops[b as usize] as u64 / PROGRAM_LOOPS.0 as u64;
+        worn * self.program_permille / 1000
+    }
+
+    /// Erase time of a block now (its wear sets the number of erase pulses).
+    fn erase_ns(&self, b: u32) -> u64 {
+        let fresh = self.timing[self.blocks.mode[b as usize].index()].erase_ns;
+        fresh * self.blocks.erase_loops[b as usize] as u64 / ERASE_LOOPS.0 as u64
+    }
+
+    /// Sets the program-time factor of the data being written (1 = random
+    /// data), on top of retention relaxation if the device uses it.
+    pub fn set_data_factor(&mut self, factor: f64) {
+        self.program_permille = (factor * self.relaxed_factor * 1000.0).round() as u64;
     }
 
     /// Places one host mapping unit whose data is in the buffer at `ready`.
@@ -402,6 +426,8 @@ impl Ftl {
             self.blocks.programmed[b as usize] += upp;
             self.seal_if_full(b);
         }
+        self.counters.program_ops += 1;
+        self.counters.program_ns += program_ns;
         let done = tl.flash_program(self.open.ready, t.die, program_ns, self.open.total);
         self.counters.flash_programs_host += t.planes as u64;
         self.counters.flash_units_host += self.open.total as u64;
@@ -481,7 +507,9 @@ impl Ftl {
             page += 1;
         }
         debug_assert_eq!(self.blocks.valid[v as usize], 0);
-        tl.erase(now, die, self.timing[mode.index()].erase_ns);
+        let erase_ns = self.erase_ns(v);
+        self.counters.erase_ns += erase_ns;
+        tl.erase(now, die, erase_ns);
         self.blocks.erase(v, plane);
         self.counters.erases += 1;
         Ok(())
@@ -535,6 +563,8 @@ impl Ftl {
         if self.gc_fill[p] == upp {
             let page = self.g.page_of_offset(slot - self.g.block_base(b));
             let program_ns = self.program_ns(b, page);
+            self.counters.program_ops += 1;
+            self.counters.program_ns += program_ns;
             tl.flash_program(self.gc_ready[p], die, program_ns, upp);
             self.blocks.programmed[bi] += upp;
             self.seal_if_full(b);
@@ -589,8 +619,11 @@ impl Ftl {
                     "lpn {lpn} maps to slot {slot} beyond block {b}'s write pointer"
                 ));
             }
-            if self.blocks.state[b as usize] == BlockState::Free {
-                return Err(format!("lpn {lpn} maps into free block {b}"));
+            if matches!(
+                self.blocks.state[b as usize],
+                BlockState::Free | BlockState::Bad
+            ) {
+                return Err(format!("lpn {lpn} maps into free or retired block {b}"));
             }
             valid[b as usize] += 1;
             mapped += 1;

@@ -54,7 +54,11 @@ pub enum SimError {
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
-            SimError::NoFreeBlock { plane } => write!(f, "plane {plane} has no erased block left for writing"),
+            SimError::NoFreeBlock { plane } => write!(
+                f,
+                "plane {plane} has no erased block left for writing (worn-out blocks are retired; \
+                 the drive has run out of spare blocks)"
+            ),
             SimError::NoReclaimableSpace { plane } => write!(
                 f,
                 "garbage collection found nothing to reclaim on plane {plane}: its valid data fills it \

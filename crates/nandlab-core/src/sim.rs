@@ -2,6 +2,7 @@
 //! workload on it — closed loop (queue depth) or open loop (arrival rate),
 //! with idle gaps for background GC — collecting summaries and time series.
 
+use crate::blocks::BlockTable;
 use crate::config::{Arrival, Config, Interval, Pattern, PhaseConfig, PhaseKind};
 use crate::drive::Drive;
 use crate::memory;
@@ -89,7 +90,8 @@ impl Recorder {
         }
     }
 
-    fn row(&mut self, t: u64, c: Counters, run_start: &Counters, free_blocks: u64) {
+    fn row(&mut self, t: u64, c: Counters, run_start: &Counters, blocks: &BlockTable) {
+        let free_blocks = blocks.total_free();
         let d = c - self.last;
         let dt = t.saturating_sub(self.last_t) as f64 / 1e9;
         let rate = |x: f64| if dt > 0.0 { x / dt } else { 0.0 };
@@ -109,6 +111,9 @@ impl Recorder {
             waf_cumulative: (c - *run_start).waf(),
             free_blocks,
             erases: c.erases - run_start.erases,
+            bad_blocks: blocks.bad_blocks,
+            program_us_mean: d.program_us_mean(),
+            erase_us_mean: d.erase_us_mean(),
         });
         self.reads.reset();
         self.writes.reset();
@@ -212,6 +217,7 @@ impl Simulator {
         let mut rec = Recorder::new(index as u32, interval, start, before);
         let mut reads = Latency::new(3);
         let mut writes = Latency::new(3);
+        self.drive.ftl.set_data_factor(p.data_factor);
         let end = match p.kind {
             PhaseKind::Fill | PhaseKind::Trim => self.lay_out(p, seed, progress)?,
             PhaseKind::Io if !p.timed => {
@@ -228,7 +234,12 @@ impl Simulator {
         self.now = end.max(start);
         let after = self.drive.ftl.counters;
         let free = self.drive.ftl.blocks.total_free();
-        rec.row(self.now, after, &Counters::default(), free);
+        rec.row(
+            self.now,
+            after,
+            &Counters::default(),
+            &self.drive.ftl.blocks,
+        );
         let wall_seconds = wall.elapsed().as_secs_f64();
         self.run_wall += wall_seconds;
         self.run_reads.add(&reads);
@@ -248,6 +259,7 @@ impl Simulator {
                 sim_ns: self.now - start,
                 wall_seconds,
                 free_blocks: free,
+                bad_blocks: self.drive.ftl.blocks.bad_blocks,
                 erase_counts: &self.drive.ftl.blocks.erase_count,
             },
         );
@@ -269,6 +281,7 @@ impl Simulator {
                 sim_ns: self.now,
                 wall_seconds: self.run_wall,
                 free_blocks: self.drive.ftl.blocks.total_free(),
+                bad_blocks: self.drive.ftl.blocks.bad_blocks,
                 erase_counts: &self.drive.ftl.blocks.erase_count,
             },
         )
@@ -427,7 +440,7 @@ impl Simulator {
                         rec.next_mark += step;
                     }
                     let c = self.drive.ftl.counters;
-                    rec.row(t, c, &run_start, self.drive.ftl.blocks.total_free());
+                    rec.row(t, c, &run_start, &self.drive.ftl.blocks);
                 }
                 if issued & 0x3FF == 0 && last_report.elapsed().as_secs_f64() > PROGRESS_EVERY {
                     last_report = Instant::now();

@@ -27,6 +27,11 @@ pub struct Counters {
     pub flash_units_host: u64,
     pub flash_units_gc: u64,
     pub erases: u64,
+    /// Program operations (a multi-plane program counts once) and their die time.
+    pub program_ops: u64,
+    pub program_ns: u64,
+    /// Die time of all erases.
+    pub erase_ns: u64,
 }
 
 impl Sub for Counters {
@@ -48,6 +53,9 @@ impl Sub for Counters {
             flash_units_host: self.flash_units_host - o.flash_units_host,
             flash_units_gc: self.flash_units_gc - o.flash_units_gc,
             erases: self.erases - o.erases,
+            program_ops: self.program_ops - o.program_ops,
+            program_ns: self.program_ns - o.program_ns,
+            erase_ns: self.erase_ns - o.erase_ns,
         }
     }
 }
@@ -59,6 +67,24 @@ impl Counters {
             return 0.0;
         }
         (self.host_write_units + self.flash_units_gc) as f64 / self.host_write_units as f64
+    }
+
+    /// Mean time of a program operation on a die, µs (0 without programs).
+    pub fn program_us_mean(&self) -> f64 {
+        if self.program_ops == 0 {
+            0.0
+        } else {
+            self.program_ns as f64 / self.program_ops as f64 / 1000.0
+        }
+    }
+
+    /// Mean time of an erase, µs (0 without erases).
+    pub fn erase_us_mean(&self) -> f64 {
+        if self.erases == 0 {
+            0.0
+        } else {
+            self.erase_ns as f64 / self.erases as f64 / 1000.0
+        }
     }
 
     pub fn requests(&self) -> u64 {
@@ -203,6 +229,10 @@ pub struct Summary {
     pub wall_seconds: f64,
     pub requests_per_wall_second: f64,
     pub free_blocks: u64,
+    /// Blocks retired because an erase failed (worn out).
+    pub bad_blocks: u64,
+    pub program_us_mean: f64,
+    pub erase_us_mean: f64,
     pub erase_count: EraseStats,
     pub erase_count_histogram: Vec<(u32, u64)>,
 }
@@ -216,6 +246,7 @@ pub struct SummaryParts<'a> {
     pub sim_ns: u64,
     pub wall_seconds: f64,
     pub free_blocks: u64,
+    pub bad_blocks: u64,
     pub erase_counts: &'a [u32],
 }
 
@@ -258,6 +289,9 @@ impl Summary {
                 0.0
             },
             free_blocks: p.free_blocks,
+            bad_blocks: p.bad_blocks,
+            program_us_mean: c.program_us_mean(),
+            erase_us_mean: c.erase_us_mean(),
             erase_count,
             erase_count_histogram,
         }
@@ -282,19 +316,23 @@ pub struct Row {
     pub waf_cumulative: f64,
     pub free_blocks: u64,
     pub erases: u64,
+    pub bad_blocks: u64,
+    pub program_us_mean: f64,
+    pub erase_us_mean: f64,
 }
 
 /// Columns of [`Row`] that hold whole numbers.
-pub const ROW_INTEGER_COLUMNS: [&str; 5] = [
+pub const ROW_INTEGER_COLUMNS: [&str; 6] = [
     "phase",
     "host_write_bytes",
     "host_read_bytes",
     "free_blocks",
     "erases",
+    "bad_blocks",
 ];
 
 /// Column names of [`Row`], in order.
-pub const ROW_COLUMNS: [&str; 15] = [
+pub const ROW_COLUMNS: [&str; 18] = [
     "phase",
     "sim_seconds",
     "host_write_bytes",
@@ -310,11 +348,14 @@ pub const ROW_COLUMNS: [&str; 15] = [
     "waf_cumulative",
     "free_blocks",
     "erases",
+    "bad_blocks",
+    "program_us_mean",
+    "erase_us_mean",
 ];
 
 impl Row {
     /// The row's values in [`ROW_COLUMNS`] order (integers exact up to 2^53).
-    pub fn values(&self) -> [f64; 15] {
+    pub fn values(&self) -> [f64; 18] {
         [
             self.phase as f64,
             self.sim_seconds,
@@ -331,6 +372,9 @@ impl Row {
             self.waf_cumulative,
             self.free_blocks as f64,
             self.erases as f64,
+            self.bad_blocks as f64,
+            self.program_us_mean,
+            self.erase_us_mean,
         ]
     }
 }

@@ -1,7 +1,7 @@
 //! Same config and seed → identical summary and time series; another seed → a different run.
 
 use nandlab_core::config::presets::DEFAULT_CONFIG;
-use nandlab_core::stats::Summary;
+use nandlab_core::stats::{Row, Summary};
 use nandlab_core::{Config, Simulator};
 
 const SMALL: &str = r#"
@@ -32,7 +32,7 @@ distribution = "hotcold:0.8:0.2"
 duration = "0.5s"
 "#;
 
-fn run(text: &str, seed: Option<u64>) -> (Vec<Summary>, Vec<Vec<[f64; 15]>>, Summary) {
+fn run(text: &str, seed: Option<u64>) -> (Vec<Summary>, Vec<Vec<Row>>, Summary) {
     let mut cfg = Config::from_toml(text, "test").unwrap();
     if let Some(s) = seed {
         cfg.seed = s;
@@ -45,10 +45,7 @@ fn run(text: &str, seed: Option<u64>) -> (Vec<Summary>, Vec<Vec<[f64; 15]>>, Sum
         s.requests_per_wall_second = 0.0;
         s
     };
-    let rows = phases
-        .iter()
-        .map(|p| p.rows.iter().map(|r| r.values()).collect())
-        .collect();
+    let rows = phases.iter().map(|p| p.rows.clone()).collect();
     (
         phases.into_iter().map(|p| strip(p.summary)).collect(),
         rows,

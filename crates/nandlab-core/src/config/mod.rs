@@ -9,9 +9,11 @@ mod raw;
 pub use error::{did_you_mean, ConfigError};
 pub use raw::CountOrFraction;
 
+use crate::chip::Spread;
 use crate::geometry::{Dividers, Geometry};
 use crate::interface::{self, Interface};
 use crate::media::{CellMode, ModeTiming};
+use crate::wear::{Conditions, CyclePattern, DEFAULT_RATED};
 use error::{polish_serde_message, toml_location, unknown};
 use raw::*;
 use serde::Serialize;
@@ -52,6 +54,17 @@ pub struct DeviceConfig {
     pub write_buffer: u64,
     /// Latencies per bit mode, indexed by `CellMode::index()`.
     pub timing: Vec<ModeTiming>,
+    pub wear: WearConfig,
+}
+
+/// `[device.wear]`: rated endurance per mode, its spread over blocks, and the
+/// conditions that scale it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WearConfig {
+    /// Rated program/erase cycles per mode (SLC, MLC, TLC, QLC).
+    pub rated: [f64; 4],
+    pub spread: Spread,
+    pub conditions: Conditions,
 }
 
 /// GC victim selection.
@@ -178,6 +191,8 @@ pub struct PhaseConfig {
     pub interval: Option<Interval>,
     /// False: run at memory speed, no simulated time passes (ageing a drive).
     pub timed: bool,
+    /// Program-time factor of the data written (1 = random data).
+    pub data_factor: f64,
 }
 
 const SECTOR: u64 = 512;
@@ -387,6 +402,66 @@ fn validate_timing(raw: &RawTimingTable) -> Result<Vec<ModeTiming>, ConfigError>
         .collect()
 }
 
+fn validate_wear(w: &RawWear) -> Result<WearConfig, ConfigError> {
+    let mut rated = DEFAULT_RATED;
+    if let Some(r) = &w.rated {
+        for (i, v) in [r.slc, r.mlc, r.tlc, r.qlc].into_iter().enumerate() {
+            if let Some(v) = v {
+                if !(1.0..=1e12).contains(&v) {
+                    let key = format!("[device.wear] rated.{}", CellMode::NAMES[i]);
+                    return err(
+                        &key,
+                        format!("expected program/erase cycles of at least 1, found {v}"),
+                    );
+                }
+                rated[i] = v;
+            }
+        }
+    }
+    let spread = match w.spread.as_deref().unwrap_or("lognormal:0.15") {
+        "none" => Spread::Rated,
+        "desnoyers" => crate::chip::MEASURED,
+        s if s.starts_with("lognormal:") => match s["lognormal:".len()..].parse::<f64>() {
+            Ok(sigma) if sigma.is_finite() && (0.0..=3.0).contains(&sigma) => Spread::LogNormal {
+                median: 1.0,
+                sigma,
+                outliers: 0.0,
+            },
+            _ => {
+                return err(
+                    "[device.wear] spread",
+                    format!("lognormal:SIGMA needs 0 ≤ SIGMA ≤ 3, found `{s}`"),
+                )
+            }
+        },
+        s => {
+            return err(
+                "[device.wear] spread",
+                unknown("spread", s, &["none", "lognormal:SIGMA", "desnoyers"]),
+            )
+        }
+    };
+    let temperature_c = w.temperature_c.unwrap_or(25.0);
+    if !(-40.0..=125.0).contains(&temperature_c) {
+        return err(
+            "[device.wear] temperature_c",
+            format!("expected -40 to 125 °C, found {temperature_c}"),
+        );
+    }
+    // The rating is what a drive's blocks reach in use: the chip bench's
+    // full-block pattern is measured against single-page cycling, not drives.
+    let conditions = Conditions {
+        pattern: CyclePattern::SinglePage,
+        temperature_c,
+        relaxed: w.retention_relaxed.unwrap_or(false),
+    };
+    Ok(WearConfig {
+        rated,
+        spread,
+        conditions,
+    })
+}
+
 fn validate_device(
     d: RawDevice,
     f: RawFtl,
@@ -516,6 +591,7 @@ fn validate_device(
         multiplane: d.multiplane.unwrap_or(true),
         write_buffer,
         timing: validate_timing(&d.timing)?,
+        wear: validate_wear(&d.wear)?,
     };
 
     let gc = match f.gc.as_deref().unwrap_or("greedy") {
@@ -809,6 +885,33 @@ fn validate_phase(
         Some(i) => Some(validate_interval(&k("interval"), i)?),
         None => default_interval,
     };
+    let data = p.data.as_deref().unwrap_or("random");
+    let data_factor = match data {
+        "random" => 1.0,
+        "ones" => crate::wear::mlc_state_time("11").expect("'11' is a state"),
+        "zeros" => crate::wear::mlc_state_time("00").expect("'00' is a state"),
+        s if s.starts_with("states:") => {
+            let states: Vec<&str> = s["states:".len()..].split(',').map(str::trim).collect();
+            crate::wear::data_factor(&states)
+                .filter(|_| !states.is_empty())
+                .ok_or_else(|| {
+                    ConfigError::new(
+                        k("data"),
+                        format!("states:S1,S2,... takes MLC states 11, 10, 00, 01; found `{s}`"),
+                    )
+                })?
+        }
+        s => {
+            return err(
+                &k("data"),
+                unknown(
+                    "data pattern",
+                    s,
+                    &["random", "ones", "zeros", "states:11,10,..."],
+                ),
+            )
+        }
+    };
     let timed = p.timed.unwrap_or(true);
     if !timed {
         if duration_ns.is_some() || p.rate.is_some() || idle_every.is_some() {
@@ -837,6 +940,7 @@ fn validate_phase(
         duration_ns,
         interval,
         timed,
+        data_factor,
     })
 }
 

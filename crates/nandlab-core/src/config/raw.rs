@@ -150,6 +150,28 @@ pub struct RawDevice {
     pub write_buffer: Option<Size>,
     #[serde(default)]
     pub timing: RawTimingTable,
+    #[serde(default)]
+    pub wear: RawWear,
+}
+
+/// `[device.wear]`: endurance and how it varies.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWear {
+    pub rated: Option<RawRated>,
+    pub spread: Option<String>,
+    pub temperature_c: Option<f64>,
+    pub retention_relaxed: Option<bool>,
+}
+
+/// Rated program/erase cycles per bit mode.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRated {
+    pub slc: Option<f64>,
+    pub mlc: Option<f64>,
+    pub tlc: Option<f64>,
+    pub qlc: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -212,4 +234,5 @@ pub struct RawPhase {
     pub duration: Option<Duration>,
     pub interval: Option<RawInterval>,
     pub timed: Option<bool>,
+    pub data: Option<String>,
 }

@@ -1,0 +1,103 @@
+//! The media model on a whole drive: latency moves with wear (program time
+//! falls, erase time rises, in quantized steps), worn blocks are retired with
+//! no data lost, and a block without variation dies at its rated cycles.
+
+use nandlab_core::blocks::BlockState;
+use nandlab_core::{Config, Simulator};
+
+fn drive(rated: u32, spread: &str, volume: f64) -> Simulator {
+    let text = format!(
+        r#"
+seed = 9
+[device]
+cell = "mlc"
+channels = 2
+planes_per_die = 2
+blocks_per_plane = 48
+pages_per_block = 32
+page_size = "8KiB"
+over_provisioning = "30 %"
+[device.timing.mlc]
+read_us = [50]
+program_us = [600]
+erase_us = 3000
+[device.wear]
+rated = {{ mlc = {rated} }}
+spread = "{spread}"
+[ftl]
+gc_start = 3
+gc_stop = 4
+[[phase]]
+kind = "fill"
+[[phase]]
+queue_depth = 16
+volume = {volume:.1}
+interval = "8MiB"
+"#
+    );
+    Simulator::new(Config::from_toml(&text, "test").unwrap())
+}
+
+#[test]
+fn programs_get_faster_and_erases_slower_as_the_drive_ages() {
+    let mut sim = drive(400, "none", 60.0);
+    let phases = sim.run_all(&mut |_| true).unwrap();
+    let rows = &phases[1].rows;
+    let early = &rows[2];
+    let late = &rows[rows.len() - 2];
+    assert!(
+        late.program_us_mean < 0.8 * early.program_us_mean,
+        "{} -> {}",
+        early.program_us_mean,
+        late.program_us_mean
+    );
+    assert!(
+        late.erase_us_mean > 1.5 * early.erase_us_mean,
+        "{} -> {}",
+        early.erase_us_mean,
+        late.erase_us_mean
+    );
+    // The program and erase steps are 1/10 and 1/4 of the fresh times (60 and 750 µs).
+    let blocks = &sim.drive().ftl.blocks;
+    assert!(blocks.program_loops.iter().all(|&l| (4..=10).contains(&l)));
+    assert_eq!(blocks.bad_blocks, 0);
+}
+
+#[test]
+fn worn_blocks_are_retired_and_no_data_is_lost() {
+    let mut sim = drive(200, "lognormal:0.8", 20.0);
+    let r = sim.run_all(&mut |_| true).unwrap().pop().unwrap();
+    let ftl = &sim.drive().ftl;
+    assert!(r.summary.bad_blocks > 0, "no block wore out");
+    assert_eq!(
+        r.summary.bad_blocks,
+        ftl.blocks
+            .state
+            .iter()
+            .filter(|&&s| s == BlockState::Bad)
+            .count() as u64
+    );
+    ftl.check_invariants().unwrap();
+    // Every unit is still mapped (written by the fill, rewritten since, never trimmed).
+    assert_eq!(ftl.mapped_units(), ftl.g.user_units);
+}
+
+#[test]
+fn without_variation_a_block_dies_at_its_rated_cycles() {
+    let mut sim = drive(40, "none", 40.0);
+    match sim.run_all(&mut |_| true) {
+        Ok(_)
+        | Err(nandlab_core::SimError::NoFreeBlock { .. })
+        | Err(nandlab_core::SimError::NoReclaimableSpace { .. }) => {}
+        Err(e) => panic!("{e}"),
+    }
+    let blocks = &sim.drive().ftl.blocks;
+    assert!(blocks.bad_blocks > 0);
+    for (i, s) in blocks.state.iter().enumerate() {
+        if *s == BlockState::Bad {
+            assert_eq!(blocks.erase_count[i], 41, "block {i}");
+        } else {
+            assert!(blocks.erase_count[i] <= 40, "block {i}");
+        }
+    }
+}
