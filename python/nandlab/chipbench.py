@@ -21,12 +21,14 @@ import polars as pl
 
 from nandlab._core import chip_endurance, chip_latency, chip_presets
 
-__all__ = ["chips", "endurance", "latency", "write_endurance"]
+__all__ = ["chips", "endurance", "latency", "write_endurance", "write_latency"]
 
 LIFETIMES_PARQUET = "lifetimes.parquet"
 TRACE_PARQUET = "latency_trace.parquet"
 ENDURANCE_JSON = "endurance.json"
 ENDURANCE_PNG = "endurance.png"
+LATENCY_JSON = "latency.json"
+LATENCY_PNG = "latency.png"
 
 
 def chips() -> dict[str, str]:
@@ -66,3 +68,15 @@ def write_endurance(run: dict[str, Any], out_dir: str | os.PathLike[str]) -> lis
     pl.DataFrame(run["trace"]).write_parquet(trace)
     plots.endurance(run, png)
     return paths
+
+
+def write_latency(result: dict[str, Any], out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write latency.json and latency.png (worst / typical / best beside the datasheet) to ``out_dir``."""
+    from nandlab import plots
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    summary, png = out / LATENCY_JSON, out / LATENCY_PNG
+    summary.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    plots.chip_latency(result, png)
+    return [summary, png]

@@ -167,9 +167,13 @@ def chip_endurance(
 @chip.command("latency")
 @click.option("--chip", "name", required=True, metavar="NAME", help="Chip preset (see `nandlab chip list`).")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-def chip_latency(name: str, as_json: bool) -> None:
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR", help="Write JSON and PNG.")
+def chip_latency(name: str, as_json: bool, out: Path | None) -> None:
     """Read, program and erase latency over a block's life (worst / typical / best) beside the datasheet."""
     result = chipbench.latency(name)
+    if out is not None:
+        paths = chipbench.write_latency(result, out)
+        Console(stderr=True).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
     if as_json:
         click.echo(json.dumps(result))
         return

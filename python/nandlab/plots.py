@@ -123,3 +123,20 @@ def endurance(run: dict, path: str | os.PathLike[str]) -> None:
         f"{conditions['pattern']}, {conditions['temperature_c']:g} °C"
     )
     fig.savefig(path, dpi=110)
+
+
+def chip_latency(result: dict, path: str | os.PathLike[str]) -> None:
+    """Save a PNG of a chip's read, program and erase latency — worst, typical, best — beside its
+    datasheet value (Desnoyers' Figs. 7–9)."""
+    fig = Figure(figsize=(10, 3.8), layout="constrained")
+    panels = fig.subplots(1, 3)
+    kinds = ("worst", "typical", "best")
+    colors = ("tab:red", "tab:blue", "tab:green", "grey")
+    for axes, op in zip(panels, ("read", "program", "erase")):
+        values = [result[f"{op}_us"][k] for k in kinds] + [result["datasheet"][f"{op}_us"]]
+        axes.bar([*kinds, "datasheet"], values, color=colors)
+        axes.set_title(op)
+        axes.set_ylabel("µs")
+        axes.grid(True, axis="y", alpha=0.3)
+    fig.suptitle(f"nandlab chip latency — {result['chip']['name']}")
+    fig.savefig(path, dpi=110)

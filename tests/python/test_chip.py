@@ -51,6 +51,13 @@ def test_endurance_out_writes_parquet_and_png(nandlab_cli, tmp_path: Path) -> No
     assert (tmp_path / "endurance.png").stat().st_size > 10_000
 
 
+def test_latency_out_writes_a_png(nandlab_cli, tmp_path: Path) -> None:
+    result = nandlab_cli("chip", "latency", "--chip", "MT29F32G08QAA", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((tmp_path / "latency.json").read_text())["datasheet"]["program_us"] == 900
+    assert (tmp_path / "latency.png").stat().st_size > 10_000
+
+
 def test_bad_chip_settings_are_one_line_and_exit_code_2(nandlab_cli) -> None:
     result = nandlab_cli("chip", "latency", "--chip", "MT29F2G08AD")
     assert result.exit_code == 2

@@ -101,3 +101,88 @@ fn without_variation_a_block_dies_at_its_rated_cycles() {
         }
     }
 }
+
+/// Mean program time (µs) of a fresh drive's random-write phase with `wear` and `data` settings.
+fn mean_program_us(wear: &str, data: &str) -> (f64, u64) {
+    let text = format!(
+        r#"
+seed = 2
+[device]
+cell = "mlc"
+channels = 2
+blocks_per_plane = 64
+pages_per_block = 32
+page_size = "4KiB"
+over_provisioning = "30 %"
+[device.timing.mlc]
+program_us = [600]
+[device.wear]
+spread = "none"
+rated = {{ mlc = 100 }}
+{wear}
+[[phase]]
+data = "{data}"
+queue_depth = 4
+volume = 0.5
+"#
+    );
+    let mut sim = Simulator::new(Config::from_toml(&text, "test").unwrap());
+    let s = sim.run_all(&mut |_| true).unwrap().pop().unwrap().summary;
+    (s.program_us_mean, s.erases)
+}
+
+#[test]
+fn data_and_retention_relaxation_set_program_time() {
+    let (random, _) = mean_program_us("", "random");
+    assert_eq!(random, 600.0);
+    let (ones, _) = mean_program_us("", "ones");
+    assert!((ones / random - 0.69).abs() < 1e-3, "{ones}");
+    let (zeros, _) = mean_program_us("", "states:11,00");
+    assert!((zeros / random - 0.69 / 0.77).abs() < 1e-3, "{zeros}");
+    let (relaxed, _) = mean_program_us("retention_relaxed = true", "random");
+    assert_eq!(relaxed, 300.0);
+}
+
+#[test]
+fn retention_relaxation_and_cold_change_endurance() {
+    let lifetime = |wear: &str| {
+        let mut sim = drive_with(100, wear);
+        let _ = sim.run_all(&mut |_| true);
+        let b = &sim.drive().ftl.blocks;
+        (0..b.state.len())
+            .filter(|&i| b.state[i] == BlockState::Bad)
+            .map(|i| b.erase_count[i])
+            .min()
+    };
+    assert_eq!(lifetime(""), Some(101));
+    assert_eq!(lifetime("retention_relaxed = true"), Some(108)); // 100 × 1.071 → dies at the 108th erase
+    assert_eq!(lifetime("temperature_c = 5"), Some(51));
+}
+
+fn drive_with(rated: u32, wear: &str) -> Simulator {
+    let text = format!(
+        r#"
+seed = 9
+[device]
+cell = "mlc"
+channels = 2
+blocks_per_plane = 48
+pages_per_block = 32
+page_size = "8KiB"
+over_provisioning = "30 %"
+[device.wear]
+rated = {{ mlc = {rated} }}
+spread = "none"
+{wear}
+[ftl]
+gc_start = 3
+gc_stop = 4
+[[phase]]
+kind = "fill"
+[[phase]]
+queue_depth = 16
+volume = 200.0
+"#
+    );
+    Simulator::new(Config::from_toml(&text, "test").unwrap())
+}

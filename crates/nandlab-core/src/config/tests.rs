@@ -188,3 +188,34 @@ fn toml_to_json(text: &str) -> String {
     let v: serde_json::Value = toml::from_str(text).unwrap();
     v.to_string()
 }
+
+#[test]
+fn bad_media_settings_name_the_key() {
+    let e = error("[device.wear]\nspread = \"lognormal\"", PHASE);
+    assert!(
+        e.starts_with("[device.wear] spread: unknown spread `lognormal`"),
+        "{e}"
+    );
+    let e = error("[device.wear]\nrated = { mlc = 0 }", PHASE);
+    assert!(
+        e.starts_with("[device.wear] rated.mlc: expected program/erase cycles of at least 1"),
+        "{e}"
+    );
+    let e = error("[device.wear]\nrated = { plc = 5 }", PHASE);
+    assert!(
+        e.starts_with("[device.wear] rated: unknown key `plc`"),
+        "{e}"
+    );
+    let e = error("[device.wear]\ntemperature_c = 300", PHASE);
+    assert!(
+        e.starts_with("[device.wear] temperature_c: expected -40 to 125"),
+        "{e}"
+    );
+    let e = error("", "[[phase]]\nvolume = 1.0\ndata = \"states:11,22\"\n");
+    assert!(
+        e.starts_with("[[phase]] #1 data: states:S1,S2,... takes MLC states"),
+        "{e}"
+    );
+    let e = error("", "[[phase]]\nvolume = 1.0\ndata = \"onse\"\n");
+    assert!(e.contains("did you mean `ones`"), "{e}");
+}
