@@ -139,6 +139,9 @@ fn data_and_retention_relaxation_set_program_time() {
     assert!((ones / random - 0.69).abs() < 1e-3, "{ones}");
     let (zeros, _) = mean_program_us("", "states:11,00");
     assert!((zeros / random - 0.69 / 0.77).abs() < 1e-3, "{zeros}");
+    // 0xFF is all '11' cells; 0xF5 = 11 11 01 01 has the slowest state.
+    assert_eq!(mean_program_us("", "byte:0xFF").0, ones);
+    assert_eq!(mean_program_us("", "byte:0xF5").0, random);
     let (relaxed, _) = mean_program_us("retention_relaxed = true", "random");
     assert_eq!(relaxed, 300.0);
 }

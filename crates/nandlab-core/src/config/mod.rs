@@ -901,15 +901,24 @@ fn validate_phase(
                     )
                 })?
         }
+        s if s.starts_with("byte:") => {
+            let hex = s["byte:".len()..].trim_start_matches("0x");
+            let byte = u8::from_str_radix(hex, 16).map_err(|_| {
+                ConfigError::new(
+                    k("data"),
+                    format!("byte:0xNN takes one byte in hex, found `{s}`"),
+                )
+            })?;
+            // Each pair of bits is one MLC cell's target state.
+            let states: Vec<String> = (0..4)
+                .map(|i| format!("{:02b}", (byte >> (6 - 2 * i)) & 3))
+                .collect();
+            let states: Vec<&str> = states.iter().map(String::as_str).collect();
+            crate::wear::data_factor(&states).expect("two-bit strings are states")
+        }
         s => {
-            return err(
-                &k("data"),
-                unknown(
-                    "data pattern",
-                    s,
-                    &["random", "ones", "zeros", "states:11,10,..."],
-                ),
-            )
+            let names = ["random", "ones", "zeros", "byte:0xNN", "states:11,10,..."];
+            return err(&k("data"), unknown("data pattern", s, &names));
         }
     };
     let timed = p.timed.unwrap_or(true);
