@@ -49,11 +49,20 @@ pub struct BlockTable {
     pub program_loops: Vec<u8>,
     pub erase_loops: Vec<u8>,
     pub bad_blocks: u64,
+    /// Mapping units each block holds in its current mode.
+    pub capacity: Vec<u32>,
+    /// Blocks switched to a lower bit mode at death (ZombieNAND), all told.
+    pub mode_switches: u64,
+    /// ZombieNAND: a block dead at its mode drops one bit per cell instead of retiring.
+    zombie: bool,
+    native: CellMode,
+    native_capacity: u32,
+    units_per_page: u32,
     model: WearModel,
 }
 
 impl BlockTable {
-    pub fn new(g: &Geometry, wear: &WearConfig, seed: u64) -> BlockTable {
+    pub fn new(g: &Geometry, wear: &WearConfig, zombie: bool, seed: u64) -> BlockTable {
         let n = g.blocks as usize;
         let conditions = wear.conditions.endurance_factor();
         let free = (0..g.planes)
@@ -81,6 +90,12 @@ impl BlockTable {
             program_loops: vec![PROGRAM_LOOPS.0 as u8; n],
             erase_loops: vec![ERASE_LOOPS.0 as u8; n],
             bad_blocks: 0,
+            capacity: vec![g.units_per_block; n],
+            mode_switches: 0,
+            zombie,
+            native: g.cell,
+            native_capacity: g.units_per_block,
+            units_per_page: g.units_per_page,
             model: WearModel::new(wear.rated),
         }
     }
@@ -104,11 +119,23 @@ impl BlockTable {
         self.programmed[i] = 0;
         self.erase_count[i] += 1;
         self.stress[i] += self.wear_per_erase[i];
-        let mode = self.mode[i];
-        if self.stress[i] > self.model.limit(mode) {
-            self.state[i] = BlockState::Bad;
-            self.bad_blocks += 1;
-            return false;
+        let mut mode = self.mode[i];
+        while self.stress[i] > self.model.limit(mode) {
+            match mode.lower().filter(|_| self.zombie) {
+                // Stress is the block's history: the lower mode's life is what
+                // its higher threshold leaves, not a fresh count of cycles.
+                Some(lower) => mode = lower,
+                None => {
+                    self.state[i] = BlockState::Bad;
+                    self.bad_blocks += 1;
+                    return false;
+                }
+            }
+        }
+        if mode != self.mode[i] {
+            self.mode[i] = mode;
+            self.capacity[i] = self.capacity_in(mode);
+            self.mode_switches += 1;
         }
         let u = self.model.life_used(mode, delta_v(self.stress[i]));
         let between = |(fresh, worn): (u32, u32)| {
@@ -119,6 +146,24 @@ impl BlockTable {
         self.state[i] = BlockState::Free;
         self.free[plane as usize].push_back(block);
         true
+    }
+
+    /// Units a block holds in `mode`: the native capacity scaled by bits per
+    /// cell, in whole pages.
+    pub fn capacity_in(&self, mode: CellMode) -> u32 {
+        let units = self.native_capacity as u64 * mode.bits() as u64 / self.native.bits() as u64;
+        (units as u32 / self.units_per_page * self.units_per_page).max(self.units_per_page)
+    }
+
+    /// Usable blocks per bit mode (SLC, MLC, TLC, QLC), retired ones left out.
+    pub fn blocks_by_mode(&self) -> [u64; 4] {
+        let mut n = [0u64; 4];
+        for (m, s) in self.mode.iter().zip(&self.state) {
+            if *s != BlockState::Bad {
+                n[m.index()] += 1;
+            }
+        }
+        n
     }
 
     pub fn free_count(&self, plane: u32) -> u32 {

@@ -135,7 +135,7 @@ impl Ftl {
             // Zeroed vectors come from the OS lazily: untouched parts cost no memory.
             l2p: memory::zeroed_u32(g.user_units as usize),
             p2l: memory::zeroed_u32(g.slots as usize),
-            blocks: BlockTable::new(&g, &cfg.device.wear, cfg.seed),
+            blocks: BlockTable::new(&g, &cfg.device.wear, cfg.ftl.zombie, cfg.seed),
             victims: VictimIndex::new(cfg.ftl.gc, g.planes, g.blocks_per_plane, g.units_per_block),
             host_block: vec![NIL; g.planes as usize],
             gc_block: vec![NIL; g.planes as usize],
@@ -268,7 +268,7 @@ impl Ftl {
     /// Seals a fully programmed block: it leaves its frontier and becomes a GC candidate.
     fn seal_if_full(&mut self, b: u32) {
         let bi = b as usize;
-        if self.blocks.programmed[bi] == self.g.units_per_block {
+        if self.blocks.programmed[bi] == self.blocks.capacity[bi] {
             self.blocks.state[bi] = BlockState::Sealed;
             self.victims.insert(b, self.blocks.valid[bi], self.clock);
             let plane = self.g.plane_of_block(b) as usize;
@@ -401,7 +401,7 @@ impl Ftl {
             }
             let bi = b as usize;
             debug_assert!(
-                self.blocks.written[bi] < self.g.units_per_block,
+                self.blocks.written[bi] < self.blocks.capacity[bi],
                 "host frontier block {b} is full"
             );
             self.open
@@ -484,7 +484,7 @@ impl Ftl {
         let mode = self.blocks.mode[v as usize];
         let mut remaining = self.blocks.valid[v as usize];
         let mut lpns = [0u32; 64];
-        let pages = self.g.units_per_block / upp;
+        let pages = self.blocks.capacity[v as usize] / upp;
         let mut page = 0;
         while remaining > 0 && page < pages {
             let first = base + page * upp;

@@ -47,6 +47,10 @@ pub enum SimError {
         index: usize,
         phases: usize,
     },
+    /// The drive died in an earlier phase.
+    Dead {
+        reason: String,
+    },
     /// The progress callback asked to stop.
     Aborted,
 }
@@ -66,8 +70,20 @@ impl fmt::Display for SimError {
             ),
             SimError::NoSuchPhase { index, phases } => write!(f, "no phase #{} (the config has {phases})", index + 1),
             SimError::Aborted => write!(f, "run interrupted"),
+            SimError::Dead { reason } => write!(f, "the drive is dead: {reason}"),
         }
     }
 }
 
 impl std::error::Error for SimError {}
+
+impl SimError {
+    /// Whether the drive wore out (ran out of usable flash), as opposed to
+    /// being stopped or misused.
+    pub fn is_wear_out(&self) -> bool {
+        matches!(
+            self,
+            SimError::NoFreeBlock { .. } | SimError::NoReclaimableSpace { .. }
+        )
+    }
+}

@@ -34,6 +34,16 @@ impl CellMode {
             .map(|i| Self::ALL[i])
     }
 
+    /// One bit per cell fewer (ZombieNAND's downgrade), or None below SLC.
+    pub fn lower(self) -> Option<CellMode> {
+        match self {
+            CellMode::Slc => None,
+            CellMode::Mlc => Some(CellMode::Slc),
+            CellMode::Tlc => Some(CellMode::Mlc),
+            CellMode::Qlc => Some(CellMode::Tlc),
+        }
+    }
+
     /// Index 0..4 for per-mode tables.
     pub fn index(self) -> usize {
         self as usize - 1

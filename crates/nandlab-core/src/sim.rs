@@ -49,6 +49,10 @@ pub struct Simulator {
     run_writes: Latency,
     run_wall: f64,
     phases_run: u64,
+    /// Why the drive died, once it has.
+    death: Option<String>,
+    /// Arrival time of the last request issued (where a run that fails stopped).
+    last_issue: u64,
 }
 
 /// Per-phase bookkeeping of the time series.
@@ -92,6 +96,7 @@ impl Recorder {
 
     fn row(&mut self, t: u64, c: Counters, run_start: &Counters, blocks: &BlockTable) {
         let free_blocks = blocks.total_free();
+        let by_mode = blocks.blocks_by_mode();
         let d = c - self.last;
         let dt = t.saturating_sub(self.last_t) as f64 / 1e9;
         let rate = |x: f64| if dt > 0.0 { x / dt } else { 0.0 };
@@ -114,6 +119,20 @@ impl Recorder {
             bad_blocks: blocks.bad_blocks,
             program_us_mean: d.program_us_mean(),
             erase_us_mean: d.erase_us_mean(),
+            latency_mean_us: {
+                let n = self.reads.count() + self.writes.count();
+                let sum = self.reads.mean_ns() * self.reads.count() as f64
+                    + self.writes.mean_ns() * self.writes.count() as f64;
+                if n == 0 {
+                    0.0
+                } else {
+                    sum / n as f64 / 1000.0
+                }
+            },
+            slc_blocks: by_mode[0],
+            mlc_blocks: by_mode[1],
+            tlc_blocks: by_mode[2],
+            qlc_blocks: by_mode[3],
         });
         self.reads.reset();
         self.writes.reset();
@@ -163,6 +182,8 @@ impl Simulator {
             run_writes: Latency::new(3),
             run_wall: 0.0,
             phases_run: 0,
+            death: None,
+            last_issue: 0,
         }
     }
 
@@ -172,6 +193,11 @@ impl Simulator {
 
     pub fn drive(&self) -> &Drive {
         &self.drive
+    }
+
+    /// The drive, to switch on checks (the integrity oracle) before a run.
+    pub fn drive_mut(&mut self) -> &mut Drive {
+        &mut self.drive
     }
 
     /// Simulated time so far, ns.
@@ -218,18 +244,43 @@ impl Simulator {
         let mut reads = Latency::new(3);
         let mut writes = Latency::new(3);
         self.drive.ftl.set_data_factor(p.data_factor);
-        let end = match p.kind {
-            PhaseKind::Fill | PhaseKind::Trim => self.lay_out(p, seed, progress)?,
+        if let Some(reason) = &self.death {
+            return Err(SimError::Dead {
+                reason: reason.clone(),
+            });
+        }
+        let outcome = match p.kind {
+            PhaseKind::Fill | PhaseKind::Trim => self.lay_out(p, seed, progress),
             PhaseKind::Io if !p.timed => {
                 self.drive.tl.enabled = false;
                 let (mut r, mut w) = (Latency::new(2), Latency::new(2));
                 let end = self.io(p, seed, start, &mut rec, &mut r, &mut w, progress);
                 self.drive.tl.enabled = true;
-                end?
+                end
             }
-            PhaseKind::Io => {
-                self.io(p, seed, start, &mut rec, &mut reads, &mut writes, progress)?
+            PhaseKind::Io => self.io(p, seed, start, &mut rec, &mut reads, &mut writes, progress),
+        };
+        let mut phase_death = None;
+        let end = match outcome {
+            Ok(end) => end,
+            Err(e) if p.until_dead && e.is_wear_out() => {
+                let b = &self.drive.ftl.blocks;
+                let m = b.blocks_by_mode();
+                let reason = format!(
+                    "{e} — at {:.3} TB written by the host, {} blocks retired, usable blocks: \
+                     {} SLC, {} MLC, {} TLC, {} QLC",
+                    self.drive.ftl.counters.host_write_bytes as f64 / 1e12,
+                    b.bad_blocks,
+                    m[0],
+                    m[1],
+                    m[2],
+                    m[3]
+                );
+                self.death = Some(reason.clone());
+                phase_death = Some(reason);
+                self.last_issue
             }
+            Err(e) => return Err(e),
         };
         self.now = end.max(start);
         let after = self.drive.ftl.counters;
@@ -261,6 +312,7 @@ impl Simulator {
                 free_blocks: free,
                 bad_blocks: self.drive.ftl.blocks.bad_blocks,
                 erase_counts: &self.drive.ftl.blocks.erase_count,
+                death: phase_death,
             },
         );
         Ok(PhaseResult {
@@ -283,6 +335,7 @@ impl Simulator {
                 free_blocks: self.drive.ftl.blocks.total_free(),
                 bad_blocks: self.drive.ftl.blocks.bad_blocks,
                 erase_counts: &self.drive.ftl.blocks.erase_count,
+                death: self.death.clone(),
             },
         )
     }
@@ -416,6 +469,7 @@ impl Simulator {
                 let req: Request = next;
                 next = gen.next_request();
                 self.drive.prefetch(&next);
+                self.last_issue = t;
                 let done = self.drive.submit(req, t)?;
                 let lat = done - t;
                 match req.op {

@@ -134,6 +134,15 @@ impl Latency {
         }
     }
 
+    /// Mean in nanoseconds (0 when empty).
+    pub fn mean_ns(&self) -> f64 {
+        if self.0.is_empty() {
+            0.0
+        } else {
+            self.0.mean()
+        }
+    }
+
     pub fn summary(&self) -> LatencySummary {
         let e = self.0.is_empty();
         LatencySummary {
@@ -235,6 +244,8 @@ pub struct Summary {
     pub erase_us_mean: f64,
     pub erase_count: EraseStats,
     pub erase_count_histogram: Vec<(u32, u64)>,
+    /// Why the drive died, if it did (in this phase, or in the run).
+    pub death: Option<String>,
 }
 
 /// Inputs of a [`Summary`] besides the counters.
@@ -248,6 +259,7 @@ pub struct SummaryParts<'a> {
     pub free_blocks: u64,
     pub bad_blocks: u64,
     pub erase_counts: &'a [u32],
+    pub death: Option<String>,
 }
 
 impl Summary {
@@ -294,6 +306,7 @@ impl Summary {
             erase_us_mean: c.erase_us_mean(),
             erase_count,
             erase_count_histogram,
+            death: p.death,
         }
     }
 }
@@ -319,20 +332,31 @@ pub struct Row {
     pub bad_blocks: u64,
     pub program_us_mean: f64,
     pub erase_us_mean: f64,
+    /// Mean latency of all requests in the interval, µs.
+    pub latency_mean_us: f64,
+    /// Usable blocks per bit mode.
+    pub slc_blocks: u64,
+    pub mlc_blocks: u64,
+    pub tlc_blocks: u64,
+    pub qlc_blocks: u64,
 }
 
 /// Columns of [`Row`] that hold whole numbers.
-pub const ROW_INTEGER_COLUMNS: [&str; 6] = [
+pub const ROW_INTEGER_COLUMNS: [&str; 10] = [
     "phase",
     "host_write_bytes",
     "host_read_bytes",
     "free_blocks",
     "erases",
     "bad_blocks",
+    "slc_blocks",
+    "mlc_blocks",
+    "tlc_blocks",
+    "qlc_blocks",
 ];
 
 /// Column names of [`Row`], in order.
-pub const ROW_COLUMNS: [&str; 18] = [
+pub const ROW_COLUMNS: [&str; 23] = [
     "phase",
     "sim_seconds",
     "host_write_bytes",
@@ -351,11 +375,16 @@ pub const ROW_COLUMNS: [&str; 18] = [
     "bad_blocks",
     "program_us_mean",
     "erase_us_mean",
+    "latency_mean_us",
+    "slc_blocks",
+    "mlc_blocks",
+    "tlc_blocks",
+    "qlc_blocks",
 ];
 
 impl Row {
     /// The row's values in [`ROW_COLUMNS`] order (integers exact up to 2^53).
-    pub fn values(&self) -> [f64; 18] {
+    pub fn values(&self) -> [f64; 23] {
         [
             self.phase as f64,
             self.sim_seconds,
@@ -375,6 +404,11 @@ impl Row {
             self.bad_blocks as f64,
             self.program_us_mean,
             self.erase_us_mean,
+            self.latency_mean_us,
+            self.slc_blocks as f64,
+            self.mlc_blocks as f64,
+            self.tlc_blocks as f64,
+            self.qlc_blocks as f64,
         ]
     }
 }

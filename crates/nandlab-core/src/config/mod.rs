@@ -100,6 +100,9 @@ pub struct FtlConfig {
     pub idle_threshold_ns: u64,
     /// Host reads go ahead of programs, erases and GC waiting on a die.
     pub read_priority: bool,
+    /// ZombieNAND: a block dead at its bit mode drops one bit per cell (TLC →
+    /// MLC → SLC) instead of being retired.
+    pub zombie: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -193,6 +196,8 @@ pub struct PhaseConfig {
     pub timed: bool,
     /// Program-time factor of the data written (1 = random data).
     pub data_factor: f64,
+    /// Run until the drive wears out (`until = "dead"`); death ends the phase, not the run.
+    pub until_dead: bool,
 }
 
 const SECTOR: u64 = 512;
@@ -693,6 +698,7 @@ fn validate_device(
         stripe_order,
         idle_threshold_ns: f.idle_threshold.map(|d| d.0).unwrap_or(1_000_000),
         read_priority: f.read_priority.unwrap_or(true),
+        zombie: f.zombie.unwrap_or(false),
     };
     Ok((device, geometry, ftl))
 }
@@ -846,6 +852,12 @@ fn validate_phase(
         );
     }
     let duration_ns = p.duration.map(|d| d.0);
+    let until_dead = match p.until.as_deref() {
+        None => false,
+        Some("dead") if kind == PhaseKind::Io => true,
+        Some("dead") => return err(&k("until"), "only an io phase can run until the drive dies"),
+        Some(s) => return err(&k("until"), format!("expected \"dead\", found `{s}`")),
+    };
     if duration_ns == Some(0)
         || p.requests == Some(0)
         || volume.map(|v| v.bytes(g.user_capacity_bytes)) == Some(0)
@@ -872,10 +884,10 @@ fn validate_phase(
             Some(v)
         }
         PhaseKind::Io => {
-            if volume.is_none() && p.requests.is_none() && duration_ns.is_none() {
+            if volume.is_none() && p.requests.is_none() && duration_ns.is_none() && !until_dead {
                 return err(
                     &k("volume"),
-                    "the phase needs a stop condition: one of volume, requests, duration",
+                    "the phase needs a stop condition: one of volume, requests, duration, until",
                 );
             }
             volume
@@ -950,6 +962,7 @@ fn validate_phase(
         interval,
         timed,
         data_factor,
+        until_dead,
     })
 }
 

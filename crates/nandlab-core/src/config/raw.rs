@@ -203,6 +203,7 @@ pub struct RawFtl {
     pub stripe_order: Option<String>,
     pub idle_threshold: Option<Duration>,
     pub read_priority: Option<bool>,
+    pub zombie: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -235,4 +236,5 @@ pub struct RawPhase {
     pub interval: Option<RawInterval>,
     pub timed: Option<bool>,
     pub data: Option<String>,
+    pub until: Option<String>,
 }

@@ -161,7 +161,7 @@ fn a_phase_needs_a_stop_condition() {
     let e = error("", "[[phase]]\nqueue_depth = 4\n");
     assert_eq!(
         e,
-        "[[phase]] #1 volume: the phase needs a stop condition: one of volume, requests, duration"
+        "[[phase]] #1 volume: the phase needs a stop condition: one of volume, requests, duration, until"
     );
     let e = error("", "");
     assert!(e.contains("at least one [[phase]]"), "{e}");
