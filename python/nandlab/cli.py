@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from nandlab import api, chipbench, output
+from nandlab import api, chipbench, lifetime, output
 from nandlab._core import ConfigError, SimulationError, default_config_toml, preset_toml, presets
 
 GIB = 2**30
@@ -106,6 +106,45 @@ def list_presets(name: str | None) -> None:
 def default_config() -> None:
     """Print the built-in default experiment as TOML, to copy and edit."""
     click.echo(default_config_toml().rstrip("\n"))
+
+
+@cli.command("lifetime")
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path), metavar="CONFIG.toml")
+@click.option("--compare-baseline", is_flag=True, help="Also run the baseline (no ZombieNAND) and compare.")
+@click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
+@click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Override the config's seed.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def lifetime_command(config: Path, compare_baseline: bool, as_json: bool, seed: int | None, quiet: bool) -> None:
+    """Run a drive from pristine to dead (a phase with until = "dead"); with --compare-baseline, run
+    it with ZombieNAND and without, and report the lifetime and latency ratios."""
+    stderr = Console(stderr=True, quiet=quiet)
+    with _LazyProgress(stderr) as progress:
+        if compare_baseline:
+            report = lifetime.compare(config, seed=seed, progress=progress)
+        else:
+            report = {k: v for k, v in lifetime.run(config, seed=seed, progress=progress).items() if k != "result"}
+    if as_json:
+        click.echo(output.to_strict_json(report))
+        return
+    runs = {"zombie": report["zombie"], "baseline": report["baseline"]} if compare_baseline else {"run": report}
+    table = Table("Drive", "Written until death", "Drive writes", "Sim s", "Wall s", "Death", title="Lifetime")
+    for label, r in runs.items():
+        table.add_row(
+            label,
+            f"{r['host_write_bytes'] / 1e12:.3g} TB",
+            _number(r["drive_writes"]),
+            _number(r["sim_seconds"]),
+            _number(r["wall_seconds"]),
+            escape(r["death"] or "alive at the end"),
+        )
+    console = _stdout_console()
+    console.print(table)
+    if compare_baseline:
+        console.print(
+            f"lifetime ratio (ZombieNAND / baseline): {report['lifetime_ratio']:.3g}; "
+            f"latency ratio over the baseline's life: {report['latency_ratio']:.3g}, "
+            f"after it: {report['latency_ratio_after']:.3g}"
+        )
 
 
 @cli.group()

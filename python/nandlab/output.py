@@ -18,7 +18,12 @@ THROUGHPUT_LATENCY_PNG = "throughput_latency.png"
 
 def to_json(result: Result) -> str:
     """The run as strict JSON (``Result.to_dict``); NaN and infinities become ``null``."""
-    return json.dumps(_finite(result.to_dict()), indent=2, allow_nan=False)
+    return to_strict_json(result.to_dict())
+
+
+def to_strict_json(document: Any) -> str:
+    """Any JSON-able document as strict JSON: NaN and infinities become ``null``."""
+    return json.dumps(_finite(document), indent=2, allow_nan=False)
 
 
 def write(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
