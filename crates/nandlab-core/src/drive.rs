@@ -109,7 +109,7 @@ impl Drive {
             done = self.tl.link_transfer(space, hi - lo, true);
             let ready = done.max(merged_ready);
             for l in lpn..lpn + n {
-                let p = self.ftl.write_unit(l as u32, ready, &mut self.tl)?;
+                let p = self.ftl.write_unit(l as u32, ready, &mut self.tl, true)?;
                 self.release(p);
             }
             lpn += n;

@@ -36,6 +36,9 @@ struct Target {
 struct OpenPage {
     /// Units placed so far; 0 = no page open.
     filled: u32,
+    /// Of those, units that hold space in the DRAM write buffer (fill phases
+    /// place units without it).
+    buffered: u32,
     /// Units the page holds (planes × units per page).
     total: u32,
     /// When the last unit's data reached the buffer.
@@ -44,7 +47,7 @@ struct OpenPage {
     page_slot: Vec<u32>,
 }
 
-/// A program the host write path issued: its units leave the write buffer at `done`.
+/// A program the host write path issued: its `units` buffered units leave the write buffer at `done`.
 #[derive(Debug, Clone, Copy)]
 pub struct Programmed {
     pub done: u64,
@@ -301,14 +304,16 @@ impl Ftl {
         self.program_permille = (factor * self.relaxed_factor * 1000.0).round() as u64;
     }
 
-    /// Places one host mapping unit whose data is in the buffer at `ready`.
-    /// Returns the program it completed, if any.
+    /// Places one host mapping unit whose data is ready at `ready` (in the
+    /// write buffer if `buffered`). Returns the program it completed, if any,
+    /// with the buffered units it frees.
     #[inline]
     pub fn write_unit(
         &mut self,
         lpn: u32,
         ready: u64,
         tl: &mut Timeline,
+        buffered: bool,
     ) -> Result<Option<Programmed>, SimError> {
         if self.open.filled == 0 {
             self.open_page(ready, tl)?;
@@ -323,6 +328,7 @@ impl Ftl {
         }
         self.clock += 1;
         self.open.filled += 1;
+        self.open.buffered += buffered as u32;
         self.open.ready = self.open.ready.max(ready);
         if self.open.filled < self.open.total {
             return Ok(None);
@@ -340,7 +346,7 @@ impl Ftl {
     ) -> Result<(), SimError> {
         let mut i = 0;
         while i < count && self.open.filled != 0 {
-            self.write_unit(lpn_of(i), 0, tl)?;
+            self.write_unit(lpn_of(i), 0, tl, false)?;
             i += 1;
         }
         let upp = self.g.units_per_page;
@@ -384,7 +390,7 @@ impl Ftl {
         self.counters.flash_programs_host += pages;
         self.counters.flash_units_host += i - start;
         while i < count {
-            self.write_unit(lpn_of(i), 0, tl)?;
+            self.write_unit(lpn_of(i), 0, tl, false)?;
             i += 1;
         }
         Ok(())
@@ -431,8 +437,9 @@ impl Ftl {
         let done = tl.flash_program(self.open.ready, t.die, program_ns, self.open.total);
         self.counters.flash_programs_host += t.planes as u64;
         self.counters.flash_units_host += self.open.total as u64;
-        let units = self.open.filled;
+        let units = self.open.buffered;
         self.open.filled = 0;
+        self.open.buffered = 0;
         self.cursor += 1;
         if self.cursor == self.stripe.len() {
             self.cursor = 0;
