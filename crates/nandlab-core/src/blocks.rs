@@ -53,6 +53,8 @@ pub struct BlockTable {
     pub capacity: Vec<u32>,
     /// Blocks switched to a lower bit mode at death (ZombieNAND), all told.
     pub mode_switches: u64,
+    /// Mapping units the usable blocks of each plane hold in their modes.
+    pub plane_capacity: Vec<u64>,
     /// ZombieNAND: a block dead at its mode drops one bit per cell instead of retiring.
     zombie: bool,
     native: CellMode,
@@ -92,6 +94,10 @@ impl BlockTable {
             bad_blocks: 0,
             capacity: vec![g.units_per_block; n],
             mode_switches: 0,
+            plane_capacity: vec![
+                g.blocks_per_plane as u64 * g.units_per_block as u64;
+                g.planes as usize
+            ],
             zombie,
             native: g.cell,
             native_capacity: g.units_per_block,
@@ -128,13 +134,16 @@ impl BlockTable {
                 None => {
                     self.state[i] = BlockState::Bad;
                     self.bad_blocks += 1;
+                    self.plane_capacity[plane as usize] -= self.capacity[i] as u64;
                     return false;
                 }
             }
         }
         if mode != self.mode[i] {
             self.mode[i] = mode;
-            self.capacity[i] = self.capacity_in(mode);
+            let lower = self.capacity_in(mode);
+            self.plane_capacity[plane as usize] -= (self.capacity[i] - lower) as u64;
+            self.capacity[i] = lower;
             self.mode_switches += 1;
         }
         let u = self.model.life_used(mode, delta_v(self.stress[i]));

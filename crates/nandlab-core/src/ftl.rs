@@ -76,6 +76,9 @@ pub struct Ftl {
     clock: u64,
     rng: Xoshiro256PlusPlus,
     pub counters: Counters,
+    /// Flash a plane needs beyond its data: the blocks GC keeps free (high
+    /// watermark) and open (host and GC frontier), in units.
+    reserve_units: u64,
     /// Program-time factor of the data being written, per mille.
     program_permille: u64,
     /// 0.5 with retention-relaxed programming, else 1.
@@ -153,6 +156,7 @@ impl Ftl {
             clock: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             counters: Counters::default(),
+            reserve_units: (cfg.ftl.gc_stop as u64 + 2) * g.units_per_block as u64,
             program_permille: if relaxed { 500 } else { 1000 },
             relaxed_factor: if relaxed { RELAXED_PROGRAM_FACTOR } else { 1.0 },
             oracle: None,
@@ -517,8 +521,24 @@ impl Ftl {
         let erase_ns = self.erase_ns(v);
         self.counters.erase_ns += erase_ns;
         tl.erase(now, die, erase_ns);
-        self.blocks.erase(v, plane);
         self.counters.erases += 1;
+        if !self.blocks.erase(v, plane) || self.blocks.mode[v as usize] != mode {
+            // The plane lost flash (ZombieNAND: lost bits come out of the
+            // reserve): it must still hold the data on it plus the blocks GC
+            // keeps free (high watermark) and open.
+            let usable = self.blocks.plane_capacity[plane as usize];
+            let valid: u64 = (0..self.g.blocks_per_plane)
+                .map(|i| self.blocks.valid[self.g.block_in_plane(plane, i) as usize] as u64)
+                .sum();
+            let needed = valid + self.reserve_units;
+            if usable < needed {
+                return Err(SimError::WornOut {
+                    plane,
+                    usable,
+                    needed,
+                });
+            }
+        }
         Ok(())
     }
 

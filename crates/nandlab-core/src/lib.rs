@@ -47,6 +47,13 @@ pub enum SimError {
         index: usize,
         phases: usize,
     },
+    /// Retired and downgraded blocks left a plane too little flash for the
+    /// data on it and the GC reserve: the drive is worn out.
+    WornOut {
+        plane: u32,
+        usable: u64,
+        needed: u64,
+    },
     /// The drive died in an earlier phase.
     Dead {
         reason: String,
@@ -70,6 +77,11 @@ impl fmt::Display for SimError {
             ),
             SimError::NoSuchPhase { index, phases } => write!(f, "no phase #{} (the config has {phases})", index + 1),
             SimError::Aborted => write!(f, "run interrupted"),
+            SimError::WornOut { plane, usable, needed } => write!(
+                f,
+                "worn out: plane {plane} has {usable} usable mapping units left, fewer than the {needed} \
+                 its valid data and the GC reserve (high watermark + 2 open blocks) need"
+            ),
             SimError::Dead { reason } => write!(f, "the drive is dead: {reason}"),
         }
     }
@@ -83,7 +95,9 @@ impl SimError {
     pub fn is_wear_out(&self) -> bool {
         matches!(
             self,
-            SimError::NoFreeBlock { .. } | SimError::NoReclaimableSpace { .. }
+            SimError::NoFreeBlock { .. }
+                | SimError::NoReclaimableSpace { .. }
+                | SimError::WornOut { .. }
         )
     }
 }
