@@ -5,7 +5,9 @@
 use nandlab_core::blocks::BlockState;
 use nandlab_core::{Config, Simulator};
 
-fn drive(rated: u32, spread: &str, volume: f64) -> Simulator {
+/// A small MLC drive rated for `rated` cycles, with more `[device.wear]` lines, filled and
+/// then written with `volume` capacities of random writes.
+fn drive(rated: u32, wear: &str, volume: f64) -> Simulator {
     let text = format!(
         r#"
 seed = 9
@@ -23,7 +25,7 @@ program_us = [600]
 erase_us = 3000
 [device.wear]
 rated = {{ mlc = {rated} }}
-spread = "{spread}"
+{wear}
 [ftl]
 gc_start = 3
 gc_stop = 4
@@ -40,7 +42,7 @@ interval = "8MiB"
 
 #[test]
 fn programs_get_faster_and_erases_slower_as_the_drive_ages() {
-    let mut sim = drive(400, "none", 60.0);
+    let mut sim = drive(400, "spread = \"none\"", 60.0);
     let phases = sim.run_all(&mut |_| true).unwrap();
     let rows = &phases[1].rows;
     let early = &rows[2];
@@ -65,7 +67,7 @@ fn programs_get_faster_and_erases_slower_as_the_drive_ages() {
 
 #[test]
 fn worn_blocks_are_retired_and_no_data_is_lost() {
-    let mut sim = drive(200, "lognormal:0.8", 20.0);
+    let mut sim = drive(200, "spread = \"lognormal:0.8\"", 20.0);
     let r = sim.run_all(&mut |_| true).unwrap().pop().unwrap();
     let ftl = &sim.drive().ftl;
     assert!(r.summary.bad_blocks > 0, "no block wore out");
@@ -84,7 +86,7 @@ fn worn_blocks_are_retired_and_no_data_is_lost() {
 
 #[test]
 fn without_variation_a_block_dies_at_its_rated_cycles() {
-    let mut sim = drive(40, "none", 40.0);
+    let mut sim = drive(40, "spread = \"none\"", 40.0);
     match sim.run_all(&mut |_| true) {
         Ok(_) => {}
         Err(e) if e.is_wear_out() => {}
@@ -148,7 +150,7 @@ fn data_and_retention_relaxation_set_program_time() {
 #[test]
 fn retention_relaxation_and_cold_change_endurance() {
     let lifetime = |wear: &str| {
-        let mut sim = drive_with(100, wear);
+        let mut sim = drive(100, &format!("spread = \"none\"\n{wear}"), 200.0);
         let _ = sim.run_all(&mut |_| true);
         let b = &sim.drive().ftl.blocks;
         (0..b.state.len())
@@ -159,32 +161,4 @@ fn retention_relaxation_and_cold_change_endurance() {
     assert_eq!(lifetime(""), Some(101));
     assert_eq!(lifetime("retention_relaxed = true"), Some(108)); // 100 × 1.071 → dies at the 108th erase
     assert_eq!(lifetime("temperature_c = 5"), Some(51));
-}
-
-fn drive_with(rated: u32, wear: &str) -> Simulator {
-    let text = format!(
-        r#"
-seed = 9
-[device]
-cell = "mlc"
-channels = 2
-blocks_per_plane = 48
-pages_per_block = 32
-page_size = "8KiB"
-over_provisioning = "30 %"
-[device.wear]
-rated = {{ mlc = {rated} }}
-spread = "none"
-{wear}
-[ftl]
-gc_start = 3
-gc_stop = 4
-[[phase]]
-kind = "fill"
-[[phase]]
-queue_depth = 16
-volume = 200.0
-"#
-    );
-    Simulator::new(Config::from_toml(&text, "test").unwrap())
 }
