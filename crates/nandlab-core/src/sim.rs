@@ -578,13 +578,16 @@ impl Simulator {
     }
 }
 
-/// About 200 rows per phase, on the axis of its first stop condition.
+/// About 200 rows per phase, on the axis of its first stop condition; a run
+/// until death takes a row every tenth of the user capacity moved.
 fn default_interval(p: &PhaseConfig, user: u64) -> Interval {
     if let Some(v) = p.volume {
         Interval::Bytes((v.bytes(user) / ROWS_PER_PHASE).max(1))
     } else if let Some(d) = p.duration_ns {
         Interval::Time((d / ROWS_PER_PHASE).max(1))
+    } else if let Some(r) = p.requests {
+        Interval::Requests((r / ROWS_PER_PHASE).max(1))
     } else {
-        Interval::Requests((p.requests.unwrap_or(ROWS_PER_PHASE) / ROWS_PER_PHASE).max(1))
+        Interval::Bytes((user / 10).max(1))
     }
 }
