@@ -258,6 +258,43 @@ pub struct BlockRun {
     pub trace: Vec<(u64, f64, f64)>,
 }
 
+/// One block of a chip cycled under some conditions: when it dies, and its
+/// program and erase times at any cycle.
+struct BlockLife {
+    model: WearModel,
+    mode: CellMode,
+    /// Rated cycles per real cycle: the block ages `rated / limit` times as fast.
+    wear_rate: f64,
+    lifetime: u64,
+    program_fresh: u64,
+    erase_fresh: u64,
+}
+
+impl BlockLife {
+    fn new(chip: &Chip, factor: f64, conditions: &Conditions) -> BlockLife {
+        let model = chip.wear_model();
+        let rated = model.limit(chip.cell);
+        let limit = rated * factor * conditions.endurance_factor();
+        BlockLife {
+            model,
+            mode: chip.cell,
+            wear_rate: rated / limit,
+            lifetime: limit.ceil().max(1.0) as u64,
+            program_fresh: (chip.datasheet.program_us * 1000.0) as u64,
+            erase_fresh: (chip.datasheet.erase_us * 1000.0) as u64,
+        }
+    }
+
+    /// (program µs, erase µs) at cycle `c` (1 = the first).
+    fn latency_us(&self, c: u64) -> (f64, f64) {
+        let dv = delta_v(c as f64 * self.wear_rate);
+        (
+            self.model.program_ns(self.program_fresh, self.mode, dv) as f64 / 1000.0,
+            self.model.erase_ns(self.erase_fresh, self.mode, dv) as f64 / 1000.0,
+        )
+    }
+}
+
 /// Desnoyers' endurance test on one block: program a page with zeros (or the
 /// whole block), erase, repeat until an operation fails. `factor` is the
 /// block's endurance factor; `trace_points` how many (cycle, program µs,
@@ -268,21 +305,8 @@ pub fn cycle_to_death(
     conditions: &Conditions,
     trace_points: usize,
 ) -> BlockRun {
-    let model = chip.wear_model();
-    let mode = chip.cell;
-    let rated = model.limit(mode);
-    // The block wears at `rated / limit` rated-cycles per real cycle.
-    let limit = rated * factor * conditions.endurance_factor();
-    let lifetime = limit.ceil().max(1.0) as u64;
-    let program_fresh = (chip.datasheet.program_us * 1000.0) as u64;
-    let erase_fresh = (chip.datasheet.erase_us * 1000.0) as u64;
-    let at = |c: u64| {
-        let dv = delta_v(c as f64 * rated / limit);
-        (
-            model.program_ns(program_fresh, mode, dv) as f64 / 1000.0,
-            model.erase_ns(erase_fresh, mode, dv) as f64 / 1000.0,
-        )
-    };
+    let life = BlockLife::new(chip, factor, conditions);
+    let lifetime = life.lifetime;
     let mut trace = Vec::with_capacity(trace_points);
     if trace_points > 0 {
         // Every cycle up to 2,000, then evenly spaced samples: quantized steps stay visible.
@@ -290,7 +314,7 @@ pub fn cycle_to_death(
         let step = ((lifetime - dense) / trace_points.max(1) as u64).max(1);
         let mut c = 1;
         while c <= lifetime {
-            let (p, e) = at(c);
+            let (p, e) = life.latency_us(c);
             trace.push((c, p, e));
             c += if c < dense { 1 } else { step };
         }
@@ -314,25 +338,23 @@ pub fn latency_spectrum(chip: &Chip) -> (Spectrum, Spectrum, Spectrum) {
         Spread::Rated => 1.0,
         Spread::LogNormal { median, .. } => median,
     };
-    let conditions = Conditions::default();
-    let model = chip.wear_model();
-    let rated = model.limit(chip.cell);
-    let limit = rated * factor * conditions.endurance_factor();
-    let lifetime = limit.ceil() as u64;
+    let life = BlockLife::new(chip, factor, &Conditions::default());
+    let lifetime = life.lifetime;
+    // Mean program (or erase) time over cycles from+1 ..= to.
     let mean = |from: u64, to: u64, erase: bool| {
-        let n = to.min(lifetime) - from.min(lifetime);
-        let total: f64 = (from..to.min(lifetime))
+        let to = to.min(lifetime);
+        let from = from.min(to);
+        let total: f64 = (from + 1..=to)
             .map(|c| {
-                let dv = delta_v((c + 1) as f64 * rated / limit);
+                let (p, e) = life.latency_us(c);
                 if erase {
-                    model.erase_ns((chip.datasheet.erase_us * 1000.0) as u64, chip.cell, dv) as f64
+                    e
                 } else {
-                    model.program_ns((chip.datasheet.program_us * 1000.0) as u64, chip.cell, dv)
-                        as f64
+                    p
                 }
             })
             .sum();
-        total / n.max(1) as f64 / 1000.0
+        total / (to - from).max(1) as f64
     };
     let last = lifetime.saturating_sub(100);
     let program = Spectrum {

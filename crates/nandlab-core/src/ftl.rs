@@ -200,8 +200,10 @@ impl Ftl {
         )
     }
 
+    /// Hints that `lpn` will be written or read soon (its map entry is
+    /// fetched into cache while the current request is simulated).
     #[inline]
-    fn prefetch_lpn(&self, lpn: u32) {
+    pub fn will_touch(&self, lpn: u32) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: prefetch is a hint and never faults, even for a bad address.
         unsafe {
@@ -211,12 +213,6 @@ impl Ftl {
                 _MM_HINT_T0,
             );
         }
-    }
-
-    /// Hints that `lpn` will be written or read soon.
-    #[inline]
-    pub fn will_touch(&self, lpn: u32) {
-        self.prefetch_lpn(lpn);
     }
 
     #[inline]

@@ -119,11 +119,6 @@ impl Geometry {
     }
 
     #[inline]
-    pub fn channel_of_die(&self, die: u32) -> u32 {
-        self.fast.dies_per_channel.quotient(die)
-    }
-
-    #[inline]
     pub fn block_of_slot(&self, slot: u32) -> u32 {
         self.fast.units_per_block.quotient(slot)
     }

@@ -200,11 +200,6 @@ impl Simulator {
         &mut self.drive
     }
 
-    /// Simulated time so far, ns.
-    pub fn now(&self) -> u64 {
-        self.now
-    }
-
     /// Runs the config's phase `index`.
     pub fn run_phase(
         &mut self,

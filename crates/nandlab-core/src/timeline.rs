@@ -347,11 +347,6 @@ impl WriteBuffer {
     pub fn release_at(&mut self, n: u64, t: u64) {
         self.releases.push(Reverse((t, n)));
     }
-
-    /// Units held now (including those not yet released by a completed program).
-    pub fn used(&self) -> u64 {
-        self.used
-    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! (bytes, nanoseconds, bytes per second) so that timing stays deterministic.
 
 use serde::de::{self, Deserializer, Visitor};
-use serde::{Deserialize, Serialize, Serializer};
+use serde::Deserialize;
 use std::fmt;
 
 /// Splits "12.5 KiB" into (12.5, "KiB"). Returns None if there is no number.
@@ -164,12 +164,6 @@ quantity!(
     |v| parse_rate(&format!("{v}MB/s")),
     |u| parse_rate(&format!("{u}MB/s"))
 );
-
-impl Serialize for Size {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
-    }
-}
 
 /// Nanoseconds needed to move `bytes` at `rate` bytes per second, rounded to the nearest ns.
 #[inline]
