@@ -42,7 +42,8 @@ def _as_dict(config: api.ConfigSource) -> dict[str, Any]:
 def run(
     config: api.ConfigSource, zombie: bool | None = None, seed: int | None = None, progress: Any = None
 ) -> dict[str, Any]:
-    """Run a config until the drive dies; ``zombie`` overrides ``[ftl] zombie``.
+    """Run a config until the drive dies; ``zombie`` overrides ``[ftl] zombie`` (``False`` also
+    turns wear-unleveling off: the baseline, blocks retired at death under plain wear levelling).
 
     Returns ``host_write_bytes`` (written until death), ``drive_writes`` (that over the user
     capacity), ``death`` (why, or None if a phase ended first), ``sim_seconds``, ``wall_seconds``
@@ -52,7 +53,10 @@ def run(
     if not any(phase.get("until") == "dead" for phase in cfg.get("phase", [])):
         raise ConfigError('[[phase]]: a lifetime run needs a phase with until = "dead"')
     if zombie is not None:
-        cfg.setdefault("ftl", {})["zombie"] = zombie
+        ftl = cfg.setdefault("ftl", {})
+        ftl["zombie"] = zombie
+        if not zombie:
+            ftl["wear_unleveling"] = False
     result = api.run(cfg, seed=seed, progress=progress)
     summary = result.summary
     return {
@@ -88,8 +92,12 @@ def compare(config: api.ConfigSource, seed: int | None = None, progress: Any = N
     ``latency_ratio_after`` (ZombieNAND's mean after the baseline died / the baseline's mean), and
     ``zombie`` and ``baseline`` (each as ``run`` returns it, without ``result``).
     """
-    zombie = run(config, zombie=True, seed=seed, progress=progress)
-    baseline = run(config, zombie=False, seed=seed, progress=progress)
+    cfg = _as_dict(config)
+    # Both drives level wear the same way (ZombieNAND's usage-table GC), so
+    # only the bit-mode switch and the early-switch pool differ.
+    cfg.setdefault("ftl", {}).setdefault("wear_leveling", True)
+    zombie = run(cfg, zombie=True, seed=seed, progress=progress)
+    baseline = run(cfg, zombie=False, seed=seed, progress=progress)
     base_ts = baseline["result"].timeseries
     zombie_ts = zombie["result"].timeseries
     base_latency = _mean_latency(base_ts)

@@ -1,11 +1,16 @@
 //! Per-block state as flat arrays (valid count, write and program pointers,
-//! erase count, bit mode, life-cycle state, wear) plus each plane's
+//! erase count, bit mode, life-cycle state, wear) plus each GC pool's
 //! free-block queue. Wear: each erase adds trapped-charge stress (in cycles at
 //! the rating, scaled by the block's own endurance factor and the
 //! conditions); a block whose stress passes its mode's rating fails its erase
-//! and is retired, and its program and erase times move in ISPP steps.
+//! and is retired (or, with ZombieNAND, drops a bit per cell), and its program
+//! and erase times move in ISPP steps.
+//!
+//! Which free block a frontier opens: the oldest (FIFO), or with wear
+//! levelling the one with the most life left — early-switch blocks first when
+//! wear-unleveling, so that pool wears out ahead of the rest.
 
-use crate::config::WearConfig;
+use crate::config::{FtlConfig, WearConfig};
 use crate::geometry::Geometry;
 use crate::media::CellMode;
 use crate::wear::{delta_v, WearModel, ERASE_LOOPS, PROGRAM_LOOPS};
@@ -39,8 +44,10 @@ pub struct BlockTable {
     pub erase_count: Vec<u32>,
     pub state: Vec<BlockState>,
     pub mode: Vec<CellMode>,
-    /// Erased blocks per plane, oldest first.
+    /// Erased blocks per GC pool, oldest first.
     pub free: Vec<VecDeque<u32>>,
+    /// ZombieNAND's early-switch pool: worn on purpose so it switches mode first.
+    pub early: Vec<bool>,
     /// Trapped-charge stress, in program/erase cycles at the rating.
     pub stress: Vec<f64>,
     /// Stress one erase adds: 1 / (endurance factor × conditions).
@@ -53,10 +60,18 @@ pub struct BlockTable {
     pub capacity: Vec<u32>,
     /// Blocks switched to a lower bit mode at death (ZombieNAND), all told.
     pub mode_switches: u64,
-    /// Mapping units the usable blocks of each plane hold in their modes.
-    pub plane_capacity: Vec<u64>,
+    /// Mapping units the usable blocks of each pool hold in their modes.
+    pub pool_capacity: Vec<u64>,
+    /// Sum and count of the remaining lives of each pool's usable normal
+    /// (not early-switch) blocks per bit mode, for the wear-levelling
+    /// average (a block that switched mode has a new life, not comparable
+    /// with its peers' in the old one). Indexed `pool * 4 + mode`.
+    life_sum: Vec<f64>,
+    life_count: Vec<u32>,
     /// ZombieNAND: a block dead at its mode drops one bit per cell instead of retiring.
     zombie: bool,
+    /// Open the free block with the most life left (else the oldest).
+    wear_leveling: bool,
     native: CellMode,
     native_capacity: u32,
     units_per_page: u32,
@@ -64,17 +79,17 @@ pub struct BlockTable {
 }
 
 impl BlockTable {
-    pub fn new(g: &Geometry, wear: &WearConfig, zombie: bool, seed: u64) -> BlockTable {
+    pub fn new(g: &Geometry, wear: &WearConfig, ftl: &FtlConfig, seed: u64) -> BlockTable {
         let n = g.blocks as usize;
         let conditions = wear.conditions.endurance_factor();
-        let free = (0..g.planes)
-            .map(|p| {
-                (0..g.blocks_per_plane)
-                    .map(|i| g.block_in_plane(p, i))
-                    .collect()
-            })
-            .collect();
-        BlockTable {
+        let free = (0..g.pools).map(|p| g.pool_blocks(p).collect()).collect();
+        let mut early = vec![false; n];
+        for pool in 0..g.pools {
+            for i in 0..ftl.early_switch_blocks {
+                early[g.block_in_pool(pool, i) as usize] = true;
+            }
+        }
+        let mut t = BlockTable {
             valid: vec![0; n],
             written: vec![0; n],
             programmed: vec![0; n],
@@ -82,6 +97,7 @@ impl BlockTable {
             state: vec![BlockState::Free; n],
             mode: vec![g.cell; n],
             free,
+            early,
             stress: vec![0.0; n],
             wear_per_erase: wear
                 .spread
@@ -94,28 +110,75 @@ impl BlockTable {
             bad_blocks: 0,
             capacity: vec![g.units_per_block; n],
             mode_switches: 0,
-            plane_capacity: vec![
-                g.blocks_per_plane as u64 * g.units_per_block as u64;
-                g.planes as usize
+            pool_capacity: vec![
+                g.blocks_per_pool as u64 * g.units_per_block as u64;
+                g.pools as usize
             ],
-            zombie,
+            life_sum: vec![0.0; 4 * g.pools as usize],
+            life_count: vec![0; 4 * g.pools as usize],
+            zombie: ftl.zombie,
+            wear_leveling: ftl.wear_leveling,
             native: g.cell,
             native_capacity: g.units_per_block,
             units_per_page: g.units_per_page,
             model: WearModel::new(wear.rated),
+        };
+        for pool in 0..g.pools {
+            for b in g.pool_blocks(pool) {
+                if !t.early[b as usize] {
+                    t.count_life(b, pool, 1.0);
+                }
+            }
+        }
+        t
+    }
+
+    /// Erases a block still has in its current mode before it fails.
+    #[inline]
+    pub fn remaining_life(&self, block: u32) -> f64 {
+        let i = block as usize;
+        ((self.model.limit(self.mode[i]) - self.stress[i]) / self.wear_per_erase[i]).max(0.0)
+    }
+
+    /// Adds (`sign` 1) or removes (-1) a normal block's remaining life from
+    /// its pool's per-mode sums.
+    fn count_life(&mut self, block: u32, pool: u32, sign: f64) {
+        let k = pool as usize * 4 + self.mode[block as usize].index();
+        self.life_sum[k] += sign * self.remaining_life(block);
+        if sign > 0.0 {
+            self.life_count[k] += 1;
+        } else {
+            self.life_count[k] -= 1;
         }
     }
 
-    /// Takes the oldest free block of a plane and opens it.
-    pub fn open(&mut self, plane: u32) -> Option<u32> {
-        let b = self.free[plane as usize].pop_front()?;
+    /// Mean remaining life of the usable normal blocks of a pool in `mode` (0 if none).
+    pub fn average_life(&self, pool: u32, mode: CellMode) -> f64 {
+        let k = pool as usize * 4 + mode.index();
+        self.life_sum[k] / self.life_count[k].max(1) as f64
+    }
+
+    /// Takes a free block of `pool` and opens it: the oldest, or with wear
+    /// levelling the one with the most life left (early-switch blocks first).
+    pub fn open(&mut self, pool: u32) -> Option<u32> {
+        let free = &self.free[pool as usize];
+        let at = if self.wear_leveling {
+            let key = |&b: &u32| (self.early[b as usize], self.remaining_life(b));
+            (0..free.len()).max_by(|&i, &j| {
+                let (a, b) = (key(&free[i]), key(&free[j]));
+                a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(j.cmp(&i))
+            })?
+        } else {
+            0
+        };
+        let b = self.free[pool as usize].remove(at)?;
         self.state[b as usize] = BlockState::Open;
         Some(b)
     }
 
     /// Erases a block: it returns to its plane's free queue, or, worn past its
     /// mode's rating, fails and is retired. Returns whether it is usable.
-    pub fn erase(&mut self, block: u32, plane: u32) -> bool {
+    pub fn erase(&mut self, block: u32, pool: u32) -> bool {
         let i = block as usize;
         debug_assert_eq!(
             self.valid[i], 0,
@@ -124,6 +187,10 @@ impl BlockTable {
         self.written[i] = 0;
         self.programmed[i] = 0;
         self.erase_count[i] += 1;
+        let normal = !self.early[i];
+        if normal {
+            self.count_life(block, pool, -1.0);
+        }
         self.stress[i] += self.wear_per_erase[i];
         let mut mode = self.mode[i];
         while self.stress[i] > self.model.limit(mode) {
@@ -134,7 +201,7 @@ impl BlockTable {
                 None => {
                     self.state[i] = BlockState::Bad;
                     self.bad_blocks += 1;
-                    self.plane_capacity[plane as usize] -= self.capacity[i] as u64;
+                    self.pool_capacity[pool as usize] -= self.capacity[i] as u64;
                     return false;
                 }
             }
@@ -142,9 +209,12 @@ impl BlockTable {
         if mode != self.mode[i] {
             self.mode[i] = mode;
             let lower = self.capacity_in(mode);
-            self.plane_capacity[plane as usize] -= (self.capacity[i] - lower) as u64;
+            self.pool_capacity[pool as usize] -= (self.capacity[i] - lower) as u64;
             self.capacity[i] = lower;
             self.mode_switches += 1;
+        }
+        if normal {
+            self.count_life(block, pool, 1.0);
         }
         let u = self.model.life_used(mode, delta_v(self.stress[i]));
         let between = |(fresh, worn): (u32, u32)| {
@@ -153,7 +223,7 @@ impl BlockTable {
         self.program_loops[i] = between(PROGRAM_LOOPS);
         self.erase_loops[i] = between(ERASE_LOOPS);
         self.state[i] = BlockState::Free;
-        self.free[plane as usize].push_back(block);
+        self.free[pool as usize].push_back(block);
         true
     }
 
@@ -175,8 +245,8 @@ impl BlockTable {
         n
     }
 
-    pub fn free_count(&self, plane: u32) -> u32 {
-        self.free[plane as usize].len() as u32
+    pub fn free_count(&self, pool: u32) -> u32 {
+        self.free[pool as usize].len() as u32
     }
 
     pub fn total_free(&self) -> u64 {

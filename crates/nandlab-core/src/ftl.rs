@@ -1,7 +1,8 @@
 //! The page-mapped flash translation layer: logical→physical map and its
 //! reverse, allocation striped over channels/chips/dies/planes, garbage
-//! collection (foreground when free blocks run short, background in idle
-//! time), and TRIM. Every flash operation it decides is timed on the
+//! collection per GC pool (a plane or a die; foreground when free blocks run
+//! short, background in idle time; optionally levelling wear, or ZombieNAND's
+//! wear-unleveling), and TRIM. Every flash operation it decides is timed on the
 //! [`Timeline`], so GC competes with host I/O for dies and channels.
 //!
 //! State is flat arrays: `l2p[lpn] = slot + 1` (0 = unmapped) and
@@ -23,12 +24,13 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 const NIL: u32 = u32::MAX;
 
-/// One step of the allocation stripe: a die and the planes programmed together on it.
+/// One step of the allocation stripe: a die and the GC pools (planes)
+/// programmed together on it.
 #[derive(Debug, Clone, Copy)]
 struct Target {
     die: u32,
-    first_plane: u32,
-    planes: u32,
+    first_pool: u32,
+    pools: u32,
 }
 
 /// The multi-plane page the host write frontier is filling.
@@ -39,11 +41,11 @@ struct OpenPage {
     /// Of those, units that hold space in the DRAM write buffer (fill phases
     /// place units without it).
     buffered: u32,
-    /// Units the page holds (planes × units per page).
+    /// Units the page holds (pools × units per page).
     total: u32,
     /// When the last unit's data reached the buffer.
     ready: u64,
-    /// First slot of the page in each plane of the target.
+    /// First slot of the page in each pool of the target.
     page_slot: Vec<u32>,
 }
 
@@ -76,9 +78,11 @@ pub struct Ftl {
     clock: u64,
     rng: Xoshiro256PlusPlus,
     pub counters: Counters,
-    /// Flash a plane needs beyond its data: the blocks GC keeps free (high
-    /// watermark) and open (host and GC frontier), in units.
-    reserve_units: u64,
+    /// Flash a pool must keep usable: its share of the user capacity plus
+    /// the blocks GC keeps free (high watermark), in units.
+    guaranteed_units: u64,
+    wear_aware_gc: bool,
+    life_threshold: f64,
     /// Program-time factor of the data being written, per mille.
     program_permille: u64,
     /// 0.5 with retention-relaxed programming, else 1.
@@ -87,8 +91,9 @@ pub struct Ftl {
     pub oracle: Option<Oracle>,
 }
 
-/// The allocation stripe: every (die, plane set) in `order`, first dimension fastest.
+/// The allocation stripe: every (die, pool set) in `order`, first dimension fastest.
 fn build_stripe(g: &Geometry, order: &[StripeDim], multiplane: bool) -> Vec<Target> {
+    let pools_per_die = g.planes_per_die / g.planes_per_pool;
     let size = |d: StripeDim| match d {
         StripeDim::Channel => g.channels,
         StripeDim::Chip => g.chips_per_channel,
@@ -97,7 +102,7 @@ fn build_stripe(g: &Geometry, order: &[StripeDim], multiplane: bool) -> Vec<Targ
             if multiplane {
                 1
             } else {
-                g.planes_per_die
+                pools_per_die
             }
         }
     };
@@ -119,14 +124,14 @@ fn build_stripe(g: &Geometry, order: &[StripeDim], multiplane: bool) -> Vec<Targ
             if multiplane {
                 Target {
                     die,
-                    first_plane: die * g.planes_per_die,
-                    planes: g.planes_per_die,
+                    first_pool: die * pools_per_die,
+                    pools: pools_per_die,
                 }
             } else {
                 Target {
                     die,
-                    first_plane: die * g.planes_per_die + plane,
-                    planes: 1,
+                    first_pool: die * pools_per_die + plane,
+                    pools: 1,
                 }
             }
         })
@@ -141,12 +146,12 @@ impl Ftl {
             // Zeroed vectors come from the OS lazily: untouched parts cost no memory.
             l2p: memory::zeroed_u32(g.user_units as usize),
             p2l: memory::zeroed_u32(g.slots as usize),
-            blocks: BlockTable::new(&g, &cfg.device.wear, cfg.ftl.zombie, cfg.seed),
-            victims: VictimIndex::new(cfg.ftl.gc, g.planes, g.blocks_per_plane, g.units_per_block),
-            host_block: vec![NIL; g.planes as usize],
-            gc_block: vec![NIL; g.planes as usize],
-            gc_fill: vec![0; g.planes as usize],
-            gc_ready: vec![0; g.planes as usize],
+            blocks: BlockTable::new(&g, &cfg.device.wear, &cfg.ftl, cfg.seed),
+            victims: VictimIndex::new(cfg.ftl.gc, &g),
+            host_block: vec![NIL; g.pools as usize],
+            gc_block: vec![NIL; g.pools as usize],
+            gc_fill: vec![0; g.pools as usize],
+            gc_ready: vec![0; g.pools as usize],
             stripe: build_stripe(&g, &cfg.ftl.stripe_order, cfg.device.multiplane),
             cursor: 0,
             open: OpenPage::default(),
@@ -156,7 +161,10 @@ impl Ftl {
             clock: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             counters: Counters::default(),
-            reserve_units: (cfg.ftl.gc_stop as u64 + 2) * g.units_per_block as u64,
+            guaranteed_units: g.user_units_per_pool()
+                + cfg.ftl.gc_stop as u64 * g.units_per_block as u64,
+            wear_aware_gc: cfg.ftl.wear_leveling,
+            life_threshold: cfg.ftl.life_threshold,
             program_permille: if relaxed { 500 } else { 1000 },
             relaxed_factor: if relaxed { RELAXED_PROGRAM_FACTOR } else { 1.0 },
             oracle: None,
@@ -164,10 +172,10 @@ impl Ftl {
         }
     }
 
-    /// Units the host write frontier fills before one program (planes × page).
+    /// Units the host write frontier fills before one program (pools × page).
     pub fn stripe_units(&self) -> u32 {
         let t = self.stripe[0];
-        t.planes * self.g.units_per_page
+        t.pools * self.g.units_per_page
     }
 
     /// The slot holding `lpn`, if mapped.
@@ -221,8 +229,12 @@ impl Ftl {
         let bi = b as usize;
         self.blocks.valid[bi] -= 1;
         if self.blocks.state[bi] == BlockState::Sealed {
-            self.victims
-                .invalidated(b, self.blocks.valid[bi], self.clock);
+            self.victims.invalidated(
+                b,
+                self.blocks.valid[bi],
+                self.blocks.capacity[bi],
+                self.clock,
+            );
         }
     }
 
@@ -249,21 +261,21 @@ impl Ftl {
         true
     }
 
-    /// Opens a fresh block on `plane` for a frontier; runs foreground GC if the
-    /// plane is then short of free blocks (not from inside GC itself).
+    /// Opens a fresh block in `pool` for a frontier; runs foreground GC if the
+    /// pool is then short of free blocks (not from inside GC itself).
     fn open_block(
         &mut self,
-        plane: u32,
+        pool: u32,
         now: u64,
         tl: &mut Timeline,
         for_gc: bool,
     ) -> Result<u32, SimError> {
         let b = self
             .blocks
-            .open(plane)
-            .ok_or(SimError::NoFreeBlock { plane })?;
-        if !for_gc && self.blocks.free_count(plane) < self.gc_start {
-            self.collect(plane, now, tl, self.gc_start)?;
+            .open(pool)
+            .ok_or(SimError::NoFreeBlock { pool })?;
+        if !for_gc && self.blocks.free_count(pool) < self.gc_start {
+            self.collect(pool, now, tl, self.gc_start)?;
         }
         Ok(b)
     }
@@ -273,9 +285,14 @@ impl Ftl {
         let bi = b as usize;
         if self.blocks.programmed[bi] == self.blocks.capacity[bi] {
             self.blocks.state[bi] = BlockState::Sealed;
-            self.victims.insert(b, self.blocks.valid[bi], self.clock);
-            let plane = self.g.plane_of_block(b) as usize;
-            for frontier in [&mut self.host_block[plane], &mut self.gc_block[plane]] {
+            self.victims.insert(
+                b,
+                self.blocks.valid[bi],
+                self.blocks.capacity[bi],
+                self.clock,
+            );
+            let pool = self.g.pool_of_block(b) as usize;
+            for frontier in [&mut self.host_block[pool], &mut self.gc_block[pool]] {
                 if *frontier == b {
                     *frontier = NIL;
                 }
@@ -354,11 +371,11 @@ impl Ftl {
         let (mut pages, start) = (0u64, i);
         while count - i >= stripe_units {
             let t = self.stripe[self.cursor];
-            for plane in t.first_plane..t.first_plane + t.planes {
-                let mut b = self.host_block[plane as usize];
+            for pool in t.first_pool..t.first_pool + t.pools {
+                let mut b = self.host_block[pool as usize];
                 if b == NIL {
-                    b = self.open_block(plane, 0, tl, false)?;
-                    self.host_block[plane as usize] = b;
+                    b = self.open_block(pool, 0, tl, false)?;
+                    self.host_block[pool as usize] = b;
                 }
                 let bi = b as usize;
                 let base = self.g.block_base(b) + self.blocks.written[bi];
@@ -380,7 +397,7 @@ impl Ftl {
                 self.blocks.programmed[bi] += upp;
                 self.seal_if_full(b);
             }
-            pages += t.planes as u64;
+            pages += t.pools as u64;
             self.cursor += 1;
             if self.cursor == self.stripe.len() {
                 self.cursor = 0;
@@ -399,11 +416,11 @@ impl Ftl {
     fn open_page(&mut self, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
         let t = self.stripe[self.cursor];
         self.open.page_slot.clear();
-        for plane in t.first_plane..t.first_plane + t.planes {
-            let mut b = self.host_block[plane as usize];
+        for pool in t.first_pool..t.first_pool + t.pools {
+            let mut b = self.host_block[pool as usize];
             if b == NIL {
-                b = self.open_block(plane, now, tl, false)?;
-                self.host_block[plane as usize] = b;
+                b = self.open_block(pool, now, tl, false)?;
+                self.host_block[pool as usize] = b;
             }
             let bi = b as usize;
             debug_assert!(
@@ -415,7 +432,7 @@ impl Ftl {
                 .push(self.g.block_base(b) + self.blocks.written[bi]);
             self.blocks.written[bi] += self.g.units_per_page;
         }
-        self.open.total = t.planes * self.g.units_per_page;
+        self.open.total = t.pools * self.g.units_per_page;
         self.open.ready = now;
         Ok(())
     }
@@ -424,7 +441,7 @@ impl Ftl {
         let t = self.stripe[self.cursor];
         let upp = self.g.units_per_page;
         let mut program_ns = 0;
-        for i in 0..t.planes as usize {
+        for i in 0..t.pools as usize {
             let slot = self.open.page_slot[i];
             let b = self.g.block_of_slot(slot);
             let page = self.g.page_of_offset(slot - self.g.block_base(b));
@@ -435,7 +452,7 @@ impl Ftl {
         self.counters.program_ops += 1;
         self.counters.program_ns += program_ns;
         let done = tl.flash_program(self.open.ready, t.die, program_ns, self.open.total);
-        self.counters.flash_programs_host += t.planes as u64;
+        self.counters.flash_programs_host += t.pools as u64;
         self.counters.flash_units_host += self.open.total as u64;
         let units = self.open.buffered;
         self.open.filled = 0;
@@ -455,37 +472,46 @@ impl Ftl {
         Some(self.program_open_page(tl))
     }
 
-    /// Foreground/background GC on `plane` until it has `target` free blocks.
+    /// Foreground/background GC on `pool` until it has `target` free blocks.
     fn collect(
         &mut self,
-        plane: u32,
+        pool: u32,
         now: u64,
         tl: &mut Timeline,
         target: u32,
     ) -> Result<(), SimError> {
         let mut fruitless = 0;
-        while self.blocks.free_count(plane) < target {
-            let before = self.blocks.free_count(plane);
-            self.collect_one(plane, now, tl)?;
-            if self.blocks.free_count(plane) <= before {
+        while self.blocks.free_count(pool) < target {
+            let before = self.blocks.free_count(pool);
+            self.collect_one(pool, now, tl)?;
+            if self.blocks.free_count(pool) <= before {
                 fruitless += 1;
-                if fruitless > self.g.blocks_per_plane {
-                    return Err(SimError::NoReclaimableSpace { plane });
+                if fruitless > self.g.blocks_per_pool {
+                    return Err(SimError::NoReclaimableSpace { pool });
                 }
             }
         }
         Ok(())
     }
 
-    /// Cleans one victim on `plane`: copies its valid units to the plane's GC
+    /// Cleans one victim on `pool`: copies its valid units to the pool's GC
     /// frontier, then erases it.
-    fn collect_one(&mut self, plane: u32, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
-        let v = self
-            .victims
-            .take(plane, &self.blocks.valid, self.clock, &mut self.rng)
-            .ok_or(SimError::NoReclaimableSpace { plane })?;
+    fn collect_one(&mut self, pool: u32, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
+        let v = if self.wear_aware_gc {
+            self.victims.take_wear_aware(
+                pool,
+                &self.blocks,
+                self.life_threshold,
+                self.clock,
+                &mut self.rng,
+            )
+        } else {
+            self.victims
+                .take(pool, &self.blocks, self.clock, &mut self.rng)
+        }
+        .ok_or(SimError::NoReclaimableSpace { pool })?;
         self.blocks.state[v as usize] = BlockState::Victim;
-        let die = self.g.die_of_plane(plane);
+        let die = self.g.die_of_pool(pool);
         let upp = self.g.units_per_page;
         let base = self.g.block_base(v);
         let mode = self.blocks.mode[v as usize];
@@ -500,7 +526,7 @@ impl Ftl {
                 let lpn = self.p2l[s as usize];
                 if self.l2p[lpn as usize] == s + 1 {
                     if n == lpns.len() {
-                        self.copy_units(plane, die, page, mode, &lpns[..n], now, tl)?;
+                        self.copy_units(pool, die, page, mode, &lpns[..n], now, tl)?;
                         n = 0;
                     }
                     lpns[n] = lpn;
@@ -509,7 +535,7 @@ impl Ftl {
             }
             if n > 0 {
                 remaining -= n as u32;
-                self.copy_units(plane, die, page, mode, &lpns[..n], now, tl)?;
+                self.copy_units(pool, die, page, mode, &lpns[..n], now, tl)?;
             }
             page += 1;
         }
@@ -518,18 +544,15 @@ impl Ftl {
         self.counters.erase_ns += erase_ns;
         tl.erase(now, die, erase_ns);
         self.counters.erases += 1;
-        if !self.blocks.erase(v, plane) || self.blocks.mode[v as usize] != mode {
-            // The plane lost flash (ZombieNAND: lost bits come out of the
-            // reserve): it must still hold the data on it plus the blocks GC
-            // keeps free (high watermark) and open.
-            let usable = self.blocks.plane_capacity[plane as usize];
-            let valid: u64 = (0..self.g.blocks_per_plane)
-                .map(|i| self.blocks.valid[self.g.block_in_plane(plane, i) as usize] as u64)
-                .sum();
-            let needed = valid + self.reserve_units;
+        if !self.blocks.erase(v, pool) || self.blocks.mode[v as usize] != mode {
+            // The pool lost flash (ZombieNAND: lost bits come out of the
+            // reserve). The user capacity never shrinks: the pool must still
+            // hold its share of it plus the blocks GC keeps free (high watermark).
+            let usable = self.blocks.pool_capacity[pool as usize];
+            let needed = self.guaranteed_units;
             if usable < needed {
                 return Err(SimError::WornOut {
-                    plane,
+                    pool,
                     usable,
                     needed,
                 });
@@ -541,7 +564,7 @@ impl Ftl {
     #[allow(clippy::too_many_arguments)]
     fn copy_units(
         &mut self,
-        plane: u32,
+        pool: u32,
         die: u32,
         page: u32,
         mode: crate::media::CellMode,
@@ -553,23 +576,23 @@ impl Ftl {
         let ready = tl.flash_read(now, die, read_ns, lpns.len() as u32);
         self.counters.flash_reads_gc += 1;
         for &lpn in lpns {
-            self.gc_place(plane, die, lpn, ready, tl)?;
+            self.gc_place(pool, die, lpn, ready, tl)?;
         }
         Ok(())
     }
 
     fn gc_place(
         &mut self,
-        plane: u32,
+        pool: u32,
         die: u32,
         lpn: u32,
         ready: u64,
         tl: &mut Timeline,
     ) -> Result<(), SimError> {
-        let p = plane as usize;
+        let p = pool as usize;
         let mut b = self.gc_block[p];
         if b == NIL {
-            b = self.open_block(plane, ready, tl, true)?;
+            b = self.open_block(pool, ready, tl, true)?;
             self.gc_block[p] = b;
         }
         let bi = b as usize;
@@ -599,19 +622,19 @@ impl Ftl {
         Ok(())
     }
 
-    /// Background GC in an idle window ending at `until`: planes below the
+    /// Background GC in an idle window ending at `until`: pools below the
     /// high watermark clean victims while their die would otherwise be idle.
     pub fn background_gc(&mut self, until: u64, tl: &mut Timeline) -> Result<(), SimError> {
-        for plane in 0..self.g.planes {
-            let die = self.g.die_of_plane(plane);
-            while self.blocks.free_count(plane) < self.gc_stop {
+        for pool in 0..self.g.pools {
+            let die = self.g.die_of_pool(pool);
+            while self.blocks.free_count(pool) < self.gc_stop {
                 let start = tl.die_free_at(die);
                 if start >= until {
                     break;
                 }
-                let before = self.blocks.free_count(plane);
-                self.collect_one(plane, start, tl)?;
-                if self.blocks.free_count(plane) <= before {
+                let before = self.blocks.free_count(pool);
+                self.collect_one(pool, start, tl)?;
+                if self.blocks.free_count(pool) <= before {
                     break;
                 }
             }

@@ -9,6 +9,11 @@
 //! of a power-of-two stride apart (which made every plane's state share the
 //! same cache sets). A slot is one mapping unit of physical flash:
 //! `block * units_per_block + page * units_per_page + unit_in_page`.
+//!
+//! A GC pool is the set of blocks that share a free-block queue, a victim
+//! index, watermarks and write frontiers: one plane (the default) or all
+//! planes of a die (a "flash element", as the ZombieNAND paper's drives).
+//! Pools are numbered like their first plane divided by the planes per pool.
 
 use crate::media::CellMode;
 use serde::Serialize;
@@ -55,6 +60,10 @@ pub struct Geometry {
     pub planes_per_die: u32,
     pub blocks_per_plane: u32,
     pub pages_per_block: u32,
+    /// Planes per GC pool: 1, or the planes of a die.
+    pub planes_per_pool: u32,
+    pub pools: u32,
+    pub blocks_per_pool: u32,
     pub page_size: u32,
     /// Mapping unit in bytes (4 KiB by default).
     pub unit_size: u32,
@@ -80,6 +89,7 @@ pub struct Dividers {
     pub units_per_page: FastDiv,
     pub planes: FastDiv,
     pub planes_per_die: FastDiv,
+    pub planes_per_pool: FastDiv,
     pub dies_per_channel: FastDiv,
 }
 
@@ -89,6 +99,7 @@ impl Dividers {
         units_per_page: u32,
         planes: u32,
         planes_per_die: u32,
+        planes_per_pool: u32,
         dies_per_channel: u32,
     ) -> Self {
         Dividers {
@@ -96,6 +107,7 @@ impl Dividers {
             units_per_page: FastDiv::new(units_per_page),
             planes: FastDiv::new(planes),
             planes_per_die: FastDiv::new(planes_per_die),
+            planes_per_pool: FastDiv::new(planes_per_pool),
             dies_per_channel: FastDiv::new(dies_per_channel),
         }
     }
@@ -107,10 +119,29 @@ impl Geometry {
         self.fast.planes.remainder(block)
     }
 
-    /// The `index`-th block of `plane`.
     #[inline]
-    pub fn block_in_plane(&self, plane: u32, index: u32) -> u32 {
-        index * self.planes + plane
+    pub fn pool_of_block(&self, block: u32) -> u32 {
+        self.fast
+            .planes_per_pool
+            .quotient(self.plane_of_block(block))
+    }
+
+    /// The `index`-th block of `pool` (its planes' blocks interleaved).
+    #[inline]
+    pub fn block_in_pool(&self, pool: u32, index: u32) -> u32 {
+        let row = self.fast.planes_per_pool.quotient(index);
+        let plane = pool * self.planes_per_pool + (index - row * self.planes_per_pool);
+        row * self.planes + plane
+    }
+
+    /// The blocks of `pool`.
+    pub fn pool_blocks(&self, pool: u32) -> impl Iterator<Item = u32> + '_ {
+        (0..self.blocks_per_pool).map(move |i| self.block_in_pool(pool, i))
+    }
+
+    #[inline]
+    pub fn die_of_pool(&self, pool: u32) -> u32 {
+        self.die_of_plane(pool * self.planes_per_pool)
     }
 
     #[inline]
@@ -135,16 +166,43 @@ impl Geometry {
         block * self.units_per_block
     }
 
-    /// Spare blocks per plane: blocks not needed to hold the user capacity.
-    pub fn spare_blocks_per_plane(&self) -> f64 {
+    /// Spare blocks per pool: blocks not needed to hold the user capacity.
+    pub fn spare_blocks_per_pool(&self) -> f64 {
         let user_blocks = self.user_units as f64 / self.units_per_block as f64;
-        (self.blocks as f64 - user_blocks) / self.planes as f64
+        (self.blocks as f64 - user_blocks) / self.pools as f64
+    }
+
+    /// Mapping units of the user capacity each pool must be able to hold
+    /// (host writes are striped evenly over the pools).
+    pub fn user_units_per_pool(&self) -> u64 {
+        self.user_units.div_ceil(self.pools as u64)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::FastDiv;
+
+    #[test]
+    fn pools_partition_the_blocks() {
+        let cfg = crate::config::Config::from_toml(
+            "[device]\nplanes_per_die = 4\nchannels = 2\nblocks_per_plane = 8\npages_per_block = 4\npage_size = \"4KiB\"\nover_provisioning = \"40 %\"\n\
+             [ftl]\ngc_scope = \"die\"\ngc_start = 2\ngc_stop = 2\n[[phase]]\nrequests = 1\n",
+            "test",
+        )
+        .unwrap();
+        let g = &cfg.geometry;
+        assert_eq!((g.pools, g.blocks_per_pool), (2, 32));
+        let mut seen = vec![false; g.blocks as usize];
+        for pool in 0..g.pools {
+            for b in g.pool_blocks(pool) {
+                assert_eq!(g.pool_of_block(b), pool);
+                assert_eq!(g.die_of_pool(pool), g.die_of_plane(g.plane_of_block(b)));
+                assert!(!std::mem::replace(&mut seen[b as usize], true));
+            }
+        }
+        assert!(seen.iter().all(|&s| s));
+    }
 
     #[test]
     fn fast_division_is_exact() {

@@ -37,11 +37,11 @@ use std::fmt;
 pub enum SimError {
     /// A plane ran out of erased blocks.
     NoFreeBlock {
-        plane: u32,
+        pool: u32,
     },
-    /// GC found nothing to reclaim on a plane: its valid data fills it.
+    /// GC found nothing to reclaim in a pool: its valid data fills it.
     NoReclaimableSpace {
-        plane: u32,
+        pool: u32,
     },
     NoSuchPhase {
         index: usize,
@@ -50,7 +50,7 @@ pub enum SimError {
     /// Retired and downgraded blocks left a plane too little flash for the
     /// data on it and the GC reserve: the drive is worn out.
     WornOut {
-        plane: u32,
+        pool: u32,
         usable: u64,
         needed: u64,
     },
@@ -65,22 +65,22 @@ pub enum SimError {
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
-            SimError::NoFreeBlock { plane } => write!(
+            SimError::NoFreeBlock { pool } => write!(
                 f,
-                "plane {plane} has no erased block left for writing (worn-out blocks are retired; \
+                "GC pool {pool} has no erased block left for writing (worn-out blocks are retired; \
                  the drive has run out of spare blocks)"
             ),
-            SimError::NoReclaimableSpace { plane } => write!(
+            SimError::NoReclaimableSpace { pool } => write!(
                 f,
-                "garbage collection found nothing to reclaim on plane {plane}: its valid data fills it \
+                "garbage collection found nothing to reclaim in GC pool {pool}: its valid data fills it \
                  (more spare space or a smaller working set would help)"
             ),
             SimError::NoSuchPhase { index, phases } => write!(f, "no phase #{} (the config has {phases})", index + 1),
             SimError::Aborted => write!(f, "run interrupted"),
-            SimError::WornOut { plane, usable, needed } => write!(
+            SimError::WornOut { pool, usable, needed } => write!(
                 f,
-                "worn out: plane {plane} has {usable} usable mapping units left, fewer than the {needed} \
-                 its valid data and the GC reserve (high watermark + 2 open blocks) need"
+                "worn out: GC pool {pool} has {usable} usable mapping units left, fewer than the {needed} \
+                 its share of the user capacity and the GC high watermark need"
             ),
             SimError::Dead { reason } => write!(f, "the drive is dead: {reason}"),
         }

@@ -1,27 +1,35 @@
-//! GC victim selection per plane, in O(1) amortised per operation (no scan of
-//! all blocks): valid-count buckets for greedy and cost-benefit, a seal-order
-//! queue for FIFO, an indexable set for random and d-choices sampling.
+//! GC victim selection per GC pool, in O(1) amortised per operation (no scan
+//! of all blocks): utilisation buckets for greedy and cost-benefit, a
+//! seal-order queue for FIFO, an indexable set for random and d-choices
+//! sampling; and ZombieNAND's usage-table GC (Algorithms 2 and 3), which
+//! scans inside the fewest-valid bucket for the block to level wear with.
+//!
+//! A block's bucket is its valid units scaled to a native block
+//! (`valid × units_per_block / capacity`): blocks run in a lower bit mode
+//! hold fewer units, and a full small block must not look like a good victim.
 
+use crate::blocks::BlockTable;
 use crate::config::GcPolicy;
-use crate::geometry::FastDiv;
+use crate::geometry::{Dividers, Geometry};
+use crate::media::CellMode;
 use rand::RngExt;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
 
 const NIL: u32 = u32::MAX;
 
-/// Sealed blocks of every plane, organised for the configured policy.
+/// Sealed blocks of every GC pool, organised for the configured policy.
 #[derive(Debug, Clone)]
 pub struct VictimIndex {
     policy: GcPolicy,
-    planes: FastDiv,
+    fast: Dividers,
     units_per_block: u32,
     kind: Kind,
 }
 
 #[derive(Debug, Clone)]
 enum Kind {
-    /// Doubly linked lists per (plane, valid count), each in order of entry,
+    /// Doubly linked lists per (pool, bucket), each in order of entry,
     /// with `stamp` the logical time a block entered its bucket.
     Buckets {
         head: Vec<u32>,
@@ -31,9 +39,9 @@ enum Kind {
         stamp: Vec<u64>,
         min: Vec<u32>,
     },
-    /// Blocks per plane in the order they were sealed.
+    /// Blocks per pool in the order they were sealed.
     Fifo(Vec<VecDeque<u32>>),
-    /// Sealed blocks per plane in no order, with each block's position.
+    /// Sealed blocks per pool in no order, with each block's position.
     Set {
         members: Vec<Vec<u32>>,
         pos: Vec<u32>,
@@ -41,69 +49,81 @@ enum Kind {
 }
 
 impl VictimIndex {
-    pub fn new(
-        policy: GcPolicy,
-        planes: u32,
-        blocks_per_plane: u32,
-        units_per_block: u32,
-    ) -> VictimIndex {
-        let blocks = (planes * blocks_per_plane) as usize;
+    pub fn new(policy: GcPolicy, g: &Geometry) -> VictimIndex {
+        let (pools, blocks, units_per_block) = (g.pools, g.blocks as usize, g.units_per_block);
         let kind = match policy {
             GcPolicy::Greedy | GcPolicy::CostBenefit => {
-                let nb = planes as usize * (units_per_block as usize + 1);
+                let nb = pools as usize * (units_per_block as usize + 1);
                 Kind::Buckets {
                     head: vec![NIL; nb],
                     tail: vec![NIL; nb],
                     prev: vec![NIL; blocks],
                     next: vec![NIL; blocks],
                     stamp: vec![0; blocks],
-                    min: vec![units_per_block + 1; planes as usize],
+                    min: vec![units_per_block + 1; pools as usize],
                 }
             }
-            GcPolicy::Fifo => Kind::Fifo(vec![VecDeque::new(); planes as usize]),
+            GcPolicy::Fifo => Kind::Fifo(vec![VecDeque::new(); pools as usize]),
             GcPolicy::Random | GcPolicy::DChoices(_) => Kind::Set {
-                members: vec![Vec::new(); planes as usize],
+                members: vec![Vec::new(); pools as usize],
                 pos: vec![NIL; blocks],
             },
         };
         VictimIndex {
             policy,
-            planes: FastDiv::new(planes),
+            fast: g.fast,
             units_per_block,
             kind,
         }
     }
 
     #[inline]
-    fn bucket(&self, plane: usize, valid: u32) -> usize {
-        plane * (self.units_per_block as usize + 1) + valid as usize
+    fn pool_of(&self, block: u32) -> usize {
+        let plane = self.fast.planes.remainder(block);
+        self.fast.planes_per_pool.quotient(plane) as usize
     }
 
-    /// A block became sealed with `valid` valid units at logical time `now`.
-    pub fn insert(&mut self, block: u32, valid: u32, now: u64) {
-        let plane = self.planes.remainder(block) as usize;
+    /// The bucket of a block with `valid` units of `capacity`.
+    #[inline]
+    fn level(&self, valid: u32, capacity: u32) -> u32 {
+        if capacity == self.units_per_block {
+            valid
+        } else {
+            (valid as u64 * self.units_per_block as u64 / capacity as u64) as u32
+        }
+    }
+
+    #[inline]
+    fn bucket(&self, pool: usize, level: u32) -> usize {
+        pool * (self.units_per_block as usize + 1) + level as usize
+    }
+
+    /// A block of `capacity` units became sealed with `valid` valid units at logical time `now`.
+    pub fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
+        let pool = self.pool_of(block);
+        let level = self.level(valid, capacity);
         match &mut self.kind {
-            Kind::Buckets { .. } => self.push_bucket(block, plane, valid, now),
-            Kind::Fifo(q) => q[plane].push_back(block),
+            Kind::Buckets { .. } => self.push_bucket(block, pool, level, now),
+            Kind::Fifo(q) => q[pool].push_back(block),
             Kind::Set { members, pos } => {
-                pos[block as usize] = members[plane].len() as u32;
-                members[plane].push(block);
+                pos[block as usize] = members[pool].len() as u32;
+                members[pool].push(block);
             }
         }
     }
 
     /// A sealed block's valid count dropped from `valid + 1` to `valid`.
     #[inline]
-    pub fn invalidated(&mut self, block: u32, valid: u32, now: u64) {
+    pub fn invalidated(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
         if let Kind::Buckets { .. } = self.kind {
-            let plane = self.planes.remainder(block) as usize;
-            self.unlink(block, plane, valid + 1);
-            self.push_bucket(block, plane, valid, now);
+            let pool = self.pool_of(block);
+            self.unlink(block, pool, self.level(valid + 1, capacity));
+            self.push_bucket(block, pool, self.level(valid, capacity), now);
         }
     }
 
-    fn push_bucket(&mut self, block: u32, plane: usize, valid: u32, now: u64) {
-        let bi = self.bucket(plane, valid);
+    fn push_bucket(&mut self, block: u32, pool: usize, level: u32, now: u64) {
+        let bi = self.bucket(pool, level);
         let Kind::Buckets {
             head,
             tail,
@@ -125,13 +145,13 @@ impl VictimIndex {
         }
         tail[bi] = block;
         stamp[b] = now;
-        if valid < min[plane] {
-            min[plane] = valid;
+        if level < min[pool] {
+            min[pool] = level;
         }
     }
 
-    fn unlink(&mut self, block: u32, plane: usize, valid: u32) {
-        let bi = self.bucket(plane, valid);
+    fn unlink(&mut self, block: u32, pool: usize, level: u32) {
+        let bi = self.bucket(pool, level);
         let Kind::Buckets {
             head,
             tail,
@@ -156,16 +176,69 @@ impl VictimIndex {
         }
     }
 
-    /// Chooses and removes a victim from `plane`. `valid` gives each block's
-    /// valid count; `now` is the logical clock for cost-benefit ages.
-    pub fn take(
+    /// ZombieNAND's GC (Algorithms 2 and 3) on greedy buckets: in the
+    /// lowest bucket with a candidate, the early-switch block with the most
+    /// life left, else the normal one with the most life left; a normal block
+    /// with less life left than `life_threshold` × the average of its pool's
+    /// normal blocks in its mode is skipped, and so are blocks with nothing
+    /// invalid. Plain greedy if every block is skipped.
+    pub fn take_wear_aware(
         &mut self,
-        plane: u32,
-        valid: &[u32],
+        pool: u32,
+        blocks: &BlockTable,
+        life_threshold: f64,
         now: u64,
         rng: &mut Xoshiro256PlusPlus,
     ) -> Option<u32> {
-        let p = plane as usize;
+        let p = pool as usize;
+        let upb = self.units_per_block;
+        let Kind::Buckets {
+            head, next, min, ..
+        } = &self.kind
+        else {
+            unreachable!("wear-aware GC runs on greedy buckets")
+        };
+        let base = p * (upb as usize + 1);
+        let threshold = CellMode::ALL.map(|m| life_threshold * blocks.average_life(pool, m));
+        for level in min[p]..upb {
+            let mut best: Option<(bool, f64, u32)> = None;
+            let mut b = head[base + level as usize];
+            while b != NIL {
+                let early = blocks.early[b as usize];
+                let life = blocks.remaining_life(b);
+                let better = match best {
+                    None => true,
+                    Some((e, l, _)) => (early, life) > (e, l),
+                };
+                let worn = life < threshold[blocks.mode[b as usize].index()];
+                if (early || !worn) && better {
+                    best = Some((early, life, b));
+                }
+                b = next[b as usize];
+            }
+            if let Some((.., victim)) = best {
+                let (valid, capacity) = (
+                    blocks.valid[victim as usize],
+                    blocks.capacity[victim as usize],
+                );
+                self.remove(victim, self.level(valid, capacity));
+                return Some(victim);
+            }
+        }
+        self.take(pool, blocks, now, rng)
+    }
+
+    /// Chooses and removes a victim from `pool` (`blocks` gives valid
+    /// counts and capacities); `now` is the logical clock for cost-benefit ages.
+    pub fn take(
+        &mut self,
+        pool: u32,
+        blocks: &BlockTable,
+        now: u64,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Option<u32> {
+        let valid = &blocks.valid;
+        let p = pool as usize;
         let upb = self.units_per_block;
         let victim = match (&mut self.kind, self.policy) {
             (Kind::Buckets { head, min, .. }, GcPolicy::Greedy) => {
@@ -229,19 +302,20 @@ impl VictimIndex {
                 best
             }
         };
-        self.remove(victim, valid[victim as usize]);
+        let level = self.level(valid[victim as usize], blocks.capacity[victim as usize]);
+        self.remove(victim, level);
         Some(victim)
     }
 
-    /// Removes a sealed block (about to be erased).
-    fn remove(&mut self, block: u32, valid: u32) {
-        let plane = self.planes.remainder(block) as usize;
+    /// Removes a sealed block (about to be erased) from bucket `level`.
+    fn remove(&mut self, block: u32, level: u32) {
+        let pool = self.pool_of(block);
         match &mut self.kind {
-            Kind::Buckets { .. } => self.unlink(block, plane, valid),
+            Kind::Buckets { .. } => self.unlink(block, pool, level),
             Kind::Fifo(_) => unreachable!("FIFO victims are popped"),
             Kind::Set { members, pos } => {
                 let i = pos[block as usize] as usize;
-                let m = &mut members[plane];
+                let m = &mut members[pool];
                 let last = *m.last().unwrap();
                 m.swap_remove(i);
                 if last != block {

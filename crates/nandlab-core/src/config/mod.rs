@@ -100,9 +100,31 @@ pub struct FtlConfig {
     pub idle_threshold_ns: u64,
     /// Host reads go ahead of programs, erases and GC waiting on a die.
     pub read_priority: bool,
+    /// The blocks that share free queue, victims, watermarks and frontiers.
+    pub gc_scope: GcScope,
     /// ZombieNAND: a block dead at its bit mode drops one bit per cell (TLC →
     /// MLC → SLC) instead of being retired.
     pub zombie: bool,
+    /// GC and allocation level wear by remaining life: GC skips a block whose
+    /// remaining life is below `life_threshold` × its pool's average, and a
+    /// frontier opens the free block with the most life left.
+    pub wear_leveling: bool,
+    /// ZombieNAND's wear-unleveling: an early-switch pool per GC pool
+    /// (`early_switch_blocks`, Eq. 1) is preferred by GC and allocation so it
+    /// wears out, and switches mode, first; it is levelled only among itself.
+    pub wear_unleveling: bool,
+    pub life_threshold: f64,
+    /// Early-switch blocks per GC pool: by default ⌊(R − W)·B / 2^(S−2)⌋
+    /// (Eq. 1); 0 without wear-unleveling.
+    pub early_switch_blocks: u32,
+}
+
+/// What a GC pool is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GcScope {
+    Plane,
+    Die,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -537,6 +559,22 @@ fn validate_device(
         Capacity::OverProvisioning(op) => (slots as f64 / (1.0 + op)).floor() as u64,
         Capacity::Reserve(r) => (slots as f64 * (1.0 - r)).floor() as u64,
     };
+    let gc_scope = match f.gc_scope.as_deref().unwrap_or("plane") {
+        "plane" => GcScope::Plane,
+        "die" => GcScope::Die,
+        s => return err("[ftl] gc_scope", unknown("GC scope", s, &["plane", "die"])),
+    };
+    let planes_per_pool = match gc_scope {
+        GcScope::Plane => 1,
+        GcScope::Die => planes_per_die,
+    };
+    if gc_scope == GcScope::Die && d.multiplane == Some(true) {
+        return err(
+            "[ftl] gc_scope",
+            "\"die\" opens one block per die at a time, so it cannot program planes together: set [device] multiplane = false",
+        );
+    }
+    let pools = (planes / planes_per_pool as u64) as u32;
     let geometry = Geometry {
         cell,
         channels,
@@ -545,6 +583,9 @@ fn validate_device(
         planes_per_die,
         blocks_per_plane,
         pages_per_block,
+        planes_per_pool,
+        pools,
+        blocks_per_pool: blocks_per_plane * planes_per_pool,
         page_size: page_size as u32,
         unit_size: unit_size as u32,
         units_per_page,
@@ -561,6 +602,7 @@ fn validate_device(
             units_per_page,
             planes as u32,
             planes_per_die,
+            planes_per_pool,
             chips_per_channel * dies_per_chip,
         ),
     };
@@ -593,7 +635,7 @@ fn validate_device(
         capacity,
         interface: iface,
         channel_rate: d.channel_rate.map(|r| r.0).unwrap_or(400_000_000),
-        multiplane: d.multiplane.unwrap_or(true),
+        multiplane: d.multiplane.unwrap_or(gc_scope == GcScope::Plane),
         write_buffer,
         timing: validate_timing(&d.timing)?,
         wear: validate_wear(&d.wear)?,
@@ -624,18 +666,19 @@ fn validate_device(
             )
         }
     };
+    let blocks_per_pool = geometry.blocks_per_pool;
     let watermark = |key: &str,
                      v: Option<CountOrFraction>,
                      default: f64|
      -> Result<u32, ConfigError> {
         let n = match v.unwrap_or(CountOrFraction::Fraction(default)) {
             CountOrFraction::Count(n) => n,
-            CountOrFraction::Fraction(x) => (x * blocks_per_plane as f64).ceil().max(2.0) as u64,
+            CountOrFraction::Fraction(x) => (x * blocks_per_pool as f64).round().max(2.0) as u64,
         };
         if n < 2 {
             return err(
                 key,
-                format!("GC needs at least 2 free blocks per plane, found {n}"),
+                format!("GC needs at least 2 free blocks per pool, found {n}"),
             );
         }
         Ok(n.min(u32::MAX as u64) as u32)
@@ -650,20 +693,23 @@ fn validate_device(
             );
         }
     }
-    let spare = geometry.spare_blocks_per_plane();
-    // Free blocks kept by GC and the two open frontiers (host, GC) hold no
-    // data; the rest of the spare space is what GC reclaims from.
-    let needed = gc_stop as f64 + 2.0;
+    let spare = geometry.spare_blocks_per_pool();
+    let capacity_key = match capacity {
+        Capacity::OverProvisioning(_) => "[device] over_provisioning",
+        Capacity::Reserve(_) => "[device] reserve",
+    };
+    // Free blocks foreground GC keeps and the two open frontiers (host, GC)
+    // hold no data; the rest of the spare space is what GC reclaims from. The
+    // high watermark (gc_stop) is a target background GC may not reach on a
+    // drive full of data; it is also what the drive must keep when blocks die.
+    let needed = gc_start as f64 + 2.0;
     if spare <= needed {
-        let what = match capacity {
-            Capacity::OverProvisioning(_) => "[device] over_provisioning",
-            Capacity::Reserve(_) => "[device] reserve",
-        };
         return err(
-            what,
+            capacity_key,
             format!(
-                "spare space too small for the GC watermarks: {spare:.1} spare blocks per plane, but gc_stop ({gc_stop} blocks) \
-                 plus 2 open blocks leave nothing to reclaim: it needs more than {needed:.0}; raise the spare space or lower [ftl] gc_stop"
+                "spare space too small for GC: {spare:.1} spare blocks per {scope}, but gc_start ({gc_start} blocks) \
+                 plus 2 open blocks leave nothing to reclaim: it needs more than {needed:.0}; raise the spare space or lower [ftl] gc_start",
+                scope = if planes_per_pool == 1 { "plane" } else { "die" },
             ),
         );
     }
@@ -691,6 +737,47 @@ fn validate_device(
             format!("expected all four letters c, w, d, p, found `{order}`"),
         );
     }
+    let zombie = f.zombie.unwrap_or(false);
+    let wear_unleveling = f.wear_unleveling.unwrap_or(zombie);
+    let wear_leveling = f.wear_leveling.unwrap_or(false) || wear_unleveling;
+    if wear_leveling && gc != GcPolicy::Greedy {
+        let key = if f.wear_leveling == Some(true) {
+            "[ftl] wear_leveling"
+        } else {
+            "[ftl] wear_unleveling"
+        };
+        return err(
+            key,
+            format!(
+                "works with gc = \"greedy\" (ZombieNAND's usage-table GC), found gc = \"{}\"",
+                f.gc.as_deref().unwrap_or("greedy")
+            ),
+        );
+    }
+    let life_threshold = match f.life_threshold {
+        None => 0.8,
+        Some(x) if (0.0..=1.0).contains(&x) => x,
+        Some(x) => return err(
+            "[ftl] life_threshold",
+            format!(
+                "expected a fraction of the pool's average remaining life from 0 to 1, found {x}"
+            ),
+        ),
+    };
+    let early_switch_blocks = match (wear_unleveling, f.early_switch_blocks) {
+        (false, _) => 0,
+        (true, None) => early_switch_pool(&geometry, gc_stop),
+        (true, Some(n)) if n <= geometry.blocks_per_pool => n,
+        (true, Some(n)) => {
+            return err(
+                "[ftl] early_switch_blocks",
+                format!(
+                    "expected at most the {} blocks of a GC pool, found {n}",
+                    geometry.blocks_per_pool
+                ),
+            )
+        }
+    };
     let ftl = FtlConfig {
         gc,
         gc_start,
@@ -698,9 +785,32 @@ fn validate_device(
         stripe_order,
         idle_threshold_ns: f.idle_threshold.map(|d| d.0).unwrap_or(1_000_000),
         read_priority: f.read_priority.unwrap_or(true),
-        zombie: f.zombie.unwrap_or(false),
+        gc_scope,
+        zombie,
+        wear_leveling,
+        wear_unleveling,
+        life_threshold,
+        early_switch_blocks,
     };
     Ok((device, geometry, ftl))
+}
+
+/// ZombieNAND's Eq. 1: early-switch blocks per pool ≤ (R − W)·B / 2^(S−2),
+/// with R the reserve and W the high watermark in whole percent of the flash,
+/// B the blocks per pool and S the native bits per cell (1 for SLC: no lower
+/// mode to switch to).
+pub fn early_switch_pool(g: &Geometry, gc_stop: u32) -> u32 {
+    if g.cell.bits() < 2 {
+        return 0;
+    }
+    let reserve = 100.0 * (1.0 - g.user_units as f64 / g.slots as f64);
+    let watermark = 100.0 * gc_stop as f64 / g.blocks_per_pool as f64;
+    let (r, w) = (reserve.round(), watermark.round());
+    if r <= w {
+        return 0;
+    }
+    ((r - w) * g.blocks_per_pool as f64 / 100.0 / f64::from(1u32 << (g.cell.bits() - 2))).floor()
+        as u32
 }
 
 fn validate_phase(

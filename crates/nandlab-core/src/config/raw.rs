@@ -203,7 +203,12 @@ pub struct RawFtl {
     pub stripe_order: Option<String>,
     pub idle_threshold: Option<Duration>,
     pub read_priority: Option<bool>,
+    pub gc_scope: Option<String>,
     pub zombie: Option<bool>,
+    pub wear_leveling: Option<bool>,
+    pub wear_unleveling: Option<bool>,
+    pub life_threshold: Option<f64>,
+    pub early_switch_blocks: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]

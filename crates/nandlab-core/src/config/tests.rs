@@ -146,12 +146,12 @@ fn impossible_geometry_is_refused() {
 }
 
 #[test]
-fn spare_space_must_hold_the_gc_watermarks() {
+fn spare_space_must_leave_room_for_gc() {
     let e = Config::from_toml(&format!("{}{PHASE}", BASE.replace("25 %", "2 %")), "t")
         .unwrap_err()
         .to_string();
     assert!(
-        e.starts_with("[device] over_provisioning: spare space too small for the GC watermarks"),
+        e.starts_with("[device] over_provisioning: spare space too small for GC"),
         "{e}"
     );
 }
