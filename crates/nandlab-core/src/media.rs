@@ -93,6 +93,12 @@ impl ModeTiming {
     /// (pages of a wordline are consecutive: LSB, CSB, MSB, ...).
     #[inline]
     pub fn page_type(page: u32, bits: u32) -> usize {
-        (page % bits) as usize
+        // `page % bits` without a division instruction (this runs per program).
+        (match bits {
+            1 => 0,
+            2 => page & 1,
+            3 => page % 3,
+            _ => page & 3,
+        }) as usize
     }
 }

@@ -623,11 +623,12 @@ fn validate_device(
         iface.command_overhead_ns = o.0;
     }
     let write_buffer = d.write_buffer.map(|s| s.0).unwrap_or(64 << 20);
-    let stripe_bytes = page_size * planes_per_die as u64;
+    let multiplane = d.multiplane.unwrap_or(gc_scope == GcScope::Plane);
+    let stripe_bytes = page_size * if multiplane { planes_per_die as u64 } else { 1 };
     if write_buffer < stripe_bytes {
         return err(
             "[device] write_buffer",
-            format!("must hold at least one multi-plane page ({stripe_bytes} bytes), found {write_buffer}"),
+            format!("must hold at least one page programmed at once ({stripe_bytes} bytes), found {write_buffer}"),
         );
     }
     let device = DeviceConfig {
@@ -635,7 +636,7 @@ fn validate_device(
         capacity,
         interface: iface,
         channel_rate: d.channel_rate.map(|r| r.0).unwrap_or(400_000_000),
-        multiplane: d.multiplane.unwrap_or(gc_scope == GcScope::Plane),
+        multiplane,
         write_buffer,
         timing: validate_timing(&d.timing)?,
         wear: validate_wear(&d.wear)?,
