@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import time
@@ -12,8 +13,19 @@ import click
 from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+
+import polars as pl
 
 from nandlab import api, chipbench, lifetime, output
 from nandlab._core import ConfigError, SimulationError, default_config_toml, preset_toml, presets
@@ -109,14 +121,37 @@ def default_config() -> None:
 
 
 @cli.command("lifetime")
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path), metavar="CONFIG.toml")
+@click.argument("config", metavar="CONFIG.toml|PRESET")
 @click.option("--compare-baseline", is_flag=True, help="Also run the baseline (no ZombieNAND) and compare.")
+@click.option("--reserve", type=click.FloatRange(0.0, 0.95), default=0.3, show_default=True, help="With a PRESET.")
+@click.option("--working-set", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.5, show_default=True,
+              help="With a PRESET: share of the drive the random requests address.")
+@click.option("--read-fraction", type=click.FloatRange(0.0, 0.99), default=0.0, show_default=True,
+              help="With a PRESET: share of requests that are reads.")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
 @click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Override the config's seed.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def lifetime_command(config: Path, compare_baseline: bool, as_json: bool, seed: int | None, quiet: bool) -> None:
-    """Run a drive from pristine to dead (a phase with until = "dead"); with --compare-baseline, run
-    it with ZombieNAND and without, and report the lifetime and latency ratios."""
+def lifetime_command(
+    config: str,
+    compare_baseline: bool,
+    reserve: float,
+    working_set: float,
+    read_fraction: float,
+    as_json: bool,
+    seed: int | None,
+    quiet: bool,
+) -> None:
+    """Run a drive from pristine to dead (a config with a phase with until = "dead", or a device
+    preset under the ZombieNAND paper's synthetic workload); with --compare-baseline, run it with
+    ZombieNAND and without, and report the lifetime and latency ratios."""
+    source: api.ConfigSource = Path(config)
+    if not Path(config).exists():
+        if config in presets():
+            source = lifetime.synthetic(config, reserve, working_set, read_fraction)
+        elif not config.endswith((".toml", ".json")):
+            close = difflib.get_close_matches(config, presets(), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else f"; presets: {', '.join(presets())}"
+            raise ConfigError(f"{config}: neither a config file nor a device preset{hint}")
     stderr = Console(stderr=True, quiet=quiet)
     with _LazyProgress(stderr) as progress:
         if compare_baseline:
@@ -145,6 +180,73 @@ def lifetime_command(config: Path, compare_baseline: bool, as_json: bool, seed: 
             f"latency ratio over the baseline's life: {report['latency_ratio']:.3g}, "
             f"after it: {report['latency_ratio_after']:.3g}"
         )
+
+
+def _floats(text: str) -> list[float]:
+    """A comma-separated list of numbers, percentages allowed ("10,20 %" or "0.1,0.2")."""
+    try:
+        return [float(x.strip().rstrip("%")) / (100 if x.strip().endswith("%") else 1) for x in text.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated numbers, found {text!r}") from None
+
+
+@cli.command("lifetime-grid")
+@click.option("--cells", default="tlc,mlc", show_default=True, help="Cell types (zombienand-synthetic-* presets).")
+@click.option("--reserves", default="5%,10%,15%,20%,25%,30%", show_default=True)
+@click.option("--working-sets", default="10%,25%,50%,75%,100%", show_default=True)
+@click.option("--read-levels", default="low=0.25,medium=0.5,high=0.75", show_default=True,
+              help="Read fraction of each read level.")
+@click.option("--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",
+              help="Runs at once.")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, metavar="N")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results/zombienand-grid"),
+              show_default=True, metavar="DIR", help="Where the table (Parquet, CSV) and heatmaps (PNG) go.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def lifetime_grid(
+    cells: str, reserves: str, working_sets: str, read_levels: str, workers: int, seed: int, out: Path, quiet: bool
+) -> None:
+    """The ZombieNAND paper's synthetic grid (its Fig. 3): ZombieNAND and the baseline from pristine to
+    dead for every cell type x reserve x working set x read level; writes the table and the lifetime
+    and latency heatmaps (``nandlab lifetime-grid --out docs/zombienand`` draws the docs' figures)."""
+    try:
+        levels = {name.strip(): float(value) for name, value in (item.split("=") for item in read_levels.split(","))}
+    except ValueError:
+        raise click.BadParameter(f"expected name=fraction,..., found {read_levels!r}", param_hint="--read-levels") from None
+    kinds = [c.strip() for c in cells.split(",")]
+    for kind in kinds:
+        if f"zombienand-synthetic-{kind}" not in presets():
+            raise click.BadParameter(f"no preset zombienand-synthetic-{kind}; expected tlc or mlc", param_hint="--cells")
+    total = 2 * len(kinds) * len(_floats(reserves)) * len(_floats(working_sets)) * len(levels)
+    started = time.monotonic()
+    with Progress(
+        TextColumn("lifetime runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+        console=Console(stderr=True, quiet=quiet), transient=True,
+    ) as bar:
+        task = bar.add_task("", total=total)
+        table = lifetime.grid(
+            kinds, _floats(reserves), _floats(working_sets), levels, workers=workers, seed=seed,
+            on_run=lambda done, _total: bar.update(task, completed=done),
+        )
+    wall = time.monotonic() - started
+    from nandlab import plots  # matplotlib only when drawing
+
+    out.mkdir(parents=True, exist_ok=True)
+    table.write_parquet(out / "grid.parquet")
+    table.write_csv(out / "grid.csv")
+    plots.lifetime_heatmaps(table, "lifetime_ratio", out / "lifetime-ratio.png")
+    plots.lifetime_heatmaps(table, "latency_ratio", out / "latency-ratio.png")
+    summary = Table("Cell", "Lifetime ratio\nmin / max", "Latency ratio\nmin / max", "Runs", title="ZombieNAND synthetic grid")
+    for kind in kinds:
+        part = table.filter(pl.col("cell") == kind)
+        summary.add_row(
+            kind.upper(),
+            f"{part['lifetime_ratio'].min():.2f} / {part['lifetime_ratio'].max():.2f}",
+            f"{part['latency_ratio'].min():.2f} / {part['latency_ratio'].max():.2f}",
+            str(2 * part.height),
+        )
+    console = _stdout_console()
+    console.print(summary)
+    console.print(f"{total} runs in {wall:.0f} s on {workers} workers; table and heatmaps in {escape(str(out))}/")
 
 
 @cli.group()
@@ -274,6 +376,8 @@ class _LazyProgress:
         self._phase = info["phase"]
         description = f"phase {info['phase'] + 1}/{info['phases']} {info['phase_name']}"
         detail = f"{info['host_write_bytes'] / GIB:.2f} GiB written, {_number(info['sim_seconds'])} s simulated"
+        if info.get("wear_used"):
+            detail += f", wear {info['wear_used']:.0%} of rating, spare lost {info['reserve_used']:.0%}"
         self._bar.update(self._task, completed=fraction, description=escape(description), detail=detail)
         self._bar.refresh()
 

@@ -1,18 +1,23 @@
-"""Whole-lifetime studies: run a drive from pristine to dead, and compare ZombieNAND with the
-baseline (the same config with blocks retired at death) as the ZombieNAND paper's Fig. 6 does::
+"""Whole-lifetime studies: run a drive from pristine to dead, compare ZombieNAND with the baseline
+(the same config with blocks retired at death) as the ZombieNAND paper's Fig. 6 does, and run the
+paper's synthetic grid (its Fig. 3)::
 
     from nandlab import lifetime
 
-    report = lifetime.compare("my-lifetime.toml")
+    report = lifetime.compare("my-lifetime.toml")       # needs a phase with until = "dead"
     report["lifetime_ratio"], report["latency_ratio"]
 
-The config needs a phase with ``until = "dead"``.
+    report = lifetime.compare(lifetime.synthetic("zombienand-synthetic-tlc", reserve=0.3, working_set=0.1))
+    table = lifetime.grid(workers=2)                     # polars DataFrame, one row per cell
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 import polars as pl
@@ -25,7 +30,39 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-__all__ = ["compare", "run"]
+__all__ = ["GRID_READ_LEVELS", "compare", "grid", "run", "synthetic"]
+
+GRID_CELLS = ("tlc", "mlc")
+GRID_RESERVES = (0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
+GRID_WORKING_SETS = (0.1, 0.25, 0.5, 0.75, 1.0)
+GRID_READ_LEVELS = {"low": 0.25, "medium": 0.5, "high": 0.75}
+"""The paper's read/write ratios are "low", "medium" and "high" without numbers; these are the read
+fractions nandlab uses for them."""
+
+
+def synthetic(
+    preset: str, reserve: float = 0.3, working_set: float = 0.5, read_fraction: float = 0.0, seed: int = 1
+) -> dict[str, Any]:
+    """The ZombieNAND paper's synthetic generator on a device preset: uniform random requests of one
+    page over the first ``working_set`` of the drive, reads with probability ``read_fraction``,
+    issued as fast as the drive accepts (queue depth 1) on a pristine drive until it dies."""
+    page = {"zombienand-synthetic-mlc": "4KiB", "zombienand-trace-mlc": "4KiB"}.get(preset, "8KiB")
+    return {
+        "seed": seed,
+        "description": f"ZombieNAND synthetic workload: {preset}, reserve {reserve:.0%}, "
+        f"working set {working_set:.0%}, {read_fraction:.0%} reads",
+        "device": {"preset": preset, "reserve": reserve},
+        "phase": [
+            {
+                "name": "life",
+                "working_set": working_set,
+                "read_fraction": read_fraction,
+                "block_size": page,
+                "queue_depth": 1,
+                "until": "dead",
+            }
+        ],
+    }
 
 
 def _as_dict(config: api.ConfigSource) -> dict[str, Any]:
@@ -92,20 +129,91 @@ def compare(config: api.ConfigSource, seed: int | None = None, progress: Any = N
     ``latency_ratio_after`` (ZombieNAND's mean after the baseline died / the baseline's mean), and
     ``zombie`` and ``baseline`` (each as ``run`` returns it, without ``result``).
     """
-    cfg = _as_dict(config)
     # Both drives level wear the same way (ZombieNAND's usage-table GC), so
     # only the bit-mode switch and the early-switch pool differ.
+    cfg = _with_wear_leveling(config)
+    zombie = _slim(run(cfg, zombie=True, seed=seed, progress=progress))
+    baseline = _slim(run(cfg, zombie=False, seed=seed, progress=progress))
+    return _report(zombie, baseline)
+
+
+def _with_wear_leveling(config: api.ConfigSource) -> dict[str, Any]:
+    """The config as a dict, with ZombieNAND's usage-table GC unless it says otherwise."""
+    cfg = _as_dict(config)
     cfg.setdefault("ftl", {}).setdefault("wear_leveling", True)
-    zombie = run(cfg, zombie=True, seed=seed, progress=progress)
-    baseline = run(cfg, zombie=False, seed=seed, progress=progress)
-    base_ts = baseline["result"].timeseries
-    zombie_ts = zombie["result"].timeseries
+    return cfg
+
+
+def _slim(outcome: dict[str, Any]) -> dict[str, Any]:
+    """``run``'s result with only the time-series columns the latency ratios need (a grid keeps
+    hundreds of runs)."""
+    slim = {k: v for k, v in outcome.items() if k != "result"}
+    slim["series"] = outcome["result"].timeseries.select("phase", "sim_seconds", "host_write_bytes", "iops", "latency_mean_us")
+    return slim
+
+
+def _report(zombie: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
+    """The lifetime and latency ratios of two runs (``_slim``'s results)."""
+    base_ts = baseline["series"]
+    zombie_ts = zombie["series"]
     base_latency = _mean_latency(base_ts)
     life = baseline["host_write_bytes"]
     return {
         "lifetime_ratio": zombie["host_write_bytes"] / life if life else float("nan"),
         "latency_ratio": _mean_latency(zombie_ts, upto_bytes=life) / base_latency,
         "latency_ratio_after": _mean_latency(zombie_ts, after_bytes=life) / base_latency,
-        "zombie": {k: v for k, v in zombie.items() if k != "result"},
-        "baseline": {k: v for k, v in baseline.items() if k != "result"},
+        "zombie": {k: v for k, v in zombie.items() if k != "series"},
+        "baseline": {k: v for k, v in baseline.items() if k != "series"},
     }
+
+
+def grid(
+    cells: Sequence[str] = GRID_CELLS,
+    reserves: Sequence[float] = GRID_RESERVES,
+    working_sets: Sequence[float] = GRID_WORKING_SETS,
+    read_levels: dict[str, float] | None = None,
+    workers: int = 1,
+    seed: int = 1,
+    on_run: Callable[[int, int], None] | None = None,
+) -> pl.DataFrame:
+    """The paper's synthetic grid (Fig. 3): for each cell type (``tlc``, ``mlc``: the
+    ``zombienand-synthetic-*`` presets), reserve, working set and read level, ZombieNAND and the
+    baseline run until death. ``workers`` runs go at once (threads: the engine releases the GIL);
+    ``on_run(done, total)`` is called as runs finish. One row per grid cell, with ``lifetime_ratio``,
+    ``latency_ratio``, ``latency_ratio_after`` and both runs' host bytes, drive writes, wall times
+    and causes of death."""
+    levels = GRID_READ_LEVELS if read_levels is None else read_levels
+    points = list(itertools.product(cells, reserves, working_sets, levels.items()))
+    configs = {
+        point: _with_wear_leveling(synthetic(f"zombienand-synthetic-{point[0]}", point[1], point[2], point[3][1], seed))
+        for point in points
+    }
+    jobs = [(point, zombie) for point in points for zombie in (True, False)]
+    # Longest first (MLC, small working sets), so that the pool does not end on one long run.
+    jobs.sort(key=lambda job: (job[0][0] != "mlc", job[0][2]))
+    runs: dict[tuple, dict[str, Any]] = {}
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {pool.submit(run, configs[point], zombie=zombie): (point, zombie) for point, zombie in jobs}
+        for done, future in enumerate(as_completed(futures), 1):
+            runs[futures[future]] = _slim(future.result())
+            if on_run is not None:
+                on_run(done, len(jobs))
+    rows = []
+    for point in points:
+        cell, reserve, working_set, (level, read_fraction) = point
+        report = _report(runs[(point, True)], runs[(point, False)])
+        row = {
+            "cell": cell,
+            "reserve": reserve,
+            "working_set": working_set,
+            "read_level": level,
+            "read_fraction": read_fraction,
+            "lifetime_ratio": report["lifetime_ratio"],
+            "latency_ratio": report["latency_ratio"],
+            "latency_ratio_after": report["latency_ratio_after"],
+        }
+        for side in ("zombie", "baseline"):
+            for key in ("host_write_bytes", "drive_writes", "wall_seconds", "death"):
+                row[f"{side}_{key}"] = report[side][key]
+        rows.append(row)
+    return pl.DataFrame(rows)

@@ -140,3 +140,52 @@ def chip_latency(result: dict, path: str | os.PathLike[str]) -> None:
         axes.grid(True, axis="y", alpha=0.3)
     fig.suptitle(f"nandlab chip latency — {result['chip']['name']}")
     fig.savefig(path, dpi=110)
+
+
+def lifetime_heatmaps(table: pl.DataFrame, metric: str, path: str | os.PathLike[str]) -> None:
+    """Save a PNG of the ZombieNAND synthetic grid (the paper's Fig. 3): one heatmap of ``metric``
+    (``lifetime_ratio`` or ``latency_ratio``) per cell type (columns) and read level (rows), working
+    set across, reserve down, each square labelled with its value; 1.0 = the baseline."""
+    import numpy as np
+    from matplotlib.colors import LogNorm, TwoSlopeNorm
+
+    cells = list(dict.fromkeys(table["cell"]))
+    levels = list(dict.fromkeys(table["read_level"]))
+    reserves = sorted(set(table["reserve"]))
+    working_sets = sorted(set(table["working_set"]))
+    values = table[metric].to_numpy()
+    finite = values[np.isfinite(values)]
+    if metric == "lifetime_ratio":
+        # Lighter = better, as the paper's figure: lifetime up, latency down.
+        norm, cmap, label = LogNorm(vmin=1.0, vmax=max(2.0, finite.max())), "viridis", "lifetime / baseline"
+    else:
+        spread = max(0.05, float(np.abs(finite - 1.0).max())) if finite.size else 0.05
+        norm, cmap, label = TwoSlopeNorm(1.0, 1.0 - spread, 1.0 + spread), "viridis_r", "latency / baseline"
+    fig = Figure(figsize=(4.2 * len(cells) + 1.2, 3.2 * len(levels) + 0.6), layout="constrained")
+    grid = np.atleast_2d(fig.subplots(len(levels), len(cells), squeeze=False))
+    image = None
+    for row, level in enumerate(levels):
+        for col, cell in enumerate(cells):
+            axes = grid[row, col]
+            part = table.filter((pl.col("cell") == cell) & (pl.col("read_level") == level))
+            z = np.full((len(reserves), len(working_sets)), np.nan)
+            for r in part.iter_rows(named=True):
+                z[reserves.index(r["reserve"]), working_sets.index(r["working_set"])] = r[metric]
+            image = axes.imshow(np.clip(z, norm.vmin, norm.vmax), norm=norm, cmap=cmap, origin="lower", aspect="auto")
+            for (i, j), v in np.ndenumerate(z):
+                if np.isfinite(v):
+                    # Dark squares (the low end of viridis) get white labels.
+                    position = float(norm(np.clip(v, norm.vmin, norm.vmax)))
+                    dark = position < 0.5 if cmap == "viridis" else position > 0.5
+                    axes.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if dark else "black")
+            axes.set_xticks(range(len(working_sets)), [f"{w:.0%}" for w in working_sets])
+            axes.set_yticks(range(len(reserves)), [f"{r:.0%}" for r in reserves])
+            read = part["read_fraction"][0] if part.height else float("nan")
+            axes.set_title(f"{cell.upper()}, {level} reads ({read:.0%})", fontsize="medium")
+            axes.set_xlabel("working set")
+            axes.set_ylabel("reserve")
+    if image is not None:
+        fig.colorbar(image, ax=grid, label=label, shrink=0.8)
+    title = "lifetime" if metric == "lifetime_ratio" else "mean latency over the baseline's life"
+    fig.suptitle(f"ZombieNAND synthetic grid:\n{title} relative to the baseline", fontsize="medium")
+    fig.savefig(path, dpi=110)

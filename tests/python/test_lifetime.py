@@ -46,3 +46,31 @@ def test_a_config_without_until_dead_is_refused(nandlab_cli, tiny_path: Path) ->
     result = nandlab_cli("lifetime", str(tiny_path))
     assert result.exit_code == 2
     assert 'until = "dead"' in result.stderr
+
+
+def test_a_misspelt_preset_gets_a_suggestion(nandlab_cli) -> None:
+    result = nandlab_cli("lifetime", "zombienand-trace-tcl")
+    assert result.exit_code == 2
+    assert "did you mean zombienand-trace-tlc?" in result.stderr
+
+
+def test_lifetime_grid_writes_the_table_and_heatmaps(nandlab_cli, tmp_path: Path) -> None:
+    import polars as pl
+
+    out = tmp_path / "grid"
+    result = nandlab_cli(
+        "lifetime-grid", "--cells", "tlc", "--reserves", "30%", "--working-sets", "100%",
+        "--read-levels", "low=0.25", "--out", str(out), "--quiet",
+    )
+    assert result.exit_code == 0, result.stderr
+    table = pl.read_parquet(out / "grid.parquet")
+    assert table.height == 1
+    row = table.row(0, named=True)
+    assert (row["cell"], row["reserve"], row["working_set"], row["read_fraction"]) == ("tlc", 0.3, 1.0, 0.25)
+    # The paper's first claim: ZombieNAND never shortens life.
+    assert row["lifetime_ratio"] >= 1.0
+    assert row["lifetime_ratio"] == row["zombie_host_write_bytes"] / row["baseline_host_write_bytes"]
+    assert row["zombie_death"] and row["baseline_death"]
+    for png in ("lifetime-ratio.png", "latency-ratio.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "2 runs in" in result.stdout

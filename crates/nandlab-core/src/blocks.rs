@@ -234,6 +234,13 @@ impl BlockTable {
         (units as u32 / self.units_per_page * self.units_per_page).max(self.units_per_page)
     }
 
+    /// Share of the native rated endurance used, averaged over all blocks
+    /// (about 1 when a conventional drive wears out; ZombieNAND goes beyond).
+    pub fn wear_used(&self) -> f64 {
+        let rated = self.model.limit(self.native);
+        self.stress.iter().sum::<f64>() / (self.stress.len() as f64 * rated)
+    }
+
     /// Usable blocks per bit mode (SLC, MLC, TLC, QLC), retired ones left out.
     pub fn blocks_by_mode(&self) -> [u64; 4] {
         let mut n = [0u64; 4];

@@ -15,8 +15,48 @@ pub struct Drive {
     pub ftl: Ftl,
     pub tl: Timeline,
     buffer: WriteBuffer,
-    unit: u64,
+    unit: Unit,
     multiplane: bool,
+}
+
+/// The mapping unit, for byte ↔ unit arithmetic on every request: shifts
+/// when its size is a power of two (as it nearly always is), else divisions.
+#[derive(Debug, Clone, Copy)]
+struct Unit {
+    size: u64,
+    shift: Option<u32>,
+}
+
+impl Unit {
+    fn new(size: u64) -> Unit {
+        Unit {
+            size,
+            shift: size.is_power_of_two().then(|| size.trailing_zeros()),
+        }
+    }
+
+    /// The unit holding byte `b`.
+    #[inline]
+    fn of(self, b: u64) -> u64 {
+        match self.shift {
+            Some(s) => b >> s,
+            None => b / self.size,
+        }
+    }
+
+    #[inline]
+    fn is_aligned(self, b: u64) -> bool {
+        match self.shift {
+            Some(_) => b & (self.size - 1) == 0,
+            None => b.is_multiple_of(self.size),
+        }
+    }
+
+    /// The first unit that starts at or after byte `b`.
+    #[inline]
+    fn ceil(self, b: u64) -> u64 {
+        self.of(b + self.size - 1)
+    }
 }
 
 /// The flash read being assembled for a request: one page, or the same page
@@ -40,7 +80,7 @@ impl Drive {
             buffer: WriteBuffer::new(
                 (cfg.device.write_buffer / unit).max(2 * ftl.stripe_units() as u64),
             ),
-            unit,
+            unit: Unit::new(unit),
             multiplane: cfg.device.multiplane,
             ftl,
         }
@@ -59,7 +99,7 @@ impl Drive {
     /// Hints the request after this one, so its map entry is in cache in time.
     #[inline]
     pub fn prefetch(&self, req: &Request) {
-        self.ftl.will_touch((req.offset / self.unit) as u32);
+        self.ftl.will_touch(self.unit.of(req.offset) as u32);
     }
 
     fn release(&mut self, p: Option<Programmed>) {
@@ -81,10 +121,10 @@ impl Drive {
     }
 
     fn write(&mut self, req: Request, t: u64) -> Result<u64, SimError> {
-        let unit = self.unit;
+        let (unit, size) = (self.unit, self.unit.size);
         let end_byte = req.offset + req.len as u64;
-        let first = req.offset / unit;
-        let last = (end_byte - 1) / unit;
+        let first = unit.of(req.offset);
+        let last = unit.of(end_byte - 1);
         let c = &mut self.ftl.counters;
         c.write_requests += 1;
         c.host_write_bytes += req.len as u64;
@@ -92,10 +132,10 @@ impl Drive {
         let cmd = self.tl.command(t);
         // Partial units are read, merged and written whole (read-modify-write).
         let mut merged_ready = cmd;
-        if !req.offset.is_multiple_of(unit) {
+        if !unit.is_aligned(req.offset) {
             merged_ready = merged_ready.max(self.read_old_unit(first as u32, cmd));
         }
-        if !end_byte.is_multiple_of(unit) && (last != first || req.offset.is_multiple_of(unit)) {
+        if !unit.is_aligned(end_byte) && (last != first || unit.is_aligned(req.offset)) {
             merged_ready = merged_ready.max(self.read_old_unit(last as u32, cmd));
         }
         let chunk = self.ftl.stripe_units() as u64;
@@ -104,8 +144,8 @@ impl Drive {
         while lpn <= last {
             let n = (last - lpn + 1).min(chunk);
             let space = self.buffer.acquire(n, cmd);
-            let lo = req.offset.max(lpn * unit);
-            let hi = end_byte.min((lpn + n) * unit);
+            let lo = req.offset.max(lpn * size);
+            let hi = end_byte.min((lpn + n) * size);
             done = self.tl.link_transfer(space, hi - lo, true);
             let ready = done.max(merged_ready);
             for l in lpn..lpn + n {
@@ -119,8 +159,8 @@ impl Drive {
 
     fn read(&mut self, req: Request, t: u64) -> u64 {
         let unit = self.unit;
-        let first = req.offset / unit;
-        let last = (req.offset + req.len as u64 - 1) / unit;
+        let first = unit.of(req.offset);
+        let last = unit.of(req.offset + req.len as u64 - 1);
         self.ftl.counters.read_requests += 1;
         self.ftl.counters.host_read_bytes += req.len as u64;
         let cmd = self.tl.command(t);
@@ -133,7 +173,7 @@ impl Drive {
                 Some(s) if self.ftl.is_programmed(s) => s,
                 // Never written (zeroes) or still in the write buffer: no flash access.
                 _ => {
-                    from_ram += unit;
+                    from_ram += unit.size;
                     continue;
                 }
             };
@@ -179,14 +219,13 @@ impl Drive {
         self.ftl.counters.flash_reads_host += g.planes.count_ones() as u64;
         let in_ram = self.tl.host_read(cmd, g.die, g.read_ns, g.units);
         self.tl
-            .link_transfer(in_ram, g.units as u64 * self.unit, false)
+            .link_transfer(in_ram, g.units as u64 * self.unit.size, false)
     }
 
     fn trim(&mut self, req: Request, t: u64) -> u64 {
-        let unit = self.unit;
         // Only whole units are unmapped; partial ones keep their data.
-        let first = req.offset.div_ceil(unit);
-        let end = (req.offset + req.len as u64) / unit;
+        let first = self.unit.ceil(req.offset);
+        let end = self.unit.of(req.offset + req.len as u64);
         self.ftl.counters.trim_requests += 1;
         self.ftl.counters.host_trim_bytes += req.len as u64;
         for lpn in first..end {

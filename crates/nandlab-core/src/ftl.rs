@@ -710,6 +710,17 @@ impl Ftl {
         }
     }
 
+    /// How much of the spare flash wear has taken, 0 (pristine) to 1 (dead):
+    /// the most of any pool, as the share of its usable flash beyond the
+    /// guaranteed capacity (user share + high watermark) that retirements and
+    /// mode switches have eaten.
+    pub fn reserve_used(&self) -> f64 {
+        let native = self.g.blocks_per_pool as u64 * self.g.units_per_block as u64;
+        let budget = native.saturating_sub(self.guaranteed_units).max(1) as f64;
+        let lost = self.blocks.pool_capacity.iter().map(|&c| native - c).max();
+        (lost.unwrap_or(0) as f64 / budget).min(1.0)
+    }
+
     /// Mapped logical units.
     pub fn mapped_units(&self) -> u64 {
         self.blocks.valid.iter().map(|&v| v as u64).sum()

@@ -2,9 +2,9 @@
 //! workload on it — closed loop (queue depth) or open loop (arrival rate),
 //! with idle gaps for background GC — collecting summaries and time series.
 
-use crate::blocks::BlockTable;
 use crate::config::{Arrival, Config, Interval, Pattern, PhaseConfig, PhaseKind};
 use crate::drive::Drive;
+use crate::ftl::Ftl;
 use crate::memory;
 use crate::stats::{Counters, Latency, Row, Summary, SummaryParts};
 use crate::workload::{derive_seed, Generator, Request, Scatter};
@@ -18,12 +18,17 @@ use std::time::Instant;
 /// How far a running phase has got, for progress bars.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
-    /// 0..1 of the phase's stop condition.
+    /// 0..1 of the phase's stop condition (of the spare flash lost to wear
+    /// for a run until death).
     pub fraction: f64,
     pub sim_seconds: f64,
     pub host_write_bytes: u64,
     pub host_read_bytes: u64,
     pub requests: u64,
+    /// Share of the native rated endurance used, averaged over blocks.
+    pub wear_used: f64,
+    /// Share of the spare flash lost to wear (the drive dies at 1).
+    pub reserve_used: f64,
 }
 
 /// Called about every `PROGRESS_EVERY` of wall time; returning false aborts the phase.
@@ -94,7 +99,8 @@ impl Recorder {
         }
     }
 
-    fn row(&mut self, t: u64, c: Counters, run_start: &Counters, blocks: &BlockTable) {
+    fn row(&mut self, t: u64, c: Counters, run_start: &Counters, ftl: &Ftl) {
+        let blocks = &ftl.blocks;
         let free_blocks = blocks.total_free();
         let by_mode = blocks.blocks_by_mode();
         let d = c - self.last;
@@ -133,6 +139,9 @@ impl Recorder {
             mlc_blocks: by_mode[1],
             tlc_blocks: by_mode[2],
             qlc_blocks: by_mode[3],
+            usable_bytes: blocks.pool_capacity.iter().sum::<u64>() * ftl.g.unit_size as u64,
+            wear_used: blocks.wear_used(),
+            reserve_used: ftl.reserve_used(),
         });
         self.reads.reset();
         self.writes.reset();
@@ -280,12 +289,7 @@ impl Simulator {
         self.now = end.max(start);
         let after = self.drive.ftl.counters;
         let free = self.drive.ftl.blocks.total_free();
-        rec.row(
-            self.now,
-            after,
-            &Counters::default(),
-            &self.drive.ftl.blocks,
-        );
+        rec.row(self.now, after, &Counters::default(), &self.drive.ftl);
         let wall_seconds = wall.elapsed().as_secs_f64();
         self.run_wall += wall_seconds;
         self.run_reads.add(&reads);
@@ -413,6 +417,8 @@ impl Simulator {
                 host_write_bytes: c.host_write_bytes,
                 host_read_bytes: c.host_read_bytes,
                 requests: 0,
+                wear_used: self.drive.ftl.blocks.wear_used(),
+                reserve_used: self.drive.ftl.reserve_used(),
             };
             if !progress(&pr) {
                 result = Err(SimError::Aborted);
@@ -489,17 +495,24 @@ impl Simulator {
                         rec.next_mark += step;
                     }
                     let c = self.drive.ftl.counters;
-                    rec.row(t, c, &run_start, &self.drive.ftl.blocks);
+                    rec.row(t, c, &run_start, &self.drive.ftl);
                 }
                 if issued & 0x3FF == 0 && last_report.elapsed().as_secs_f64() > PROGRESS_EVERY {
                     last_report = Instant::now();
                     let c = self.drive.ftl.counters;
+                    let reserve_used = self.drive.ftl.reserve_used();
                     let pr = Progress {
-                        fraction: stop.fraction(start, t, issued_bytes, issued),
+                        fraction: if p.until_dead {
+                            reserve_used
+                        } else {
+                            stop.fraction(start, t, issued_bytes, issued)
+                        },
                         sim_seconds: t as f64 / 1e9,
                         host_write_bytes: c.host_write_bytes,
                         host_read_bytes: c.host_read_bytes,
                         requests: issued,
+                        wear_used: self.drive.ftl.blocks.wear_used(),
+                        reserve_used,
                     };
                     if !progress(&pr) {
                         return Err(SimError::Aborted);
@@ -574,7 +587,7 @@ impl Simulator {
 }
 
 /// About 200 rows per phase, on the axis of its first stop condition; a run
-/// until death takes a row every tenth of the user capacity moved.
+/// until death takes a row every drive write (the user capacity moved).
 fn default_interval(p: &PhaseConfig, user: u64) -> Interval {
     if let Some(v) = p.volume {
         Interval::Bytes((v.bytes(user) / ROWS_PER_PHASE).max(1))
@@ -583,6 +596,6 @@ fn default_interval(p: &PhaseConfig, user: u64) -> Interval {
     } else if let Some(r) = p.requests {
         Interval::Requests((r / ROWS_PER_PHASE).max(1))
     } else {
-        Interval::Bytes((user / 10).max(1))
+        Interval::Bytes(user.max(1))
     }
 }

@@ -339,10 +339,16 @@ pub struct Row {
     pub mlc_blocks: u64,
     pub tlc_blocks: u64,
     pub qlc_blocks: u64,
+    /// Flash the usable blocks hold in their modes, bytes.
+    pub usable_bytes: u64,
+    /// Share of the native rated endurance used, averaged over blocks.
+    pub wear_used: f64,
+    /// Share of the spare flash lost to wear (the drive dies at 1).
+    pub reserve_used: f64,
 }
 
 /// Columns of [`Row`] that hold whole numbers.
-pub const ROW_INTEGER_COLUMNS: [&str; 10] = [
+pub const ROW_INTEGER_COLUMNS: [&str; 11] = [
     "phase",
     "host_write_bytes",
     "host_read_bytes",
@@ -353,10 +359,11 @@ pub const ROW_INTEGER_COLUMNS: [&str; 10] = [
     "mlc_blocks",
     "tlc_blocks",
     "qlc_blocks",
+    "usable_bytes",
 ];
 
 /// Column names of [`Row`], in order.
-pub const ROW_COLUMNS: [&str; 23] = [
+pub const ROW_COLUMNS: [&str; 26] = [
     "phase",
     "sim_seconds",
     "host_write_bytes",
@@ -380,11 +387,14 @@ pub const ROW_COLUMNS: [&str; 23] = [
     "mlc_blocks",
     "tlc_blocks",
     "qlc_blocks",
+    "usable_bytes",
+    "wear_used",
+    "reserve_used",
 ];
 
 impl Row {
     /// The row's values in [`ROW_COLUMNS`] order (integers exact up to 2^53).
-    pub fn values(&self) -> [f64; 23] {
+    pub fn values(&self) -> [f64; 26] {
         [
             self.phase as f64,
             self.sim_seconds,
@@ -409,6 +419,9 @@ impl Row {
             self.mlc_blocks as f64,
             self.tlc_blocks as f64,
             self.qlc_blocks as f64,
+            self.usable_bytes as f64,
+            self.wear_used,
+            self.reserve_used,
         ]
     }
 }

@@ -170,6 +170,9 @@ pub struct Timeline {
     out: usize,
     pub command_ns: u64,
     link_rate: u64,
+    /// The last link transfer's size and time (requests mostly repeat a size;
+    /// the exact time costs a 128-bit division).
+    link_memo: (u64, u64),
     /// Channel transfer time of k mapping units, k = 0..=units per multi-plane page.
     chan_units_ns: Vec<u64>,
     dies_per_channel: FastDiv,
@@ -186,6 +189,7 @@ impl Timeline {
             out: d.interface.full_duplex as usize,
             command_ns: d.interface.command_overhead_ns,
             link_rate: d.interface.link_rate,
+            link_memo: (0, 0),
             chan_units_ns: (0..=max_units)
                 .map(|k| transfer_ns(k * g.unit_size as u64, d.channel_rate))
                 .collect(),
@@ -217,7 +221,10 @@ impl Timeline {
         }
         let i = if to_drive { 0 } else { self.out };
         let start = t.max(self.link_free[i]);
-        self.link_free[i] = start + transfer_ns(bytes, self.link_rate);
+        if self.link_memo.0 != bytes {
+            self.link_memo = (bytes, transfer_ns(bytes, self.link_rate));
+        }
+        self.link_free[i] = start + self.link_memo.1;
         self.link_free[i]
     }
 

@@ -4,7 +4,7 @@
 
 use crate::config::{Distribution, Pattern, PhaseConfig};
 use rand::{RngExt, SeedableRng};
-use rand_distr::{Distribution as _, Zipf};
+use rand_distr::{Distribution as _, Uniform, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// What a request does.
@@ -79,10 +79,19 @@ impl Scatter {
 }
 
 enum Addresses {
-    Sequential { next: u64 },
-    Uniform,
-    HotCold { hot_positions: u64, r: f64 },
-    Zipf { zipf: Zipf<f64>, scatter: Scatter },
+    Sequential {
+        next: u64,
+    },
+    /// Positions drawn by a sampler set up once (no division per draw).
+    Uniform(Uniform<u64>),
+    HotCold {
+        hot_positions: u64,
+        r: f64,
+    },
+    Zipf {
+        zipf: Zipf<f64>,
+        scatter: Scatter,
+    },
 }
 
 /// Generates a phase's requests.
@@ -114,7 +123,9 @@ impl Generator {
         let positions = ((ws_bytes - p.block_size as u64) / align + 1).max(1);
         let pattern = match (p.pattern, p.distribution) {
             (Pattern::Sequential, _) => Addresses::Sequential { next: 0 },
-            (Pattern::Random, Distribution::Uniform) => Addresses::Uniform,
+            (Pattern::Random, Distribution::Uniform) => {
+                Addresses::Uniform(Uniform::new(0, positions).expect("positions ≥ 1"))
+            }
             (Pattern::Random, Distribution::HotCold { r, f }) => Addresses::HotCold {
                 hot_positions: ((positions as f64 * f) as u64).clamp(1, positions),
                 r,
@@ -165,7 +176,7 @@ impl Generator {
                     len: self.block_size,
                 };
             }
-            Addresses::Uniform => self.addrs.random_range(0..self.positions),
+            Addresses::Uniform(u) => u.sample(&mut self.addrs),
             Addresses::HotCold { hot_positions, r } => {
                 if self.addrs.random::<f64>() < *r || *hot_positions == self.positions {
                     self.addrs.random_range(0..*hot_positions)

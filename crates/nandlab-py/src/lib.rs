@@ -120,6 +120,8 @@ impl Simulator {
                         .and_then(|_| info.set_item("host_write_bytes", p.host_write_bytes))
                         .and_then(|_| info.set_item("host_read_bytes", p.host_read_bytes))
                         .and_then(|_| info.set_item("requests", p.requests))
+                        .and_then(|_| info.set_item("wear_used", p.wear_used))
+                        .and_then(|_| info.set_item("reserve_used", p.reserve_used))
                         .and_then(|_| cb.call1(py, (p.fraction, info)));
                     match filled {
                         Ok(_) => true,

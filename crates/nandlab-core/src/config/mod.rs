@@ -758,12 +758,14 @@ fn validate_device(
     let life_threshold = match f.life_threshold {
         None => 0.8,
         Some(x) if (0.0..=1.0).contains(&x) => x,
-        Some(x) => return err(
-            "[ftl] life_threshold",
-            format!(
+        Some(x) => {
+            return err(
+                "[ftl] life_threshold",
+                format!(
                 "expected a fraction of the pool's average remaining life from 0 to 1, found {x}"
             ),
-        ),
+            )
+        }
     };
     let early_switch_blocks = match (wear_unleveling, f.early_switch_blocks) {
         (false, _) => 0,
