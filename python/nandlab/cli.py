@@ -155,9 +155,9 @@ def lifetime_command(
     stderr = Console(stderr=True, quiet=quiet)
     with _LazyProgress(stderr) as progress:
         if compare_baseline:
-            report = lifetime.compare(config, seed=seed, progress=progress)
+            report = lifetime.compare(source, seed=seed, progress=progress)
         else:
-            report = {k: v for k, v in lifetime.run(config, seed=seed, progress=progress).items() if k != "result"}
+            report = {k: v for k, v in lifetime.run(source, seed=seed, progress=progress).items() if k != "result"}
     if as_json:
         click.echo(output.to_strict_json(report))
         return
@@ -193,7 +193,7 @@ def _floats(text: str) -> list[float]:
 @cli.command("lifetime-grid")
 @click.option("--cells", default="tlc,mlc", show_default=True, help="Cell types (zombienand-synthetic-* presets).")
 @click.option("--reserves", default="5%,10%,15%,20%,25%,30%", show_default=True)
-@click.option("--working-sets", default="10%,25%,50%,75%,100%", show_default=True)
+@click.option("--working-sets", default="10%,25%,50%,100%", show_default=True)
 @click.option("--read-levels", default="low=0.25,medium=0.5,high=0.75", show_default=True,
               help="Read fraction of each read level.")
 @click.option("--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",

@@ -34,7 +34,7 @@ __all__ = ["GRID_READ_LEVELS", "compare", "grid", "run", "synthetic"]
 
 GRID_CELLS = ("tlc", "mlc")
 GRID_RESERVES = (0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
-GRID_WORKING_SETS = (0.1, 0.25, 0.5, 0.75, 1.0)
+GRID_WORKING_SETS = (0.1, 0.25, 0.5, 1.0)
 GRID_READ_LEVELS = {"low": 0.25, "medium": 0.5, "high": 0.75}
 """The paper's read/write ratios are "low", "medium" and "high" without numbers; these are the read
 fractions nandlab uses for them."""

@@ -74,3 +74,15 @@ def test_lifetime_grid_writes_the_table_and_heatmaps(nandlab_cli, tmp_path: Path
     for png in ("lifetime-ratio.png", "latency-ratio.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "2 runs in" in result.stdout
+
+
+def test_a_preset_runs_the_papers_synthetic_workload(nandlab_cli) -> None:
+    result = nandlab_cli(
+        "lifetime", "zombienand-synthetic-tlc", "--reserve", "0.1", "--working-set", "1.0", "--json", "--quiet"
+    )
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["death"].startswith(("worn out", "GC pool"))
+    # 128 blocks rated 1,000 TLC cycles, 90 % of them user capacity: a full-drive random workload
+    # writes several hundred drive-writes before the drive dies (WAF > 1 at 10 % reserve).
+    assert 100 < doc["drive_writes"] < 1000

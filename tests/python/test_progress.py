@@ -32,3 +32,34 @@ def test_quiet_progress_draws_nothing(monkeypatch) -> None:
         clock[0] += 5.0
         progress(0.5, INFO)
     assert stream.getvalue() == ""
+
+
+def test_a_lifetime_run_shows_wear_and_spare_lost(monkeypatch) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(cli.time, "monotonic", lambda: clock[0])
+    stream = io.StringIO()
+    info = {**INFO, "phase_name": "life", "wear_used": 1.37, "reserve_used": 0.42}
+    with cli._LazyProgress(Console(file=stream, force_terminal=True, width=160)) as progress:
+        clock[0] += 2.0
+        progress(0.42, info)
+        drawn = stream.getvalue()
+    assert "wear 137% of rating" in drawn and "spare lost 42%" in drawn
+
+
+def test_a_lifetime_time_series_tracks_wear_and_spare_lost() -> None:
+    import nandlab
+
+    config = {
+        "device": {"cell": "tlc", "channels": 1, "blocks_per_plane": 32, "pages_per_block": 16,
+                   "page_size": "8KiB", "reserve": "30 %", "wear": {"rated": {"slc": 200, "mlc": 20, "tlc": 5}}},
+        "ftl": {"gc_start": 2, "gc_stop": 3, "zombie": True},
+        "phase": [{"working_set": 0.5, "until": "dead"}],
+    }
+    result = nandlab.run(config)
+    ts = result.timeseries
+    assert result.summary["death"]
+    wear = ts["wear_used"].to_list()
+    assert wear == sorted(wear) and wear[-1] > 1.0  # ZombieNAND outlives the rating
+    # The drive dies when mode switches have eaten the spare flash.
+    assert ts["reserve_used"][-1] > 0.9
+    assert ts["usable_bytes"][-1] < ts["usable_bytes"][0]
