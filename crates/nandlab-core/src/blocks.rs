@@ -60,6 +60,10 @@ pub struct BlockTable {
     pub capacity: Vec<u32>,
     /// Blocks switched to a lower bit mode at death (ZombieNAND), all told.
     pub mode_switches: u64,
+    /// Usable blocks per bit mode, and the sum of all blocks' stress (kept
+    /// as blocks change, for time-series rows on large drives).
+    by_mode: [u64; 4],
+    stress_sum: f64,
     /// Mapping units the usable blocks of each pool hold in their modes.
     pub pool_capacity: Vec<u64>,
     /// Sum and count of the remaining lives of each pool's usable normal
@@ -110,6 +114,12 @@ impl BlockTable {
             bad_blocks: 0,
             capacity: vec![g.units_per_block; n],
             mode_switches: 0,
+            by_mode: {
+                let mut n = [0; 4];
+                n[g.cell.index()] = g.blocks as u64;
+                n
+            },
+            stress_sum: 0.0,
             pool_capacity: vec![
                 g.blocks_per_pool as u64 * g.units_per_block as u64;
                 g.pools as usize
@@ -192,6 +202,7 @@ impl BlockTable {
             self.count_life(block, pool, -1.0);
         }
         self.stress[i] += self.wear_per_erase[i];
+        self.stress_sum += self.wear_per_erase[i];
         let mut mode = self.mode[i];
         while self.stress[i] > self.model.limit(mode) {
             match mode.lower().filter(|_| self.zombie) {
@@ -201,12 +212,15 @@ impl BlockTable {
                 None => {
                     self.state[i] = BlockState::Bad;
                     self.bad_blocks += 1;
+                    self.by_mode[self.mode[i].index()] -= 1;
                     self.pool_capacity[pool as usize] -= self.capacity[i] as u64;
                     return false;
                 }
             }
         }
         if mode != self.mode[i] {
+            self.by_mode[self.mode[i].index()] -= 1;
+            self.by_mode[mode.index()] += 1;
             self.mode[i] = mode;
             let lower = self.capacity_in(mode);
             self.pool_capacity[pool as usize] -= (self.capacity[i] - lower) as u64;
@@ -237,19 +251,12 @@ impl BlockTable {
     /// Share of the native rated endurance used, averaged over all blocks
     /// (about 1 when a conventional drive wears out; ZombieNAND goes beyond).
     pub fn wear_used(&self) -> f64 {
-        let rated = self.model.limit(self.native);
-        self.stress.iter().sum::<f64>() / (self.stress.len() as f64 * rated)
+        self.stress_sum / (self.stress.len() as f64 * self.model.limit(self.native))
     }
 
     /// Usable blocks per bit mode (SLC, MLC, TLC, QLC), retired ones left out.
     pub fn blocks_by_mode(&self) -> [u64; 4] {
-        let mut n = [0u64; 4];
-        for (m, s) in self.mode.iter().zip(&self.state) {
-            if *s != BlockState::Bad {
-                n[m.index()] += 1;
-            }
-        }
-        n
+        self.by_mode
     }
 
     pub fn free_count(&self, pool: u32) -> u32 {

@@ -4,6 +4,7 @@
 //! data is lost at a switch or a retirement; the drive lives at least as long
 //! as the baseline (plain wear levelling, blocks retired at death).
 
+use nandlab_core::blocks::BlockState;
 use nandlab_core::media::CellMode;
 use nandlab_core::{Config, Simulator, Summary};
 
@@ -50,6 +51,15 @@ until = "dead"
 fn check_data(sim: &Simulator) {
     let ftl = &sim.drive().ftl;
     ftl.check_invariants().unwrap();
+    // The per-mode block counts kept for time series match a recount.
+    let b = &ftl.blocks;
+    let mut by_mode = [0u64; 4];
+    for (m, s) in b.mode.iter().zip(&b.state) {
+        if *s != BlockState::Bad {
+            by_mode[m.index()] += 1;
+        }
+    }
+    assert_eq!(b.blocks_by_mode(), by_mode);
     for lpn in 0..ftl.g.user_units as u32 {
         ftl.check_read(lpn).unwrap();
     }
