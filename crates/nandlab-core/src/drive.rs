@@ -168,7 +168,11 @@ impl Drive {
         let mut from_ram = 0u64;
         let mut group: Option<ReadGroup> = None;
         let ppd = self.ftl.g.planes_per_die;
+        // When the mapping entries read so far are known (DRAM-less drives
+        // may first read translation pages).
+        let mut mapped = cmd;
         for lpn in first..=last {
+            mapped = mapped.max(self.ftl.map_access(lpn as u32, false, cmd, &mut self.tl));
             let slot = match self.ftl.lookup(lpn as u32) {
                 Some(s) if self.ftl.is_programmed(s) => s,
                 // Never written (zeroes) or still in the write buffer: no flash access.
@@ -191,7 +195,7 @@ impl Drive {
                     g.read_ns = g.read_ns.max(read_ns);
                     continue;
                 }
-                done = done.max(self.flash_read_group(*g, cmd));
+                done = done.max(self.flash_read_group(*g, mapped));
             }
             group = Some(ReadGroup {
                 die,
@@ -203,21 +207,22 @@ impl Drive {
             });
         }
         if let Some(g) = group {
-            done = done.max(self.flash_read_group(g, cmd));
+            done = done.max(self.flash_read_group(g, mapped));
         }
         if from_ram > 0 {
             done = done.max(
                 self.tl
-                    .link_transfer(cmd, from_ram.min(req.len as u64), false),
+                    .link_transfer(mapped, from_ram.min(req.len as u64), false),
             );
         }
         done
     }
 
-    /// Senses a read group and sends its data to the host; returns when the host has it.
-    fn flash_read_group(&mut self, g: ReadGroup, cmd: u64) -> u64 {
+    /// Senses a read group no earlier than `t` and sends its data to the
+    /// host; returns when the host has it.
+    fn flash_read_group(&mut self, g: ReadGroup, t: u64) -> u64 {
         self.ftl.counters.flash_reads_host += g.planes.count_ones() as u64;
-        let in_ram = self.tl.host_read(cmd, g.die, g.read_ns, g.units);
+        let in_ram = self.tl.host_read(t, g.die, g.read_ns, g.units);
         self.tl
             .link_transfer(in_ram, g.units as u64 * self.unit.size, false)
     }
@@ -228,10 +233,12 @@ impl Drive {
         let end = self.unit.of(req.offset + req.len as u64);
         self.ftl.counters.trim_requests += 1;
         self.ftl.counters.host_trim_bytes += req.len as u64;
+        let cmd = self.tl.command(t);
         for lpn in first..end {
+            self.ftl.map_access(lpn as u32, true, cmd, &mut self.tl);
             self.ftl.trim(lpn as u32);
         }
-        self.tl.command(t)
+        cmd
     }
 
     /// Programs the partly filled write-frontier page (padding the rest), so

@@ -11,6 +11,7 @@
 use crate::blocks::{BlockState, BlockTable};
 use crate::config::{Config, StripeDim};
 use crate::geometry::Geometry;
+use crate::mapcache::MapCache;
 use crate::media::ModeTiming;
 use crate::memory;
 use crate::oracle::Oracle;
@@ -89,6 +90,8 @@ pub struct Ftl {
     relaxed_factor: f64,
     /// Version stamps checking that reads get the latest write (tests, debugging).
     pub oracle: Option<Oracle>,
+    /// DRAM-less drive: the cached part of the mapping table.
+    map_cache: Option<MapCache>,
 }
 
 /// The allocation stripe: every (die, pool set) in `order`, first dimension fastest.
@@ -168,6 +171,16 @@ impl Ftl {
             program_permille: if relaxed { 500 } else { 1000 },
             relaxed_factor: if relaxed { RELAXED_PROGRAM_FACTOR } else { 1.0 },
             oracle: None,
+            map_cache: cfg.ftl.map_cache.map(|bytes| {
+                MapCache::new(
+                    bytes,
+                    g.page_size,
+                    g.units_per_page,
+                    g.user_units,
+                    g.dies,
+                    &cfg.device.timing[g.cell.index()],
+                )
+            }),
             g,
         }
     }
@@ -184,6 +197,17 @@ impl Ftl {
         match self.l2p[lpn as usize] {
             0 => None,
             s => Some(s - 1),
+        }
+    }
+
+    /// Makes `lpn`'s mapping entry available no earlier than `t` (on a
+    /// DRAM-less drive, reading its translation page on a miss; `update`
+    /// marks the page changed). Returns when it is.
+    #[inline]
+    pub fn map_access(&mut self, lpn: u32, update: bool, t: u64, tl: &mut Timeline) -> u64 {
+        match &mut self.map_cache {
+            Some(m) => m.access(lpn, update, t, tl, &mut self.counters),
+            None => t,
         }
     }
 
@@ -339,6 +363,7 @@ impl Ftl {
         let k = self.open.filled;
         let plane_i = self.g.fast.units_per_page.quotient(k);
         let slot = self.open.page_slot[plane_i as usize] + (k - plane_i * upp);
+        self.map_access(lpn, true, ready, tl);
         self.map(lpn, slot);
         if let Some(o) = &mut self.oracle {
             o.host_write(lpn, slot);
@@ -356,6 +381,19 @@ impl Ftl {
     /// Writes `count` units, the i-th to `lpn_of(i)`, whole multi-plane pages
     /// at a time: the fill phases' fast path (run with the timeline disabled).
     pub fn fill(
+        &mut self,
+        count: u64,
+        lpn_of: impl Fn(u64) -> u32,
+        tl: &mut Timeline,
+    ) -> Result<(), SimError> {
+        // Preconditioning lays data out at memory speed; the map cache starts cold after it.
+        let cache = self.map_cache.take();
+        let result = self.fill_units(count, lpn_of, tl);
+        self.map_cache = cache;
+        result
+    }
+
+    fn fill_units(
         &mut self,
         count: u64,
         lpn_of: impl Fn(u64) -> u32,
@@ -599,6 +637,7 @@ impl Ftl {
         let slot = self.g.block_base(b) + self.blocks.written[bi];
         self.blocks.written[bi] += 1;
         let from = self.l2p[lpn as usize] - 1;
+        self.map_access(lpn, true, ready, tl);
         self.map(lpn, slot);
         if let Some(o) = &mut self.oracle {
             o.moved(from, slot);

@@ -32,6 +32,11 @@ pub struct Counters {
     pub program_ns: u64,
     /// Die time of all erases.
     pub erase_ns: u64,
+    /// Translation-page reads and write-backs of a DRAM-less drive's map
+    /// cache, and the mapping units those write-backs programmed.
+    pub map_reads: u64,
+    pub map_programs: u64,
+    pub flash_units_map: u64,
 }
 
 impl Sub for Counters {
@@ -56,6 +61,9 @@ impl Sub for Counters {
             program_ops: self.program_ops - o.program_ops,
             program_ns: self.program_ns - o.program_ns,
             erase_ns: self.erase_ns - o.erase_ns,
+            map_reads: self.map_reads - o.map_reads,
+            map_programs: self.map_programs - o.map_programs,
+            flash_units_map: self.flash_units_map - o.flash_units_map,
         }
     }
 }
@@ -66,7 +74,8 @@ impl Counters {
         if self.host_write_units == 0 {
             return 0.0;
         }
-        (self.host_write_units + self.flash_units_gc) as f64 / self.host_write_units as f64
+        (self.host_write_units + self.flash_units_gc + self.flash_units_map) as f64
+            / self.host_write_units as f64
     }
 
     /// Mean time of a program operation on a die, µs (0 without programs).
@@ -228,6 +237,9 @@ pub struct Summary {
     pub flash_programs_gc: u64,
     pub flash_reads_host: u64,
     pub flash_reads_gc: u64,
+    /// Map-cache misses (translation pages read) and write-backs (programmed).
+    pub map_reads: u64,
+    pub map_programs: u64,
     pub iops: f64,
     pub mbps: f64,
     pub read_mbps: f64,
@@ -280,13 +292,15 @@ impl Summary {
             host_read_requests: c.read_requests,
             host_write_requests: c.write_requests,
             host_trim_requests: c.trim_requests,
-            flash_programs: c.flash_programs_host + c.flash_programs_gc,
-            flash_reads: c.flash_reads_host + c.flash_reads_gc,
+            flash_programs: c.flash_programs_host + c.flash_programs_gc + c.map_programs,
+            flash_reads: c.flash_reads_host + c.flash_reads_gc + c.map_reads,
             erases: c.erases,
             flash_programs_host: c.flash_programs_host,
             flash_programs_gc: c.flash_programs_gc,
             flash_reads_host: c.flash_reads_host,
             flash_reads_gc: c.flash_reads_gc,
+            map_reads: c.map_reads,
+            map_programs: c.map_programs,
             iops: per_sec(requests as f64),
             mbps: per_sec((c.host_read_bytes + c.host_write_bytes) as f64 / 1e6),
             read_mbps: per_sec(c.host_read_bytes as f64 / 1e6),

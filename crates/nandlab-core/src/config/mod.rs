@@ -114,6 +114,9 @@ pub struct FtlConfig {
     /// wears out, and switches mode, first; it is levelled only among itself.
     pub wear_unleveling: bool,
     pub life_threshold: f64,
+    /// DRAM-less drive: bytes of controller RAM caching translation pages
+    /// (None: the whole mapping table is in DRAM).
+    pub map_cache: Option<u64>,
     /// Early-switch blocks per GC pool: by default ⌊(R − W)·B / 2^(S−2)⌋
     /// (Eq. 1); 0 without wear-unleveling.
     pub early_switch_blocks: u32,
@@ -781,6 +784,19 @@ fn validate_device(
             )
         }
     };
+    let map_cache = match f.map_cache {
+        None => None,
+        Some(s) if s.0 >= page_size => Some(s.0),
+        Some(s) => {
+            return err(
+                "[ftl] map_cache",
+                format!(
+                    "must hold at least one translation page ({page_size} bytes), found {}",
+                    s.0
+                ),
+            )
+        }
+    };
     let ftl = FtlConfig {
         gc,
         gc_start,
@@ -794,6 +810,7 @@ fn validate_device(
         wear_unleveling,
         life_threshold,
         early_switch_blocks,
+        map_cache,
     };
     Ok((device, geometry, ftl))
 }

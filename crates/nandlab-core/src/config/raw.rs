@@ -209,6 +209,7 @@ pub struct RawFtl {
     pub wear_unleveling: Option<bool>,
     pub life_threshold: Option<f64>,
     pub early_switch_blocks: Option<u32>,
+    pub map_cache: Option<Size>,
 }
 
 #[derive(Debug, Default, Deserialize)]
