@@ -5,6 +5,7 @@
 
 use crate::config::Config;
 use crate::ftl::{Ftl, Programmed};
+use crate::readahead::ReadAhead;
 use crate::timeline::{Timeline, WriteBuffer};
 use crate::workload::{Op, Request};
 use crate::SimError;
@@ -17,6 +18,7 @@ pub struct Drive {
     buffer: WriteBuffer,
     unit: Unit,
     multiplane: bool,
+    read_ahead: Option<ReadAhead>,
 }
 
 /// The mapping unit, for byte ↔ unit arithmetic on every request: shifts
@@ -82,6 +84,8 @@ impl Drive {
             ),
             unit: Unit::new(unit),
             multiplane: cfg.device.multiplane,
+            read_ahead: (cfg.ftl.read_ahead >= unit)
+                .then(|| ReadAhead::new(cfg.ftl.read_ahead / unit)),
             ftl,
         }
     }
@@ -129,6 +133,9 @@ impl Drive {
         c.write_requests += 1;
         c.host_write_bytes += req.len as u64;
         c.host_write_units += last - first + 1;
+        if let Some(ra) = &mut self.read_ahead {
+            ra.invalidate(first, last);
+        }
         let cmd = self.tl.command(t);
         // Partial units are read, merged and written whole (read-modify-write).
         let mut merged_ready = cmd;
@@ -158,12 +165,80 @@ impl Drive {
     }
 
     fn read(&mut self, req: Request, t: u64) -> u64 {
-        let unit = self.unit;
-        let first = unit.of(req.offset);
-        let last = unit.of(req.offset + req.len as u64 - 1);
+        let first = self.unit.of(req.offset);
+        let last = self.unit.of(req.offset + req.len as u64 - 1);
         self.ftl.counters.read_requests += 1;
         self.ftl.counters.host_read_bytes += req.len as u64;
         let cmd = self.tl.command(t);
+        let Some(mut ra) = self.read_ahead.take() else {
+            return self.read_units(first, last, req.len, cmd);
+        };
+        let done = match ra.hit(first, last) {
+            Some(ready) => self.tl.link_transfer(cmd.max(ready), req.len as u64, false),
+            None => self.read_units(first, last, req.len, cmd),
+        };
+        if let Some((from, to)) = ra.after_read(first, last) {
+            let to = to.min(self.ftl.g.user_units);
+            if from < to {
+                let ready = self.read_ahead_units(from, to, cmd);
+                ra.fill(from, to, |u| ready[(u - from) as usize]);
+            }
+        }
+        self.read_ahead = Some(ra);
+        done
+    }
+
+    /// Reads units `from..to` into controller RAM from `t` (read-ahead: no
+    /// priority over queued work), a page at a time; returns when each unit is there.
+    fn read_ahead_units(&mut self, from: u64, to: u64, t: u64) -> Vec<u64> {
+        let mut ready = vec![t; (to - from) as usize];
+        // The page being gathered: block, page, die, read time, its first unit's index.
+        let mut page: Option<(u32, u32, u32, u64, usize)> = None;
+        for (i, lpn) in (from..to).enumerate() {
+            ready[i] = self.ftl.map_access(lpn as u32, false, t, &mut self.tl);
+            let Some(slot) = self
+                .ftl
+                .lookup(lpn as u32)
+                .filter(|&s| self.ftl.is_programmed(s))
+            else {
+                continue;
+            };
+            let block = self.ftl.g.block_of_slot(slot);
+            let (die, p, read_ns) = self.ftl.read_target(slot);
+            if let Some((b, pg, ..)) = page {
+                if b == block && pg == p {
+                    continue;
+                }
+                self.read_ahead_page(page.take().unwrap(), i, &mut ready);
+            }
+            page = Some((block, p, die, read_ns, i));
+        }
+        if let Some(pg) = page {
+            self.read_ahead_page(pg, ready.len(), &mut ready);
+        }
+        ready
+    }
+
+    /// Reads one page for read-ahead: its units are `ready[first..end]`.
+    fn read_ahead_page(
+        &mut self,
+        (_, _, die, read_ns, first): (u32, u32, u32, u64, usize),
+        end: usize,
+        ready: &mut [u64],
+    ) {
+        self.ftl.counters.flash_reads_host += 1;
+        let start = ready[first..end].iter().copied().max().unwrap_or(0);
+        let done = self
+            .tl
+            .flash_read(start, die, read_ns, (end - first) as u32);
+        ready[first..end].fill(done);
+    }
+
+    /// Reads units `first..=last` (`len` bytes) from flash, or RAM for
+    /// unwritten units and those still in the write buffer; returns when the
+    /// host has them.
+    fn read_units(&mut self, first: u64, last: u64, len: u32, cmd: u64) -> u64 {
+        let unit = self.unit;
         let mut done = cmd;
         let mut from_ram = 0u64;
         let mut group: Option<ReadGroup> = None;
@@ -212,7 +287,7 @@ impl Drive {
         if from_ram > 0 {
             done = done.max(
                 self.tl
-                    .link_transfer(mapped, from_ram.min(req.len as u64), false),
+                    .link_transfer(mapped, from_ram.min(len as u64), false),
             );
         }
         done
@@ -233,6 +308,9 @@ impl Drive {
         let end = self.unit.of(req.offset + req.len as u64);
         self.ftl.counters.trim_requests += 1;
         self.ftl.counters.host_trim_bytes += req.len as u64;
+        if let (Some(ra), true) = (&mut self.read_ahead, first < end) {
+            ra.invalidate(first, end - 1);
+        }
         let cmd = self.tl.command(t);
         for lpn in first..end {
             self.ftl.map_access(lpn as u32, true, cmd, &mut self.tl);

@@ -18,6 +18,7 @@ pub mod mapcache;
 pub mod media;
 pub mod memory;
 pub mod oracle;
+pub mod readahead;
 pub mod sim;
 pub mod stats;
 pub mod timeline;

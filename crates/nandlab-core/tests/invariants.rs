@@ -30,8 +30,11 @@ const FTLS: [(&str, &str); 9] = [
         "gc = \"greedy\"\nzombie = true\nwear_unleveling = false\nwear_leveling = true",
         "rated = { slc = 3, mlc = 2, tlc = 1 }",
     ),
-    // A DRAM-less drive: two translation pages cached.
-    ("gc = \"greedy\"\nmap_cache = \"16KiB\"", ""),
+    // A DRAM-less drive (two translation pages cached) that reads ahead.
+    (
+        "gc = \"greedy\"\nmap_cache = \"16KiB\"\nread_ahead = \"32KiB\"",
+        "",
+    ),
 ];
 
 fn drive(ftl: usize, multiplane: bool) -> (Drive, u64) {

@@ -219,7 +219,51 @@ fn small_commands_pay_the_per_command_overhead() {
     let small = buffered_write_mbps("sata-600", "4KiB");
     let large = buffered_write_mbps("sata-600", "128KiB");
     let expect = |bytes: f64| bytes / (4e-6 + bytes / 600e6) / 1e6;
-    assert!((small / expect(4096.0) - 1.0).abs() < 0.02, "4 KiB: {small:.1} MB/s");
-    assert!((large / expect(131072.0) - 1.0).abs() < 0.02, "128 KiB: {large:.1} MB/s");
+    assert!(
+        (small / expect(4096.0) - 1.0).abs() < 0.02,
+        "4 KiB: {small:.1} MB/s"
+    );
+    assert!(
+        (large / expect(131072.0) - 1.0).abs() < 0.02,
+        "128 KiB: {large:.1} MB/s"
+    );
     assert!(small < 0.65 * large);
+}
+
+/// Mean read latency (µs) of 4 KiB QD-1 reads of a filled drive, `pattern`
+/// order, with `read_ahead` bytes of read-ahead.
+fn read_latency_us(pattern: &str, read_ahead: &str) -> f64 {
+    let cfg = config(
+        r#"cell = "mlc"
+channels = 4
+blocks_per_plane = 128
+pages_per_block = 64
+page_size = "8KiB"
+over_provisioning = "25 %""#,
+        &format!(
+            "[ftl]\nread_ahead = \"{read_ahead}\"\n[[phase]]\nkind = \"fill\"\nvolume = 1.0\n\
+             [[phase]]\npattern = \"{pattern}\"\nread_fraction = 1.0\nblock_size = \"4KiB\"\nqueue_depth = 1\nrequests = 20000\n"
+        ),
+    );
+    let mut sim = Simulator::new(cfg);
+    let phases = sim.run_all(&mut |_| true).unwrap();
+    phases[1].summary.read_latency_us.mean
+}
+
+#[test]
+fn read_ahead_serves_sequential_reads_from_ram() {
+    let (plain, ahead) = (
+        read_latency_us("sequential", "0B"),
+        read_latency_us("sequential", "128KiB"),
+    );
+    // Without read-ahead every 4 KiB read senses a page; with it, most are link transfers.
+    assert!(
+        ahead < 0.3 * plain,
+        "{plain:.1} µs plain, {ahead:.1} µs with read-ahead"
+    );
+    // Random reads never trigger it.
+    assert_eq!(
+        read_latency_us("random", "0B"),
+        read_latency_us("random", "128KiB")
+    );
 }

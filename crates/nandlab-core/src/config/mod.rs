@@ -117,6 +117,8 @@ pub struct FtlConfig {
     /// DRAM-less drive: bytes of controller RAM caching translation pages
     /// (None: the whole mapping table is in DRAM).
     pub map_cache: Option<u64>,
+    /// Bytes read ahead of a detected sequential read stream (0: off).
+    pub read_ahead: u64,
     /// Early-switch blocks per GC pool: by default ⌊(R − W)·B / 2^(S−2)⌋
     /// (Eq. 1); 0 without wear-unleveling.
     pub early_switch_blocks: u32,
@@ -811,6 +813,7 @@ fn validate_device(
         life_threshold,
         early_switch_blocks,
         map_cache,
+        read_ahead: f.read_ahead.map_or(0, |s| s.0),
     };
     Ok((device, geometry, ftl))
 }

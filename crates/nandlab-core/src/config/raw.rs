@@ -210,6 +210,7 @@ pub struct RawFtl {
     pub life_threshold: Option<f64>,
     pub early_switch_blocks: Option<u32>,
     pub map_cache: Option<Size>,
+    pub read_ahead: Option<Size>,
 }
 
 #[derive(Debug, Default, Deserialize)]
