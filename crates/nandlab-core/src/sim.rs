@@ -356,7 +356,7 @@ impl Simulator {
             .bytes(g.user_capacity_bytes)
             / unit)
             .min(span);
-        let scatter = (p.pattern == Pattern::Random)
+        let scatter = (p.pattern != Pattern::Sequential)
             .then(|| Scatter::new(span, derive_seed(seed, "fill", 0)));
         let fill = p.kind == PhaseKind::Fill;
         let mut end = self.now;

@@ -84,6 +84,11 @@ enum Addresses {
     },
     /// Positions drawn by a sampler set up once (no division per draw).
     Uniform(Uniform<u64>),
+    /// Every position once per pass, in the order of a seeded bijection.
+    Shuffle {
+        scatter: Scatter,
+        next: u64,
+    },
     HotCold {
         hot_positions: u64,
         r: f64,
@@ -123,6 +128,13 @@ impl Generator {
         let positions = ((ws_bytes - p.block_size as u64) / align + 1).max(1);
         let pattern = match (p.pattern, p.distribution) {
             (Pattern::Sequential, _) => Addresses::Sequential { next: 0 },
+            (Pattern::Shuffle, _) => Addresses::Shuffle {
+                scatter: Scatter::new(
+                    positions,
+                    derive_seed(p.order_seed.unwrap_or(seed), "shuffle", 0),
+                ),
+                next: 0,
+            },
             (Pattern::Random, Distribution::Uniform) => {
                 Addresses::Uniform(Uniform::new(0, positions).expect("positions ≥ 1"))
             }
@@ -177,6 +189,15 @@ impl Generator {
                 };
             }
             Addresses::Uniform(u) => u.sample(&mut self.addrs),
+            Addresses::Shuffle { scatter, next } => {
+                let pos = scatter.map(*next);
+                *next = if *next + 1 == self.positions {
+                    0
+                } else {
+                    *next + 1
+                };
+                pos
+            }
             Addresses::HotCold { hot_positions, r } => {
                 if self.addrs.random::<f64>() < *r || *hot_positions == self.positions {
                     self.addrs.random_range(0..*hot_positions)
@@ -212,6 +233,41 @@ mod tests {
                 seen[j] = true;
             }
         }
+    }
+
+    #[test]
+    fn shuffle_visits_every_position_once_per_pass() {
+        let offsets = |order_seed: &str, seed: u64| -> Vec<u64> {
+            let cfg = crate::config::Config::from_toml(
+                &format!(
+                    "[device]\ncell = \"slc\"\nchannels = 1\nblocks_per_plane = 64\npages_per_block = 16\npage_size = \"4KiB\"\n\
+                     [[phase]]\npattern = \"shuffle\"\nblock_size = \"4KiB\"\nrequests = 1\n{order_seed}\n"
+                ),
+                "test",
+            )
+            .unwrap();
+            let user = cfg.geometry.user_capacity_bytes;
+            let mut gen = Generator::new(&cfg.phases[0], user, 4096, seed);
+            (0..2 * user / 4096)
+                .map(|_| gen.next_request().offset / 4096)
+                .collect()
+        };
+        let a = offsets("", 1);
+        let n = a.len() / 2;
+        let mut pass: Vec<u64> = a[..n].to_vec();
+        pass.sort_unstable();
+        assert_eq!(
+            pass,
+            (0..n as u64).collect::<Vec<_>>(),
+            "each position once"
+        );
+        assert_eq!(a[..n], a[n..], "the second pass repeats the order");
+        assert_ne!(a[..n], offsets("", 2)[..n], "another phase, another order");
+        assert_eq!(
+            offsets("order_seed = 7", 1)[..n],
+            offsets("order_seed = 7", 2)[..n],
+            "the same order seed, the same order"
+        );
     }
 
     #[test]

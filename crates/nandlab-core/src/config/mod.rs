@@ -147,7 +147,11 @@ pub enum PhaseKind {
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     Sequential,
+    /// Uniformly random positions (they may repeat).
     Random,
+    /// Every position of the working set exactly once per pass, in a seeded
+    /// random order (Swissbit's "each address once").
+    Shuffle,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -225,6 +229,9 @@ pub struct PhaseConfig {
     pub data_factor: f64,
     /// Run until the drive wears out (`until = "dead"`); death ends the phase, not the run.
     pub until_dead: bool,
+    /// `pattern = "shuffle"`: phases with the same order seed visit positions
+    /// in the same order (None: an order of the phase's own).
+    pub order_seed: Option<u64>,
 }
 
 const SECTOR: u64 = 512;
@@ -862,13 +869,23 @@ fn validate_phase(
     }) {
         "sequential" | "seq" => Pattern::Sequential,
         "random" | "rand" => Pattern::Random,
+        "shuffle" => Pattern::Shuffle,
         s => {
             return err(
                 &k("pattern"),
-                unknown("pattern", s, &["sequential", "random"]),
+                unknown("pattern", s, &["sequential", "random", "shuffle"]),
             )
         }
     };
+    if p.order_seed.is_some() && pattern != Pattern::Shuffle {
+        return err(
+            &k("order_seed"),
+            "applies to pattern = \"shuffle\" (the order each position is visited in)",
+        );
+    }
+    if p.distribution.is_some() && pattern != Pattern::Random {
+        return err(&k("distribution"), "applies to pattern = \"random\"");
+    }
     let distribution = parse_distribution(
         &k("distribution"),
         p.distribution.as_deref().unwrap_or("uniform"),
@@ -1096,6 +1113,7 @@ fn validate_phase(
         timed,
         data_factor,
         until_dead,
+        order_seed: p.order_seed,
     })
 }
 

@@ -244,4 +244,5 @@ pub struct RawPhase {
     pub timed: Option<bool>,
     pub data: Option<String>,
     pub until: Option<String>,
+    pub order_seed: Option<u64>,
 }

@@ -219,3 +219,23 @@ fn bad_media_settings_name_the_key() {
     let e = error("", "[[phase]]\nvolume = 1.0\ndata = \"onse\"\n");
     assert!(e.contains("did you mean `ones`"), "{e}");
 }
+
+#[test]
+fn order_seed_and_distribution_name_the_pattern_they_need() {
+    let e = error(
+        "",
+        "[[phase]]\npattern = \"random\"\norder_seed = 3\nrequests = 1\n",
+    );
+    assert!(
+        e.starts_with("[[phase]] #1 order_seed: applies to pattern = \"shuffle\""),
+        "{e}"
+    );
+    let e = error(
+        "",
+        "[[phase]]\npattern = \"shuffle\"\ndistribution = \"zipf:0.9\"\nrequests = 1\n",
+    );
+    assert!(
+        e.starts_with("[[phase]] #1 distribution: applies to pattern = \"random\""),
+        "{e}"
+    );
+}
