@@ -192,8 +192,9 @@ impl Drive {
     /// priority over queued work), a page at a time; returns when each unit is there.
     fn read_ahead_units(&mut self, from: u64, to: u64, t: u64) -> Vec<u64> {
         let mut ready = vec![t; (to - from) as usize];
-        // The page being gathered: block, page, die, read time, its first unit's index.
-        let mut page: Option<(u32, u32, u32, u64, usize)> = None;
+        // The page being gathered: block, page, die, read time, its first
+        // unit's index, and how many of its units the window needs.
+        let mut page: Option<(u32, u32, u32, u64, usize, u32)> = None;
         for (i, lpn) in (from..to).enumerate() {
             ready[i] = self.ftl.map_access(lpn as u32, false, t, &mut self.tl);
             let Some(slot) = self
@@ -205,13 +206,14 @@ impl Drive {
             };
             let block = self.ftl.g.block_of_slot(slot);
             let (die, p, read_ns) = self.ftl.read_target(slot);
-            if let Some((b, pg, ..)) = page {
-                if b == block && pg == p {
+            if let Some((b, pg, .., n)) = &mut page {
+                if *b == block && *pg == p {
+                    *n += 1;
                     continue;
                 }
                 self.read_ahead_page(page.take().unwrap(), i, &mut ready);
             }
-            page = Some((block, p, die, read_ns, i));
+            page = Some((block, p, die, read_ns, i, 1));
         }
         if let Some(pg) = page {
             self.read_ahead_page(pg, ready.len(), &mut ready);
@@ -219,18 +221,17 @@ impl Drive {
         ready
     }
 
-    /// Reads one page for read-ahead: its units are `ready[first..end]`.
+    /// Reads one page for read-ahead: `units` of it, which (with any units
+    /// between them that are not on flash) are `ready[first..end]`.
     fn read_ahead_page(
         &mut self,
-        (_, _, die, read_ns, first): (u32, u32, u32, u64, usize),
+        (_, _, die, read_ns, first, units): (u32, u32, u32, u64, usize, u32),
         end: usize,
         ready: &mut [u64],
     ) {
         self.ftl.counters.flash_reads_host += 1;
         let start = ready[first..end].iter().copied().max().unwrap_or(0);
-        let done = self
-            .tl
-            .flash_read(start, die, read_ns, (end - first) as u32);
+        let done = self.tl.flash_read(start, die, read_ns, units);
         ready[first..end].fill(done);
     }
 
