@@ -136,7 +136,7 @@ impl BlockTable {
         for pool in 0..g.pools {
             for b in g.pool_blocks(pool) {
                 if !t.early[b as usize] {
-                    t.count_life(b, pool, 1.0);
+                    t.count_life(b, pool, true);
                 }
             }
         }
@@ -150,14 +150,16 @@ impl BlockTable {
         ((self.model.limit(self.mode[i]) - self.stress[i]) / self.wear_per_erase[i]).max(0.0)
     }
 
-    /// Adds (`sign` 1) or removes (-1) a normal block's remaining life from
-    /// its pool's per-mode sums.
-    fn count_life(&mut self, block: u32, pool: u32, sign: f64) {
+    /// Adds a normal block's remaining life to its pool's per-mode sums, or
+    /// removes it (`add` false).
+    fn count_life(&mut self, block: u32, pool: u32, add: bool) {
         let k = pool as usize * 4 + self.mode[block as usize].index();
-        self.life_sum[k] += sign * self.remaining_life(block);
-        if sign > 0.0 {
+        let life = self.remaining_life(block);
+        if add {
+            self.life_sum[k] += life;
             self.life_count[k] += 1;
         } else {
+            self.life_sum[k] -= life;
             self.life_count[k] -= 1;
         }
     }
@@ -199,7 +201,7 @@ impl BlockTable {
         self.erase_count[i] += 1;
         let normal = !self.early[i];
         if normal {
-            self.count_life(block, pool, -1.0);
+            self.count_life(block, pool, false);
         }
         self.stress[i] += self.wear_per_erase[i];
         self.stress_sum += self.wear_per_erase[i];
@@ -228,7 +230,7 @@ impl BlockTable {
             self.mode_switches += 1;
         }
         if normal {
-            self.count_life(block, pool, 1.0);
+            self.count_life(block, pool, true);
         }
         let u = self.model.life_used(mode, delta_v(self.stress[i]));
         let between = |(fresh, worn): (u32, u32)| {

@@ -192,9 +192,8 @@ impl Drive {
     /// priority over queued work), a page at a time; returns when each unit is there.
     fn read_ahead_units(&mut self, from: u64, to: u64, t: u64) -> Vec<u64> {
         let mut ready = vec![t; (to - from) as usize];
-        // The page being gathered: block, page, die, read time, its first
-        // unit's index, and how many of its units the window needs.
-        let mut page: Option<(u32, u32, u32, u64, usize, u32)> = None;
+        // The page being gathered, and the index of its first unit in `ready`.
+        let mut group: Option<(ReadGroup, usize)> = None;
         for (i, lpn) in (from..to).enumerate() {
             ready[i] = self.ftl.map_access(lpn as u32, false, t, &mut self.tl);
             let Some(slot) = self
@@ -205,34 +204,37 @@ impl Drive {
                 continue;
             };
             let block = self.ftl.g.block_of_slot(slot);
-            let (die, p, read_ns) = self.ftl.read_target(slot);
-            if let Some((b, pg, .., n)) = &mut page {
-                if *b == block && *pg == p {
-                    *n += 1;
+            let (die, page, read_ns) = self.ftl.read_target(slot);
+            if let Some((g, first)) = &mut group {
+                if g.block == block && g.page == page {
+                    g.units += 1;
                     continue;
                 }
-                self.read_ahead_page(page.take().unwrap(), i, &mut ready);
+                self.read_ahead_page(*g, &mut ready[*first..i]);
             }
-            page = Some((block, p, die, read_ns, i, 1));
+            let g = ReadGroup {
+                die,
+                page,
+                read_ns,
+                block,
+                planes: 1,
+                units: 1,
+            };
+            group = Some((g, i));
         }
-        if let Some(pg) = page {
-            self.read_ahead_page(pg, ready.len(), &mut ready);
+        if let Some((g, first)) = group {
+            self.read_ahead_page(g, &mut ready[first..]);
         }
         ready
     }
 
-    /// Reads one page for read-ahead: `units` of it, which (with any units
-    /// between them that are not on flash) are `ready[first..end]`.
-    fn read_ahead_page(
-        &mut self,
-        (_, _, die, read_ns, first, units): (u32, u32, u32, u64, usize, u32),
-        end: usize,
-        ready: &mut [u64],
-    ) {
+    /// Reads one page for read-ahead; `ready` are its units (with any units
+    /// between them that are not on flash) and becomes when they are in RAM.
+    fn read_ahead_page(&mut self, g: ReadGroup, ready: &mut [u64]) {
         self.ftl.counters.flash_reads_host += 1;
-        let start = ready[first..end].iter().copied().max().unwrap_or(0);
-        let done = self.tl.flash_read(start, die, read_ns, units);
-        ready[first..end].fill(done);
+        let start = ready.iter().copied().max().unwrap_or(0);
+        let done = self.tl.flash_read(start, g.die, g.read_ns, g.units);
+        ready.fill(done);
     }
 
     /// Reads units `first..=last` (`len` bytes) from flash, or RAM for
