@@ -9,6 +9,11 @@
 //! Which free block a frontier opens: the oldest (FIFO), or with wear
 //! levelling the one with the most life left — early-switch blocks first when
 //! wear-unleveling, so that pool wears out ahead of the rest.
+//!
+//! pSLC caches: a block's `mode` is what its cells can store (its wear
+//! limit); `run` is the mode it is programmed in now. Static cache blocks
+//! are SLC for life and have their own free queue; a dynamic cache block is
+//! a native block opened in SLC mode, native again once erased.
 
 use crate::config::{FtlConfig, WearConfig};
 use crate::geometry::Geometry;
@@ -43,9 +48,19 @@ pub struct BlockTable {
     pub programmed: Vec<u32>,
     pub erase_count: Vec<u32>,
     pub state: Vec<BlockState>,
+    /// The bit mode the block's cells can store (its wear limit).
     pub mode: Vec<CellMode>,
-    /// Erased blocks per GC pool, oldest first.
+    /// The mode the block is programmed in now: SLC while it is a pSLC
+    /// cache block, else `mode`.
+    pub run: Vec<CellMode>,
+    /// Holds pSLC cache data (a static cache block, or a dynamic one now).
+    pub in_cache: Vec<bool>,
+    /// Static pSLC cache block: SLC for life, outside the native free queue.
+    pub static_cache: Vec<bool>,
+    /// Erased native blocks per GC pool, oldest first.
     pub free: Vec<VecDeque<u32>>,
+    /// Erased static cache blocks per GC pool.
+    pub cache_free: Vec<VecDeque<u32>>,
     /// ZombieNAND's early-switch pool: worn on purpose so it switches mode first.
     pub early: Vec<bool>,
     /// Trapped-charge stress, in program/erase cycles at the rating.
@@ -56,7 +71,7 @@ pub struct BlockTable {
     pub program_loops: Vec<u8>,
     pub erase_loops: Vec<u8>,
     pub bad_blocks: u64,
-    /// Mapping units each block holds in its current mode.
+    /// Mapping units each block holds in the mode it runs in.
     pub capacity: Vec<u32>,
     /// Blocks switched to a lower bit mode at death (ZombieNAND), all told.
     pub mode_switches: u64,
@@ -64,7 +79,8 @@ pub struct BlockTable {
     /// as blocks change, for time-series rows on large drives).
     by_mode: [u64; 4],
     stress_sum: f64,
-    /// Mapping units the usable blocks of each pool hold in their modes.
+    /// Mapping units the usable blocks of each pool hold in their modes
+    /// (`mode`, not a dynamic cache's temporary SLC).
     pub pool_capacity: Vec<u64>,
     /// Sum and count of the remaining lives of each pool's usable normal
     /// (not early-switch) blocks per bit mode, for the wear-levelling
@@ -86,11 +102,14 @@ impl BlockTable {
     pub fn new(g: &Geometry, wear: &WearConfig, ftl: &FtlConfig, seed: u64) -> BlockTable {
         let n = g.blocks as usize;
         let conditions = wear.conditions.endurance_factor();
-        let free = (0..g.pools).map(|p| g.pool_blocks(p).collect()).collect();
         let mut early = vec![false; n];
+        let mut static_cache = vec![false; n];
         for pool in 0..g.pools {
             for i in 0..ftl.early_switch_blocks {
                 early[g.block_in_pool(pool, i) as usize] = true;
+            }
+            for i in 0..ftl.pslc.static_blocks {
+                static_cache[g.block_in_pool(pool, g.blocks_per_pool - 1 - i) as usize] = true;
             }
         }
         let mut t = BlockTable {
@@ -100,7 +119,11 @@ impl BlockTable {
             erase_count: vec![0; n],
             state: vec![BlockState::Free; n],
             mode: vec![g.cell; n],
-            free,
+            run: vec![g.cell; n],
+            in_cache: static_cache.clone(),
+            static_cache,
+            free: vec![VecDeque::new(); g.pools as usize],
+            cache_free: vec![VecDeque::new(); g.pools as usize],
             early,
             stress: vec![0.0; n],
             wear_per_erase: wear
@@ -133,10 +156,30 @@ impl BlockTable {
             units_per_page: g.units_per_page,
             model: WearModel::new(wear.rated),
         };
+        let precycled = wear.initial * wear.rated[g.cell.index()];
         for pool in 0..g.pools {
             for b in g.pool_blocks(pool) {
-                if !t.early[b as usize] {
+                let i = b as usize;
+                if t.static_cache[i] {
+                    t.set_mode(b, pool, CellMode::Slc);
+                    t.run[i] = CellMode::Slc;
+                    t.capacity[i] = t.capacity_in(CellMode::Slc);
+                }
+                // An aged drive: every block has been cycled `precycled` times.
+                let usable = precycled == 0.0 || {
+                    t.erase_count[i] = precycled.round() as u32;
+                    t.add_stress(b, pool, precycled * t.wear_per_erase[i])
+                };
+                if !usable {
+                    continue;
+                }
+                if !t.early[i] {
                     t.count_life(b, pool, true);
+                }
+                if t.static_cache[i] {
+                    t.cache_free[pool as usize].push_back(b);
+                } else {
+                    t.free[pool as usize].push_back(b);
                 }
             }
         }
@@ -188,8 +231,26 @@ impl BlockTable {
         Some(b)
     }
 
-    /// Erases a block: it returns to its plane's free queue, or, worn past its
-    /// mode's rating, fails and is retired. Returns whether it is usable.
+    /// Opens a free native block of `pool` as a dynamic pSLC cache block.
+    pub fn open_dynamic(&mut self, pool: u32) -> Option<u32> {
+        let b = self.open(pool)?;
+        let i = b as usize;
+        self.run[i] = CellMode::Slc;
+        self.capacity[i] = self.capacity_in(CellMode::Slc);
+        self.in_cache[i] = true;
+        Some(b)
+    }
+
+    /// Opens the oldest free static cache block of `pool`.
+    pub fn open_static(&mut self, pool: u32) -> Option<u32> {
+        let b = self.cache_free[pool as usize].pop_front()?;
+        self.state[b as usize] = BlockState::Open;
+        Some(b)
+    }
+
+    /// Erases a block: it returns to its pool's free queue (native or static
+    /// cache), or, worn past its mode's rating, fails and is retired. Returns
+    /// whether it is usable.
     pub fn erase(&mut self, block: u32, pool: u32) -> bool {
         let i = block as usize;
         debug_assert_eq!(
@@ -203,8 +264,31 @@ impl BlockTable {
         if normal {
             self.count_life(block, pool, false);
         }
-        self.stress[i] += self.wear_per_erase[i];
-        self.stress_sum += self.wear_per_erase[i];
+        if !self.add_stress(block, pool, self.wear_per_erase[i]) {
+            return false;
+        }
+        if normal {
+            self.count_life(block, pool, true);
+        }
+        self.run[i] = self.mode[i];
+        self.capacity[i] = self.capacity_in(self.mode[i]);
+        self.in_cache[i] = self.static_cache[i];
+        self.state[i] = BlockState::Free;
+        if self.static_cache[i] {
+            self.cache_free[pool as usize].push_back(block);
+        } else {
+            self.free[pool as usize].push_back(block);
+        }
+        true
+    }
+
+    /// Adds trapped-charge stress to a block: past its mode's rating it drops
+    /// bits per cell (ZombieNAND) or is retired. Updates its ISPP loops.
+    /// Returns whether it is still usable.
+    fn add_stress(&mut self, block: u32, pool: u32, stress: f64) -> bool {
+        let i = block as usize;
+        self.stress[i] += stress;
+        self.stress_sum += stress;
         let mut mode = self.mode[i];
         while self.stress[i] > self.model.limit(mode) {
             match mode.lower().filter(|_| self.zombie) {
@@ -215,22 +299,14 @@ impl BlockTable {
                     self.state[i] = BlockState::Bad;
                     self.bad_blocks += 1;
                     self.by_mode[self.mode[i].index()] -= 1;
-                    self.pool_capacity[pool as usize] -= self.capacity[i] as u64;
+                    self.pool_capacity[pool as usize] -= self.capacity_in(self.mode[i]) as u64;
                     return false;
                 }
             }
         }
         if mode != self.mode[i] {
-            self.by_mode[self.mode[i].index()] -= 1;
-            self.by_mode[mode.index()] += 1;
-            self.mode[i] = mode;
-            let lower = self.capacity_in(mode);
-            self.pool_capacity[pool as usize] -= (self.capacity[i] - lower) as u64;
-            self.capacity[i] = lower;
+            self.set_mode(block, pool, mode);
             self.mode_switches += 1;
-        }
-        if normal {
-            self.count_life(block, pool, true);
         }
         let u = self.model.life_used(mode, delta_v(self.stress[i]));
         let between = |(fresh, worn): (u32, u32)| {
@@ -238,9 +314,18 @@ impl BlockTable {
         };
         self.program_loops[i] = between(PROGRAM_LOOPS);
         self.erase_loops[i] = between(ERASE_LOOPS);
-        self.state[i] = BlockState::Free;
-        self.free[pool as usize].push_back(block);
         true
+    }
+
+    /// Sets what a block's cells can store, and its pool's usable flash with it.
+    fn set_mode(&mut self, block: u32, pool: u32, mode: CellMode) {
+        let i = block as usize;
+        let old = self.mode[i];
+        self.by_mode[old.index()] -= 1;
+        self.by_mode[mode.index()] += 1;
+        self.pool_capacity[pool as usize] -=
+            (self.capacity_in(old) - self.capacity_in(mode)) as u64;
+        self.mode[i] = mode;
     }
 
     /// Units a block holds in `mode`: the native capacity scaled by bits per
@@ -261,6 +346,7 @@ impl BlockTable {
         self.by_mode
     }
 
+    /// Erased native blocks of a pool.
     pub fn free_count(&self, pool: u32) -> u32 {
         self.free[pool as usize].len() as u32
     }

@@ -5,11 +5,17 @@
 //! wear-unleveling), and TRIM. Every flash operation it decides is timed on the
 //! [`Timeline`], so GC competes with host I/O for dies and channels.
 //!
+//! With a pSLC cache, host writes land in blocks run as SLC; folding copies
+//! a cache block's valid data into native blocks (oldest cache block first:
+//! in idle time, when the cache is full, or when GC needs a dynamic cache's
+//! blocks back). Direct-write sends a long sequential stream past a full
+//! cache straight to native blocks.
+//!
 //! State is flat arrays: `l2p[lpn] = slot + 1` (0 = unmapped) and
 //! `p2l[slot] = lpn`; a slot is valid exactly when `l2p[p2l[slot]] == slot + 1`.
 
 use crate::blocks::{BlockState, BlockTable};
-use crate::config::{Config, StripeDim};
+use crate::config::{Config, PslcConfig, PslcKind, StripeDim};
 use crate::geometry::Geometry;
 use crate::mapcache::MapCache;
 use crate::media::ModeTiming;
@@ -22,6 +28,7 @@ use crate::wear::{ERASE_LOOPS, PROGRAM_LOOPS, RELAXED_PROGRAM_FACTOR};
 use crate::SimError;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::collections::VecDeque;
 
 const NIL: u32 = u32::MAX;
 
@@ -66,6 +73,8 @@ pub struct Ftl {
     pub blocks: BlockTable,
     victims: VictimIndex,
     host_block: Vec<u32>,
+    /// pSLC cache frontier per pool.
+    cache_block: Vec<u32>,
     gc_block: Vec<u32>,
     gc_fill: Vec<u32>,
     gc_ready: Vec<u64>,
@@ -92,6 +101,19 @@ pub struct Ftl {
     pub oracle: Option<Oracle>,
     /// DRAM-less drive: the cached part of the mapping table.
     map_cache: Option<MapCache>,
+    pslc: PslcConfig,
+    /// Sealed static and dynamic cache blocks per pool, oldest first (the fold order).
+    static_fifo: Vec<VecDeque<u32>>,
+    dynamic_fifo: Vec<VecDeque<u32>>,
+    /// Native blocks per pool now run as dynamic cache (open or sealed).
+    dynamic_in_use: Vec<u32>,
+    /// The dynamic cache is on (until the drive has used `static_after` of its rated cycles).
+    dynamic_active: bool,
+    /// Sequential-stream detection for direct-write: the unit after the last
+    /// one written, and how many units the current stream has.
+    next_lpn: u32,
+    stream_units: u64,
+    direct_after_units: u64,
 }
 
 /// The allocation stripe: every (die, pool set) in `order`, first dimension fastest.
@@ -152,6 +174,7 @@ impl Ftl {
             blocks: BlockTable::new(&g, &cfg.device.wear, &cfg.ftl, cfg.seed),
             victims: VictimIndex::new(cfg.ftl.gc, &g),
             host_block: vec![NIL; g.pools as usize],
+            cache_block: vec![NIL; g.pools as usize],
             gc_block: vec![NIL; g.pools as usize],
             gc_fill: vec![0; g.pools as usize],
             gc_ready: vec![0; g.pools as usize],
@@ -181,6 +204,14 @@ impl Ftl {
                     &cfg.device.timing[g.cell.index()],
                 )
             }),
+            pslc: cfg.ftl.pslc.clone(),
+            static_fifo: vec![VecDeque::new(); g.pools as usize],
+            dynamic_fifo: vec![VecDeque::new(); g.pools as usize],
+            dynamic_in_use: vec![0; g.pools as usize],
+            dynamic_active: cfg.ftl.pslc.kind == PslcKind::Dynamic,
+            next_lpn: NIL,
+            stream_units: 0,
+            direct_after_units: cfg.ftl.pslc.direct_write_after.div_ceil(g.unit_size as u64),
             g,
         }
     }
@@ -223,7 +254,7 @@ impl Ftl {
     pub fn read_target(&self, slot: u32) -> (u32, u32, u64) {
         let b = self.g.block_of_slot(slot);
         let page = self.g.page_of_offset(slot - self.g.block_base(b));
-        let mode = self.blocks.mode[b as usize];
+        let mode = self.blocks.run[b as usize];
         let die = self.g.die_of_plane(self.g.plane_of_block(b));
         (
             die,
@@ -252,7 +283,7 @@ impl Ftl {
         let b = self.g.block_of_slot(slot);
         let bi = b as usize;
         self.blocks.valid[bi] -= 1;
-        if self.blocks.state[bi] == BlockState::Sealed {
+        if self.blocks.state[bi] == BlockState::Sealed && !self.blocks.in_cache[bi] {
             self.victims.invalidated(
                 b,
                 self.blocks.valid[bi],
@@ -309,14 +340,24 @@ impl Ftl {
         let bi = b as usize;
         if self.blocks.programmed[bi] == self.blocks.capacity[bi] {
             self.blocks.state[bi] = BlockState::Sealed;
-            self.victims.insert(
-                b,
-                self.blocks.valid[bi],
-                self.blocks.capacity[bi],
-                self.clock,
-            );
             let pool = self.g.pool_of_block(b) as usize;
-            for frontier in [&mut self.host_block[pool], &mut self.gc_block[pool]] {
+            if !self.blocks.in_cache[bi] {
+                self.victims.insert(
+                    b,
+                    self.blocks.valid[bi],
+                    self.blocks.capacity[bi],
+                    self.clock,
+                );
+            } else if self.blocks.static_cache[bi] {
+                self.static_fifo[pool].push_back(b);
+            } else {
+                self.dynamic_fifo[pool].push_back(b);
+            }
+            for frontier in [
+                &mut self.host_block[pool],
+                &mut self.cache_block[pool],
+                &mut self.gc_block[pool],
+            ] {
                 if *frontier == b {
                     *frontier = NIL;
                 }
@@ -327,7 +368,7 @@ impl Ftl {
     /// Program time of a page now: the mode's time for its page type, in the
     /// ISPP steps the block's wear calls for, scaled by the data written.
     fn program_ns(&self, b: u32, page: u32) -> u64 {
-        let mode = self.blocks.mode[b as usize];
+        let mode = self.blocks.run[b as usize];
         let fresh = self.timing[mode.index()].program_ns[ModeTiming::page_type(page, mode.bits())];
         let worn = fresh * self.blocks.program_loops[b as usize] as u64 / PROGRAM_LOOPS.0 as u64;
         worn * self.program_permille / 1000
@@ -335,7 +376,7 @@ impl Ftl {
 
     /// Erase time of a block now (its wear sets the number of erase pulses).
     fn erase_ns(&self, b: u32) -> u64 {
-        let fresh = self.timing[self.blocks.mode[b as usize].index()].erase_ns;
+        let fresh = self.timing[self.blocks.run[b as usize].index()].erase_ns;
         fresh * self.blocks.erase_loops[b as usize] as u64 / ERASE_LOOPS.0 as u64
     }
 
@@ -356,6 +397,14 @@ impl Ftl {
         tl: &mut Timeline,
         buffered: bool,
     ) -> Result<Option<Programmed>, SimError> {
+        if self.pslc.direct_write {
+            self.stream_units = if lpn == self.next_lpn {
+                self.stream_units + 1
+            } else {
+                1
+            };
+            self.next_lpn = lpn.wrapping_add(1);
+        }
         if self.open.filled == 0 {
             self.open_page(ready, tl)?;
         }
@@ -454,8 +503,20 @@ impl Ftl {
     fn open_page(&mut self, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
         let t = self.stripe[self.cursor];
         self.open.page_slot.clear();
-        for pool in t.first_pool..t.first_pool + t.pools {
-            let mut b = self.host_block[pool as usize];
+        let pools = t.first_pool..t.first_pool + t.pools;
+        // Direct-write: a long sequential stream skips a cache with no room.
+        let to_cache = self.pslc.kind != PslcKind::Off
+            && !(self.pslc.direct_write
+                && self.stream_units >= self.direct_after_units
+                && pools.clone().any(|p| !self.cache_has_room(p)));
+        for pool in pools {
+            let mut b = NIL;
+            if to_cache {
+                b = self.cache_frontier(pool, now, tl)?;
+            }
+            if b == NIL {
+                b = self.host_block[pool as usize];
+            }
             if b == NIL {
                 b = self.open_block(pool, now, tl, false)?;
                 self.host_block[pool as usize] = b;
@@ -484,6 +545,9 @@ impl Ftl {
             let b = self.g.block_of_slot(slot);
             let page = self.g.page_of_offset(slot - self.g.block_base(b));
             program_ns = program_ns.max(self.program_ns(b, page));
+            if self.pslc.kind != PslcKind::Off && !self.blocks.in_cache[b as usize] {
+                self.counters.direct_units += upp as u64;
+            }
             self.blocks.programmed[b as usize] += upp;
             self.seal_if_full(b);
         }
@@ -532,30 +596,45 @@ impl Ftl {
         Ok(())
     }
 
-    /// Cleans one victim on `pool`: copies its valid units to the pool's GC
-    /// frontier, then erases it.
+    /// Frees a block of `pool` for native use: folds its oldest dynamic
+    /// cache block if it has one (a dynamic cache gives its blocks back
+    /// first), else cleans a GC victim.
     fn collect_one(&mut self, pool: u32, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
-        let v = if self.wear_aware_gc {
-            self.victims.take_wear_aware(
-                pool,
-                &self.blocks,
-                self.life_threshold,
-                self.clock,
-                &mut self.rng,
-            )
-        } else {
-            self.victims
-                .take(pool, &self.blocks, self.clock, &mut self.rng)
-        }
-        .ok_or(SimError::NoReclaimableSpace { pool })?;
-        self.blocks.state[v as usize] = BlockState::Victim;
+        let v = match self.dynamic_fifo[pool as usize].pop_front() {
+            Some(v) => v,
+            None => if self.wear_aware_gc {
+                self.victims.take_wear_aware(
+                    pool,
+                    &self.blocks,
+                    self.life_threshold,
+                    self.clock,
+                    &mut self.rng,
+                )
+            } else {
+                self.victims
+                    .take(pool, &self.blocks, self.clock, &mut self.rng)
+            }
+            .ok_or(SimError::NoReclaimableSpace { pool })?,
+        };
+        self.relocate(v, pool, now, tl)
+    }
+
+    /// Copies block `v`'s valid units to the pool's GC frontier (native
+    /// mode; for a cache block this is folding), then erases it.
+    fn relocate(&mut self, v: u32, pool: u32, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
+        let vi = v as usize;
+        self.blocks.state[vi] = BlockState::Victim;
         let die = self.g.die_of_pool(pool);
         let upp = self.g.units_per_page;
         let base = self.g.block_base(v);
-        let mode = self.blocks.mode[v as usize];
-        let mut remaining = self.blocks.valid[v as usize];
+        let (mode, run) = (self.blocks.mode[vi], self.blocks.run[vi]);
+        let dynamic = self.blocks.in_cache[vi] && !self.blocks.static_cache[vi];
+        let mut remaining = self.blocks.valid[vi];
+        if self.blocks.in_cache[vi] {
+            self.counters.folded_units += remaining as u64;
+        }
         let mut lpns = [0u32; 64];
-        let pages = self.blocks.capacity[v as usize] / upp;
+        let pages = self.blocks.capacity[vi] / upp;
         let mut page = 0;
         while remaining > 0 && page < pages {
             let first = base + page * upp;
@@ -564,7 +643,7 @@ impl Ftl {
                 let lpn = self.p2l[s as usize];
                 if self.l2p[lpn as usize] == s + 1 {
                     if n == lpns.len() {
-                        self.copy_units(pool, die, page, mode, &lpns[..n], now, tl)?;
+                        self.copy_units(pool, die, page, run, &lpns[..n], now, tl)?;
                         n = 0;
                     }
                     lpns[n] = lpn;
@@ -573,16 +652,19 @@ impl Ftl {
             }
             if n > 0 {
                 remaining -= n as u32;
-                self.copy_units(pool, die, page, mode, &lpns[..n], now, tl)?;
+                self.copy_units(pool, die, page, run, &lpns[..n], now, tl)?;
             }
             page += 1;
         }
-        debug_assert_eq!(self.blocks.valid[v as usize], 0);
+        debug_assert_eq!(self.blocks.valid[vi], 0);
         let erase_ns = self.erase_ns(v);
         self.counters.erase_ns += erase_ns;
         tl.erase(now, die, erase_ns);
         self.counters.erases += 1;
-        if !self.blocks.erase(v, pool) || self.blocks.mode[v as usize] != mode {
+        if dynamic {
+            self.dynamic_in_use[pool as usize] -= 1;
+        }
+        if !self.blocks.erase(v, pool) || self.blocks.mode[vi] != mode {
             // The pool lost flash (ZombieNAND: lost bits come out of the
             // reserve). The user capacity never shrinks: the pool must still
             // hold its share of it plus the blocks GC keeps free (high watermark).
@@ -597,6 +679,73 @@ impl Ftl {
             }
         }
         Ok(())
+    }
+
+    /// Whether the dynamic cache may run one more of `pool`'s native blocks
+    /// as SLC: it is still on, under its limit, and free native blocks stay
+    /// above the high watermark (so the cache shrinks as the drive fills).
+    fn dynamic_may_open(&mut self, pool: u32) -> bool {
+        if self.dynamic_active && self.blocks.wear_used() + 1e-9 >= self.pslc.static_after {
+            // Worn past the share of rated cycles a dynamic cache may use: static from now on.
+            self.dynamic_active = false;
+        }
+        self.dynamic_active
+            && self.dynamic_in_use[pool as usize] < self.pslc.dynamic_blocks
+            && self.blocks.free_count(pool) > self.gc_stop
+    }
+
+    /// Whether `pool`'s cache can take a page without folding first.
+    fn cache_has_room(&mut self, pool: u32) -> bool {
+        let p = pool as usize;
+        self.cache_block[p] != NIL
+            || !self.blocks.cache_free[p].is_empty()
+            || self.dynamic_may_open(pool)
+    }
+
+    /// The pool's pSLC frontier block, opened if needed: a free static cache
+    /// block, else a native block run as SLC (dynamic cache), else room made
+    /// by folding the oldest static cache block. NIL when the cache cannot
+    /// take data (no static blocks, dynamic cache at its limit): the page
+    /// goes to a native block.
+    fn cache_frontier(&mut self, pool: u32, now: u64, tl: &mut Timeline) -> Result<u32, SimError> {
+        let p = pool as usize;
+        while self.cache_block[p] == NIL {
+            if let Some(b) = self.blocks.open_static(pool) {
+                self.cache_block[p] = b;
+            } else if self.dynamic_may_open(pool) {
+                let b = self
+                    .blocks
+                    .open_dynamic(pool)
+                    .expect("free native blocks counted");
+                self.dynamic_in_use[p] += 1;
+                self.cache_block[p] = b;
+            } else if let Some(v) = self.static_fifo[p].pop_front() {
+                self.fold(v, pool, now, tl)?;
+            } else {
+                return Ok(NIL);
+            }
+        }
+        Ok(self.cache_block[p])
+    }
+
+    /// Takes `pool`'s partly written cache frontier off the write path, for
+    /// folding, if it holds data and nothing waits in RAM for it.
+    fn take_idle_cache_frontier(&mut self, pool: u32) -> Option<u32> {
+        let b = self.cache_block[pool as usize];
+        let bi = b as usize;
+        let idle = b != NIL
+            && self.blocks.written[bi] > 0
+            && self.blocks.written[bi] == self.blocks.programmed[bi];
+        idle.then(|| std::mem::replace(&mut self.cache_block[pool as usize], NIL))
+    }
+
+    /// Folds cache block `v` into native blocks, first making sure GC has
+    /// the free native blocks the copies need.
+    fn fold(&mut self, v: u32, pool: u32, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
+        if self.blocks.free_count(pool) < self.gc_start {
+            self.collect(pool, now, tl, self.gc_start)?;
+        }
+        self.relocate(v, pool, now, tl)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -666,6 +815,20 @@ impl Ftl {
     pub fn background_gc(&mut self, until: u64, tl: &mut Timeline) -> Result<(), SimError> {
         for pool in 0..self.g.pools {
             let die = self.g.die_of_pool(pool);
+            let p = pool as usize;
+            // Idle folding empties the pSLC cache for the next burst, the
+            // frontier block too once nothing waits in RAM for it.
+            while self.pslc.fold_idle && tl.die_free_at(die) < until {
+                let Some(v) = self.static_fifo[p]
+                    .pop_front()
+                    .or_else(|| self.dynamic_fifo[p].pop_front())
+                    .or_else(|| self.take_idle_cache_frontier(pool))
+                else {
+                    break;
+                };
+                let start = tl.die_free_at(die);
+                self.fold(v, pool, start, tl)?;
+            }
             while self.blocks.free_count(pool) < self.gc_stop {
                 let start = tl.die_free_at(die);
                 if start >= until {
@@ -758,6 +921,20 @@ impl Ftl {
         let budget = native.saturating_sub(self.guaranteed_units).max(1) as f64;
         let lost = self.blocks.pool_capacity.iter().map(|&c| native - c).max();
         (lost.unwrap_or(0) as f64 / budget).min(1.0)
+    }
+
+    /// Valid units held in pSLC cache blocks.
+    pub fn cache_units(&self) -> u64 {
+        if self.pslc.kind == PslcKind::Off {
+            return 0;
+        }
+        let cached = |(&v, &c): (&u32, &bool)| if c { v as u64 } else { 0 };
+        self.blocks
+            .valid
+            .iter()
+            .zip(&self.blocks.in_cache)
+            .map(cached)
+            .sum()
     }
 
     /// Mapped logical units.

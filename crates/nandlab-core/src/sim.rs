@@ -106,6 +106,7 @@ impl Recorder {
         let d = c - self.last;
         let dt = t.saturating_sub(self.last_t) as f64 / 1e9;
         let rate = |x: f64| if dt > 0.0 { x / dt } else { 0.0 };
+        let unit = ftl.g.unit_size as u64;
         self.rows.push(Row {
             phase: self.phase,
             sim_seconds: t as f64 / 1e9,
@@ -139,9 +140,12 @@ impl Recorder {
             mlc_blocks: by_mode[1],
             tlc_blocks: by_mode[2],
             qlc_blocks: by_mode[3],
-            usable_bytes: blocks.pool_capacity.iter().sum::<u64>() * ftl.g.unit_size as u64,
+            usable_bytes: blocks.pool_capacity.iter().sum::<u64>() * unit,
             wear_used: blocks.wear_used(),
             reserve_used: ftl.reserve_used(),
+            pslc_bytes: ftl.cache_units() * unit,
+            folded_bytes: d.folded_units * unit,
+            direct_bytes: d.direct_units * unit,
         });
         self.reads.reset();
         self.writes.reset();
@@ -312,6 +316,7 @@ impl Simulator {
                 bad_blocks: self.drive.ftl.blocks.bad_blocks,
                 erase_counts: &self.drive.ftl.blocks.erase_count,
                 death: phase_death,
+                unit_bytes: self.cfg.geometry.unit_size as u64,
             },
         );
         Ok(PhaseResult {
@@ -335,6 +340,7 @@ impl Simulator {
                 bad_blocks: self.drive.ftl.blocks.bad_blocks,
                 erase_counts: &self.drive.ftl.blocks.erase_count,
                 death: self.death.clone(),
+                unit_bytes: self.cfg.geometry.unit_size as u64,
             },
         )
     }

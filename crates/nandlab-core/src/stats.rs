@@ -37,6 +37,10 @@ pub struct Counters {
     pub map_reads: u64,
     pub map_programs: u64,
     pub flash_units_map: u64,
+    /// Units folded out of pSLC cache blocks (part of `flash_units_gc`), and
+    /// host units programmed to native blocks on a drive with a pSLC cache.
+    pub folded_units: u64,
+    pub direct_units: u64,
 }
 
 impl Sub for Counters {
@@ -64,6 +68,8 @@ impl Sub for Counters {
             map_reads: self.map_reads - o.map_reads,
             map_programs: self.map_programs - o.map_programs,
             flash_units_map: self.flash_units_map - o.flash_units_map,
+            folded_units: self.folded_units - o.folded_units,
+            direct_units: self.direct_units - o.direct_units,
         }
     }
 }
@@ -240,6 +246,9 @@ pub struct Summary {
     /// Map-cache misses (translation pages read) and write-backs (programmed).
     pub map_reads: u64,
     pub map_programs: u64,
+    /// pSLC: data folded into native blocks, and host data written straight to them.
+    pub folded_bytes: u64,
+    pub direct_bytes: u64,
     pub iops: f64,
     pub mbps: f64,
     pub read_mbps: f64,
@@ -272,6 +281,8 @@ pub struct SummaryParts<'a> {
     pub bad_blocks: u64,
     pub erase_counts: &'a [u32],
     pub death: Option<String>,
+    /// Bytes of a mapping unit.
+    pub unit_bytes: u64,
 }
 
 impl Summary {
@@ -301,6 +312,8 @@ impl Summary {
             flash_reads_gc: c.flash_reads_gc,
             map_reads: c.map_reads,
             map_programs: c.map_programs,
+            folded_bytes: c.folded_units * p.unit_bytes,
+            direct_bytes: c.direct_units * p.unit_bytes,
             iops: per_sec(requests as f64),
             mbps: per_sec((c.host_read_bytes + c.host_write_bytes) as f64 / 1e6),
             read_mbps: per_sec(c.host_read_bytes as f64 / 1e6),
@@ -359,10 +372,17 @@ pub struct Row {
     pub wear_used: f64,
     /// Share of the spare flash lost to wear (the drive dies at 1).
     pub reserve_used: f64,
+    /// Valid data in pSLC cache blocks at the row's end, bytes.
+    pub pslc_bytes: u64,
+    /// Data folded from pSLC into native blocks in the interval, bytes.
+    pub folded_bytes: u64,
+    /// Host data written straight to native blocks on a drive with a pSLC
+    /// cache in the interval (direct-write, or a cache with no room), bytes.
+    pub direct_bytes: u64,
 }
 
 /// Columns of [`Row`] that hold whole numbers.
-pub const ROW_INTEGER_COLUMNS: [&str; 11] = [
+pub const ROW_INTEGER_COLUMNS: [&str; 14] = [
     "phase",
     "host_write_bytes",
     "host_read_bytes",
@@ -374,10 +394,13 @@ pub const ROW_INTEGER_COLUMNS: [&str; 11] = [
     "tlc_blocks",
     "qlc_blocks",
     "usable_bytes",
+    "pslc_bytes",
+    "folded_bytes",
+    "direct_bytes",
 ];
 
 /// Column names of [`Row`], in order.
-pub const ROW_COLUMNS: [&str; 26] = [
+pub const ROW_COLUMNS: [&str; 29] = [
     "phase",
     "sim_seconds",
     "host_write_bytes",
@@ -404,11 +427,14 @@ pub const ROW_COLUMNS: [&str; 26] = [
     "usable_bytes",
     "wear_used",
     "reserve_used",
+    "pslc_bytes",
+    "folded_bytes",
+    "direct_bytes",
 ];
 
 impl Row {
     /// The row's values in [`ROW_COLUMNS`] order (integers exact up to 2^53).
-    pub fn values(&self) -> [f64; 26] {
+    pub fn values(&self) -> [f64; 29] {
         [
             self.phase as f64,
             self.sim_seconds,
@@ -436,6 +462,9 @@ impl Row {
             self.usable_bytes as f64,
             self.wear_used,
             self.reserve_used,
+            self.pslc_bytes as f64,
+            self.folded_bytes as f64,
+            self.direct_bytes as f64,
         ]
     }
 }

@@ -15,7 +15,7 @@ use proptest::prelude::*;
 use std::collections::BTreeSet;
 
 /// GC set-ups under test: `[ftl]` lines, and `[device.wear]` ratings.
-const FTLS: [(&str, &str); 9] = [
+const FTLS: [(&str, &str); 12] = [
     ("gc = \"greedy\"", ""),
     ("gc = \"fifo\"", ""),
     ("gc = \"cost-benefit\"", ""),
@@ -34,6 +34,17 @@ const FTLS: [(&str, &str); 9] = [
     (
         "gc = \"greedy\"\nmap_cache = \"16KiB\"\nread_ahead = \"32KiB\"",
         "",
+    ),
+    // pSLC caches: static; dynamic with direct-write; dynamic on ZombieNAND
+    // blocks that wear out fast (the cache turns static, blocks switch mode).
+    ("gc = \"greedy\"\npslc = \"static\"\npslc_size = 0.05", ""),
+    (
+        "gc = \"greedy\"\npslc = \"dynamic\"\npslc_size = 0.02\ndirect_write = true\ndirect_write_after = \"16KiB\"",
+        "",
+    ),
+    (
+        "gc = \"greedy\"\npslc = \"dynamic\"\npslc_size = 0.02\nzombie = true\nwear_leveling = true",
+        "rated = { slc = 8, mlc = 4, tlc = 2 }",
     ),
 ];
 

@@ -65,6 +65,9 @@ pub struct WearConfig {
     pub rated: [f64; 4],
     pub spread: Spread,
     pub conditions: Conditions,
+    /// Share of its native rated cycles every block has used before the run
+    /// (an aged drive; 0 = pristine).
+    pub initial: f64,
 }
 
 /// GC victim selection.
@@ -122,6 +125,40 @@ pub struct FtlConfig {
     /// Early-switch blocks per GC pool: by default ⌊(R − W)·B / 2^(S−2)⌋
     /// (Eq. 1); 0 without wear-unleveling.
     pub early_switch_blocks: u32,
+    pub pslc: PslcConfig,
+}
+
+/// Which pSLC cache the firmware runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PslcKind {
+    Off,
+    /// A fixed set of blocks runs as SLC for the drive's life.
+    Static,
+    /// The static set plus up to a share of the free native blocks, run as
+    /// SLC while the drive is young.
+    Dynamic,
+}
+
+/// The pSLC write cache: host writes land in blocks run as SLC (fast) and
+/// are folded into native-mode blocks later (in idle time, or in the
+/// foreground when the cache is full).
+#[derive(Debug, Clone, Serialize)]
+pub struct PslcConfig {
+    pub kind: PslcKind,
+    /// Blocks per GC pool permanently run as SLC (the static cache).
+    pub static_blocks: u32,
+    /// Dynamic cache: at most this many native blocks per pool run as SLC at once.
+    pub dynamic_blocks: u32,
+    /// The dynamic cache turns static once this share of the native rated
+    /// cycles is used (averaged over blocks).
+    pub static_after: f64,
+    /// Fold the cache in idle time (else only when it is full).
+    pub fold_idle: bool,
+    /// Direct-write: a sequential stream at least `direct_write_after` bytes
+    /// long bypasses a cache that has no room, into native blocks.
+    pub direct_write: bool,
+    pub direct_write_after: u64,
 }
 
 /// What a GC pool is.
@@ -290,7 +327,8 @@ impl Config {
     }
 }
 
-/// Merges `[device] preset`'s tables under the user's own keys.
+/// Merges `[device] preset`'s tables under the user's own keys. A preset
+/// may itself build on another (its own `[device] preset`).
 fn apply_preset(value: &mut Value) -> Result<(), ConfigError> {
     let Some(name) = value.get("device").and_then(|d| d.get("preset")).cloned() else {
         return Ok(());
@@ -303,6 +341,7 @@ fn apply_preset(value: &mut Value) -> Result<(), ConfigError> {
         .ok_or_else(|| ConfigError::new("[device] preset", unknown("preset", name, &names)))?;
     let mut base: Value = toml::from_str(text).expect("built-in presets are valid TOML");
     base.as_object_mut().unwrap().remove("description");
+    apply_preset(&mut base)?;
     deep_merge(&mut base, value.take());
     *value = base;
     Ok(())
@@ -494,7 +533,21 @@ fn validate_wear(w: &RawWear) -> Result<WearConfig, ConfigError> {
         temperature_c,
         relaxed: w.retention_relaxed.unwrap_or(false),
     };
+    let initial = match w.initial {
+        None => 0.0,
+        Some(x) if (0.0..1.0).contains(&x.0) => x.0,
+        Some(x) => {
+            return err(
+                "[device.wear] initial",
+                format!(
+                    "expected the share of the rated cycles already used, from 0 up to (not including) 1, found {}",
+                    x.0
+                ),
+            )
+        }
+    };
     Ok(WearConfig {
+        initial,
         rated,
         spread,
         conditions,
@@ -515,7 +568,6 @@ fn validate_device(
     let chips_per_channel = positive("[device] chips_per_channel", d.chips_per_channel, Some(1))?;
     let dies_per_chip = positive("[device] dies_per_chip", d.dies_per_chip, Some(1))?;
     let planes_per_die = positive("[device] planes_per_die", d.planes_per_die, Some(1))?;
-    let blocks_per_plane = positive("[device] blocks_per_plane", d.blocks_per_plane, None)?;
     let pages_per_block = positive("[device] pages_per_block", d.pages_per_block, None)?;
     let page_size = d.page_size.map(|s| s.0).ok_or_else(|| {
         ConfigError::new(
@@ -543,17 +595,6 @@ fn validate_device(
     let units_per_block = units_per_page as u64 * pages_per_block as u64;
     let dies = channels as u64 * chips_per_channel as u64 * dies_per_chip as u64;
     let planes = dies * planes_per_die as u64;
-    let blocks = planes * blocks_per_plane as u64;
-    let slots = blocks * units_per_block;
-    if units_per_block > 1 << 20 || slots >= u32::MAX as u64 || blocks >= 1 << 31 {
-        return err(
-            "[device]",
-            format!(
-                "impossible geometry: {slots} mapping units of {unit_size} bytes ({} GiB raw); nandlab addresses at most 4 billion units per drive",
-                (slots * unit_size) >> 30
-            ),
-        );
-    }
     let capacity = match (d.over_provisioning, d.reserve) {
         (Some(_), Some(_)) => {
             return err(
@@ -567,9 +608,46 @@ fn validate_device(
         (None, Some(r)) => Capacity::Reserve(fraction_in("[device] reserve", r.0, 0.0, 0.95)?),
         (None, None) => Capacity::OverProvisioning(0.07),
     };
-    let user_units = match capacity {
-        Capacity::OverProvisioning(op) => (slots as f64 / (1.0 + op)).floor() as u64,
-        Capacity::Reserve(r) => (slots as f64 * (1.0 - r)).floor() as u64,
+    // A nominal capacity sizes the planes: enough blocks for it plus the spare setting.
+    let nominal_units = match d.capacity {
+        None => None,
+        Some(c) if c.0 >= unit_size && c.0 % unit_size == 0 => Some(c.0 / unit_size),
+        Some(c) => {
+            return err(
+                "[device] capacity",
+                format!(
+                    "expected a whole number of mapping units ({unit_size} bytes), found {}",
+                    c.0
+                ),
+            )
+        }
+    };
+    let blocks_per_plane = match nominal_units {
+        Some(user) => {
+            let raw = match capacity {
+                Capacity::OverProvisioning(op) => user as f64 * (1.0 + op),
+                Capacity::Reserve(r) => user as f64 / (1.0 - r),
+            };
+            let per_plane = (raw / (units_per_block * planes) as f64).ceil();
+            per_plane.clamp(1.0, u32::MAX as f64) as u32
+        }
+        None => positive("[device] blocks_per_plane", d.blocks_per_plane, None)?,
+    };
+    let blocks = planes * blocks_per_plane as u64;
+    let slots = blocks * units_per_block;
+    if units_per_block > 1 << 20 || slots >= u32::MAX as u64 || blocks >= 1 << 31 {
+        return err(
+            "[device]",
+            format!(
+                "impossible geometry: {slots} mapping units of {unit_size} bytes ({} GiB raw); nandlab addresses at most 4 billion units per drive",
+                (slots * unit_size) >> 30
+            ),
+        );
+    }
+    let user_units = match (nominal_units, capacity) {
+        (Some(user), _) => user,
+        (None, Capacity::OverProvisioning(op)) => (slots as f64 / (1.0 + op)).floor() as u64,
+        (None, Capacity::Reserve(r)) => (slots as f64 * (1.0 - r)).floor() as u64,
     };
     let gc_scope = match f.gc_scope.as_deref().unwrap_or("plane") {
         "plane" => GcScope::Plane,
@@ -726,6 +804,7 @@ fn validate_device(
             ),
         );
     }
+    let pslc = validate_pslc(&f, &geometry, gc_start)?;
     let order = f.stripe_order.unwrap_or_else(|| "cwdp".into());
     let mut stripe_order = Vec::new();
     for c in order.chars() {
@@ -821,8 +900,124 @@ fn validate_device(
         early_switch_blocks,
         map_cache,
         read_ahead: f.read_ahead.map_or(0, |s| s.0),
+        pslc,
     };
     Ok((device, geometry, ftl))
+}
+
+/// `[ftl] pslc*`, `fold_idle`, `direct_write*`: the pSLC cache, sized per GC pool.
+fn validate_pslc(f: &RawFtl, g: &Geometry, gc_start: u32) -> Result<PslcConfig, ConfigError> {
+    let kind = match f.pslc.as_deref().unwrap_or("off") {
+        "off" => PslcKind::Off,
+        "static" => PslcKind::Static,
+        "dynamic" => PslcKind::Dynamic,
+        s => {
+            return err(
+                "[ftl] pslc",
+                unknown("pSLC cache", s, &["off", "static", "dynamic"]),
+            )
+        }
+    };
+    let cache_keys = [
+        ("pslc_size", f.pslc_size.is_some()),
+        ("pslc_dynamic_share", f.pslc_dynamic_share.is_some()),
+        ("pslc_static_after", f.pslc_static_after.is_some()),
+        ("fold_idle", f.fold_idle.is_some()),
+        ("direct_write", f.direct_write == Some(true)),
+        ("direct_write_after", f.direct_write_after.is_some()),
+    ];
+    if kind == PslcKind::Off {
+        if let Some((key, _)) = cache_keys.iter().find(|(_, given)| *given) {
+            return err(
+                &format!("[ftl] {key}"),
+                "configures the pSLC cache: set [ftl] pslc = \"static\" or \"dynamic\"",
+            );
+        }
+        return Ok(PslcConfig {
+            kind,
+            static_blocks: 0,
+            dynamic_blocks: 0,
+            static_after: 0.0,
+            fold_idle: false,
+            direct_write: false,
+            direct_write_after: 0,
+        });
+    }
+    if kind == PslcKind::Static {
+        for key in ["pslc_dynamic_share", "pslc_static_after"] {
+            if cache_keys.iter().any(|&(k, given)| k == key && given) {
+                return err(
+                    &format!("[ftl] {key}"),
+                    "applies to a dynamic cache: set [ftl] pslc = \"dynamic\"",
+                );
+            }
+        }
+    }
+    let direct_write = f.direct_write.unwrap_or(false);
+    if f.direct_write_after.is_some() && !direct_write {
+        return err(
+            "[ftl] direct_write_after",
+            "sets when direct-write starts: set [ftl] direct_write = true",
+        );
+    }
+    if g.cell == CellMode::Slc {
+        return err(
+            "[ftl] pslc",
+            "a pSLC cache runs multi-bit cells as SLC; this drive's cells are already SLC",
+        );
+    }
+    let size = match f.pslc_size {
+        None => Volume::Capacities(0.03),
+        Some(RawVolume::Bytes(b)) => Volume::Bytes(b),
+        Some(RawVolume::Multiple(m)) => Volume::Capacities(m),
+    };
+    // Blocks per pool holding that much data in SLC mode (whole pages).
+    let slc_units = ((g.units_per_block / g.cell.bits()) / g.units_per_page * g.units_per_page)
+        .max(g.units_per_page) as u64;
+    let units = size
+        .bytes(g.user_capacity_bytes)
+        .div_ceil(g.unit_size as u64);
+    let static_blocks = units.div_ceil(slc_units * g.pools as u64);
+    let static_blocks = match (kind, static_blocks) {
+        (PslcKind::Static, 0) => 1,
+        (_, n) => n,
+    };
+    // The native blocks left must hold the pool's share of the user data
+    // plus what GC needs (as the spare-space check of the whole pool).
+    let native = g.blocks_per_pool as f64 - static_blocks as f64;
+    let data = g.user_units_per_pool() as f64 / g.units_per_block as f64;
+    if native - data <= gc_start as f64 + 2.0 {
+        return err(
+            "[ftl] pslc_size",
+            format!(
+                "the static cache takes {static_blocks} of each GC pool's {} blocks, leaving {:.1} spare native blocks; \
+                 GC needs more than {}: lower pslc_size or raise the spare space",
+                g.blocks_per_pool,
+                native - data,
+                gc_start + 2
+            ),
+        );
+    }
+    let share = match f.pslc_dynamic_share {
+        None => 0.75,
+        Some(x) => fraction_in("[ftl] pslc_dynamic_share", x.0, 0.0, 1.0)?,
+    };
+    let static_after = match f.pslc_static_after {
+        None => 0.1,
+        Some(x) => fraction_in("[ftl] pslc_static_after", x.0, 0.0, 1.0)?,
+    };
+    Ok(PslcConfig {
+        kind,
+        static_blocks: static_blocks as u32,
+        dynamic_blocks: match kind {
+            PslcKind::Dynamic => (share * native).floor() as u32,
+            _ => 0,
+        },
+        static_after,
+        fold_idle: f.fold_idle.unwrap_or(true),
+        direct_write,
+        direct_write_after: f.direct_write_after.map_or(4 << 20, |s| s.0),
+    })
 }
 
 /// ZombieNAND's Eq. 1: early-switch blocks per pool ≤ (R − W)·B / 2^(S−2),

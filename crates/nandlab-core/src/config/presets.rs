@@ -24,6 +24,18 @@ pub const PRESETS: &[(&str, &str)] = &[
         "zombienand-trace-mlc",
         include_str!("../../presets/zombienand-trace-mlc.toml"),
     ),
+    (
+        "swissbit-standard",
+        include_str!("../../presets/swissbit-standard.toml"),
+    ),
+    (
+        "tlc-static-pslc",
+        include_str!("../../presets/tlc-static-pslc.toml"),
+    ),
+    (
+        "tlc-dynamic-pslc",
+        include_str!("../../presets/tlc-dynamic-pslc.toml"),
+    ),
     ("snia-slc", include_str!("../../presets/snia-slc.toml")),
     ("snia-mlc", include_str!("../../presets/snia-mlc.toml")),
 ];

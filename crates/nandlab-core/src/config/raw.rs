@@ -140,6 +140,8 @@ pub struct RawDevice {
     pub blocks_per_plane: Option<u32>,
     pub pages_per_block: Option<u32>,
     pub page_size: Option<Size>,
+    /// Nominal (user) capacity: sizes `blocks_per_plane` to hold it plus the spare.
+    pub capacity: Option<Size>,
     pub over_provisioning: Option<Fraction>,
     pub reserve: Option<Fraction>,
     pub interface: Option<String>,
@@ -162,6 +164,7 @@ pub struct RawWear {
     pub spread: Option<String>,
     pub temperature_c: Option<f64>,
     pub retention_relaxed: Option<bool>,
+    pub initial: Option<Fraction>,
 }
 
 /// Rated program/erase cycles per bit mode.
@@ -211,6 +214,13 @@ pub struct RawFtl {
     pub early_switch_blocks: Option<u32>,
     pub map_cache: Option<Size>,
     pub read_ahead: Option<Size>,
+    pub pslc: Option<String>,
+    pub pslc_size: Option<RawVolume>,
+    pub pslc_dynamic_share: Option<Fraction>,
+    pub pslc_static_after: Option<Fraction>,
+    pub fold_idle: Option<bool>,
+    pub direct_write: Option<bool>,
+    pub direct_write_after: Option<Size>,
 }
 
 #[derive(Debug, Default, Deserialize)]
