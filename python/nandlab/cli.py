@@ -27,7 +27,7 @@ from rich.table import Table
 
 import polars as pl
 
-from nandlab import api, chipbench, lifetime, output
+from nandlab import api, chipbench, lifetime, output, qualify
 from nandlab._core import ConfigError, SimulationError, default_config_toml, preset_toml, presets
 
 GIB = 2**30
@@ -36,6 +36,9 @@ PIPED_WIDTH = 120
 WAF_CAPTION = (
     "WAF = write amplification: flash pages programmed (host writes + garbage-collection copies) "
     "per page written by the host; 1.00 is ideal."
+)
+QUALIFY_CAPTION = (
+    "MB/s = 10^6 bytes per simulated second. Min: the slowest speed over a window of 2 % of the capacity."
 )
 
 
@@ -327,6 +330,120 @@ def chip_latency(name: str, as_json: bool, out: Path | None) -> None:
             _number(result["datasheet"][f"{op}_us"]),
         )
     _stdout_console().print(table)
+
+
+@cli.group("test")
+def test_group() -> None:
+    """Media qualification procedures of Swissbit's application note AN2103: the write test (its
+    Fig. 1), the read test (its Fig. 6) and the pSLC-cache fill (its Figs. 2-5)."""
+
+
+def _procedure_options(command: Any) -> Any:
+    """The options every ``nandlab test`` procedure takes."""
+    options = [
+        click.option("--device", required=True, metavar="PRESET|FILE",
+                     help="Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl], "
+                     "not its phases."),
+        click.option("--capacity", metavar="SIZE", help='Nominal capacity, e.g. "4GiB" (sets [device] capacity).'),
+        click.option("--seed", type=click.IntRange(min=0), default=qualify.SEED, show_default=True, metavar="N"),
+        click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout."),
+        click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+                     help="Write series.parquet, the sections/phases CSV, result.json and a PNG to DIR."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+_QUEUE_DEPTH = click.option(
+    "--queue-depth", type=click.IntRange(1, 65_536), default=qualify.QUEUE_DEPTH, show_default=True, metavar="N",
+    help="Requests in flight (32: SATA NCQ).",
+)
+
+
+@test_group.command("write-sections", short_help="The write test (AN2103 Fig. 1): seven passes, speed vs GiB written.")
+@_procedure_options
+@_QUEUE_DEPTH
+def test_write_sections(**options: Any) -> None:
+    """The write test (AN2103 Fig. 1): TRIM the drive, then write its capacity seven times: 4 KiB
+    random, each address once (1), the same order again (2), a new order (3); 128 KiB sequential
+    (4), again (5); 4 KiB uniform random twice (6, 7)."""
+    _run_procedure(qualify.write_sections, **options)
+
+
+@test_group.command("read-sections", short_help="The read test (AN2103 Fig. 6): four reads, speed vs GiB read.")
+@_procedure_options
+@_QUEUE_DEPTH
+def test_read_sections(**options: Any) -> None:
+    """The read test (AN2103 Fig. 6): read a drive written 4 KiB at random, 4 KiB at random in
+    another order (1) and 128 KiB sequentially (2); write it 128 KiB sequentially, read it both
+    ways again (3, 4)."""
+    _run_procedure(qualify.read_sections, **options)
+
+
+@test_group.command("pslc-fill", short_help="The pSLC-cache test (AN2103 Figs. 2-5): one sequential fill.")
+@_procedure_options
+@click.option("--aged", is_flag=True, help="Every block has used 10 % of its rated cycles ([device.wear] initial).")
+@click.option("--direct-write/--no-direct-write", default=None, help="Set [ftl] direct_write (default: the device's).")
+def test_pslc_fill(**options: Any) -> None:
+    """The pSLC-cache test (AN2103 Figs. 2-5): TRIM, then write the whole capacity 128 KiB
+    sequentially without a pause; phases: pslc (into the cache), direct (direct-write), folding
+    (the cache folded into native blocks), or native (no cache)."""
+    _run_procedure(qualify.pslc_fill, **options)
+
+
+def _run_procedure(procedure: Any, device: str, as_json: bool, out: Path | None, quiet: bool, **options: Any) -> None:
+    """Run a ``qualify`` procedure with a progress bar; print its table or JSON; write ``--out``."""
+    stderr = Console(stderr=True, quiet=quiet)
+    with _LazyProgress(stderr) as progress:
+        q = procedure(device, progress=progress, **options)
+    if as_json:
+        click.echo(output.to_strict_json(q.to_dict()))
+    else:
+        _print_qualification(_stdout_console(), q)
+    if out is not None:
+        paths = _write_qualification(q, out)
+        stderr.print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+
+
+def _print_qualification(console: Console, q: qualify.Qualification) -> None:
+    """The device, then one row per section or phase."""
+    for line in _device_lines(q.result):
+        console.print(escape(line), highlight=False)
+    sections = q.part_column == "section"
+    table = Table(box=box.SIMPLE_HEAD, title=f"nandlab test {q.procedure}", caption=QUALIFY_CAPTION,
+                  caption_justify="left")
+    table.add_column("#" if sections else "Phase")
+    if sections:
+        table.add_column("Section")
+    for header in ("Mean\nMB/s", "Min\nMB/s", *(("WAF",) if sections else ()), "GiB"):
+        table.add_column(header, justify="right")
+    for number, part in enumerate(q.parts, 1):
+        cells = [str(number), escape(part["description"])] if sections else [escape(part["name"])]
+        cells += [_number(part["mean_mbps"]), _number(part["min_mbps"])]
+        if sections:
+            cells.append(f"{part['waf']:.2f}" if part["waf"] else "–")
+        cells.append(f"{_number(part['gib_start'])}–{_number(part['gib_end'])}")
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _write_qualification(q: qualify.Qualification, out: Path) -> list[Path]:
+    """Write series.parquet, sections.csv or phases.csv, result.json and PROCEDURE.png to ``out``."""
+    from nandlab import plots  # matplotlib only when drawing
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / name for name in ("series.parquet", f"{q.part_column}s.csv", "result.json", f"{q.procedure}.png")]
+    parquet, csv, document, png = paths
+    q.series.write_parquet(parquet)
+    pl.DataFrame(q.parts).write_csv(csv)
+    document.write_text(output.to_strict_json(q.to_dict()) + "\n", encoding="utf-8")
+    if q.part_column == "section":
+        plots.sections(q, png)
+    else:
+        plots.fill_curves(q, png)
+    return paths
 
 
 def main() -> None:

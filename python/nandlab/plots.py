@@ -1,16 +1,27 @@
-"""Plots of a run's time series, drawn with matplotlib's off-screen Agg canvas (no display needed)."""
+"""Plots of a run's time series, of chip tests, lifetime grids and qualification procedures, drawn with
+matplotlib's off-screen Agg canvas (no display needed)."""
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Sequence
 
 import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from nandlab.api import Result
+from nandlab.qualify import Qualification
 
 GIB = 2**30
+CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
+QUALIFY_FIGURES = {
+    "write-sections": ("AN2103 write test (its Fig. 1)", "GiB written since the start"),
+    "read-sections": ("AN2103 read test (its Fig. 6)", "GiB read since the start"),
+    "pslc-fill": ("AN2103 sequential fill (its Figs. 2–5)", "GiB written since the start"),
+}
 
 THROUGHPUT_SERIES = (
     ("write_mbps", "write", "tab:blue", "-"),
@@ -68,21 +79,38 @@ def _plot_series(axes: Axes, ts: pl.DataFrame, series: tuple) -> None:
 def _mark_phases(result: Result, ts: pl.DataFrame, top: Axes, bottom: Axes) -> None:
     """Draw a dashed line where each phase starts (the data written when the one before ended)."""
     ends = dict(ts.group_by("phase").agg(pl.col("gib_written").last()).iter_rows())
+    starts = []
     start = 0.0
     for index, phase in enumerate(result.phases):
-        for axes in (top, bottom):
-            axes.axvline(start, color="grey", linestyle="--", linewidth=0.8)
-        top.annotate(
-            phase["name"],
-            xy=(start, 1.0),
-            xycoords=top.get_xaxis_transform(),
-            xytext=(3, -3 - 11 * (index % 3)),  # staggered, so nearby phases stay legible
+        starts.append((start, phase["name"]))
+        start = ends.get(index, start)
+    _mark_starts(starts, top, bottom)
+
+
+def _mark_starts(
+    starts: Sequence[tuple[float, str]],
+    labelled: Axes,
+    *others: Axes,
+    color: str = "grey",
+    stagger: int = 0,
+    levels: int = 3,
+) -> None:
+    """A dashed vertical line at each ``(x, label)`` on every axes, the label at the top of
+    ``labelled``, staggered over ``levels`` lines (starting ``stagger`` lines down), so that nearby
+    labels stay legible."""
+    for index, (x, label) in enumerate(starts, stagger):
+        for axes in (labelled, *others):
+            axes.axvline(x, color=color, linestyle="--", linewidth=0.8)
+        labelled.annotate(
+            label,
+            xy=(x, 1.0),
+            xycoords=labelled.get_xaxis_transform(),
+            xytext=(3, -3 - 11 * (index % levels)),
             textcoords="offset points",
             va="top",
             fontsize="small",
             color="dimgrey",
         )
-        start = ends.get(index, start)
 
 
 def _title(result: Result) -> str:
@@ -189,3 +217,81 @@ def lifetime_heatmaps(table: pl.DataFrame, metric: str, path: str | os.PathLike[
     title = "lifetime" if metric == "lifetime_ratio" else "mean latency over the baseline's life"
     fig.suptitle(f"ZombieNAND synthetic grid:\n{title} relative to the baseline", fontsize="medium")
     fig.savefig(path, dpi=110)
+
+
+def sections(q: Qualification, path: str | os.PathLike[str]) -> None:
+    """Save a PNG of a sections procedure (write-sections, read-sections) as the note draws it
+    (AN2103 Figs. 1 and 6): the smoothed speed against data moved, the sections side by side, each
+    numbered at its start, its mean a dotted line; below, the same on a log scale, where the slow
+    sections' shapes show."""
+    fig, panels = _qualify_figure(2)
+    for number, part in enumerate(q.parts, 1):
+        points = q.series.filter(pl.col("section") == part["name"])
+        color = f"C{(number - 1) % 10}"
+        for axes in panels:
+            axes.plot(points["gib"], points["mbps"], color=color, linewidth=1.1,
+                      label=f"{number} {part['name']}" if axes is panels[0] else None)
+            axes.hlines(part["mean_mbps"], part["gib_start"], part["gib_end"], color=color, linestyle=":",
+                        linewidth=0.9)
+    numbers = [CIRCLED[i] if i < len(CIRCLED) else str(i + 1) for i in range(len(q.parts))]
+    _mark_starts([(part["gib_start"], number) for part, number in zip(q.parts, numbers)], *panels)
+    _finish_qualify(fig, panels, q)
+    fig.savefig(path, dpi=110)
+
+
+def fill_curves(
+    runs: Qualification | Sequence[Qualification], path: str | os.PathLike[str], labels: Sequence[str] | None = None
+) -> None:
+    """Save a PNG of one or more pSLC-fill runs (AN2103 Figs. 2–5): the smoothed write speed against
+    data written, each run's phases (pslc, direct, folding, native) marked where they start; with
+    several runs (say fresh and aged, or with and without direct-write), one line each."""
+    runs = [runs] if isinstance(runs, Qualification) else list(runs)
+    labels = list(labels) if labels is not None else [q.device for q in runs]
+    fig, panels = _qualify_figure(1)
+    stagger = 0
+    levels = max(3, sum(len(q.parts) for q in runs))  # runs start at the same place: one line per label
+    for index, (q, label) in enumerate(zip(runs, labels)):
+        color = f"C{index % 10}"
+        panels[0].plot(q.series["gib"], q.series["mbps"], color=color, linewidth=1.1, label=label)
+        if len(runs) == 1:
+            _mark_starts([(part["gib_start"], part["name"]) for part in q.parts], panels[0])
+        else:
+            starts = [(part["gib_start"], f"{label}: {part['name']}") for part in q.parts]
+            _mark_starts(starts, panels[0], color=color, stagger=stagger, levels=levels)
+            stagger += len(starts)
+    _finish_qualify(fig, panels, runs[0])
+    fig.savefig(path, dpi=110)
+
+
+def _qualify_figure(rows: int) -> tuple[Figure, list[Axes]]:
+    """A qualification figure: ``rows`` panels over one x axis, the first linear, the others log."""
+    fig = Figure(figsize=(10, 3 + 2.5 * rows), layout="constrained")
+    panels = list(fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0])
+    for axes in panels[1:]:
+        axes.set_yscale("log")
+        axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axes.yaxis.set_minor_formatter(FuncFormatter(_two_and_five))
+    return fig, panels
+
+
+def _two_and_five(value: float, _position: int) -> str:
+    """Labels of a log axis' minor ticks: only 2 and 5 × a power of ten."""
+    if value <= 0:
+        return ""
+    mantissa = value / 10 ** math.floor(math.log10(value))
+    return f"{value:g}" if round(mantissa) in (2, 5) and abs(mantissa - round(mantissa)) < 1e-6 else ""
+
+
+def _finish_qualify(fig: Figure, panels: Sequence[Axes], q: Qualification) -> None:
+    """Axes labels, grid, legend and title of a qualification figure."""
+    title, xlabel = QUALIFY_FIGURES[q.procedure]
+    ylabel = "read speed (MB/s)" if q.procedure == "read-sections" else "write speed (MB/s)"
+    for axes in panels:
+        axes.set_ylabel(ylabel + (", log scale" if axes.get_yscale() == "log" else ""))
+        axes.grid(True, alpha=0.3)
+    panels[0].set_ylim(0, panels[0].get_ylim()[1] * 1.2)  # room for the labels at the top
+    panels[0].set_xlim(left=0)
+    panels[-1].set_xlabel(xlabel)
+    if panels[0].get_legend_handles_labels()[0]:
+        fig.legend(fontsize="small", loc="outside lower center", ncols=4, frameon=False)
+    fig.suptitle(f"{title}\n{_title(q.result)}", fontsize="medium")

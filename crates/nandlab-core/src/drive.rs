@@ -5,6 +5,7 @@
 
 use crate::config::Config;
 use crate::ftl::{Ftl, Programmed};
+use crate::mapcache::MapAccess;
 use crate::readahead::ReadAhead;
 use crate::timeline::{Timeline, WriteBuffer};
 use crate::workload::{Op, Request};
@@ -195,7 +196,9 @@ impl Drive {
         // The page being gathered, and the index of its first unit in `ready`.
         let mut group: Option<(ReadGroup, usize)> = None;
         for (i, lpn) in (from..to).enumerate() {
-            ready[i] = self.ftl.map_access(lpn as u32, false, t, &mut self.tl);
+            ready[i] = self
+                .ftl
+                .map_access(lpn as u32, MapAccess::Lookup, t, &mut self.tl);
             let Some(slot) = self
                 .ftl
                 .lookup(lpn as u32)
@@ -250,7 +253,11 @@ impl Drive {
         // may first read translation pages).
         let mut mapped = cmd;
         for lpn in first..=last {
-            mapped = mapped.max(self.ftl.map_access(lpn as u32, false, cmd, &mut self.tl));
+            mapped =
+                mapped.max(
+                    self.ftl
+                        .map_access(lpn as u32, MapAccess::Lookup, cmd, &mut self.tl),
+                );
             let slot = match self.ftl.lookup(lpn as u32) {
                 Some(s) if self.ftl.is_programmed(s) => s,
                 // Never written (zeroes) or still in the write buffer: no flash access.
@@ -316,7 +323,8 @@ impl Drive {
         }
         let cmd = self.tl.command(t);
         for lpn in first..end {
-            self.ftl.map_access(lpn as u32, true, cmd, &mut self.tl);
+            self.ftl
+                .map_access(lpn as u32, MapAccess::Update, cmd, &mut self.tl);
             self.ftl.trim(lpn as u32);
         }
         cmd

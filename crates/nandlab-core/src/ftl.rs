@@ -17,7 +17,7 @@
 use crate::blocks::{BlockState, BlockTable};
 use crate::config::{Config, PslcConfig, PslcKind, StripeDim};
 use crate::geometry::Geometry;
-use crate::mapcache::MapCache;
+use crate::mapcache::{MapAccess, MapCache};
 use crate::media::ModeTiming;
 use crate::memory;
 use crate::oracle::Oracle;
@@ -231,13 +231,13 @@ impl Ftl {
         }
     }
 
-    /// Makes `lpn`'s mapping entry available no earlier than `t` (on a
-    /// DRAM-less drive, reading its translation page on a miss; `update`
-    /// marks the page changed). Returns when it is.
+    /// Makes `lpn`'s mapping entry available no earlier than `t` for
+    /// `access` (on a DRAM-less drive, reading its translation page on a
+    /// miss). Returns when it is.
     #[inline]
-    pub fn map_access(&mut self, lpn: u32, update: bool, t: u64, tl: &mut Timeline) -> u64 {
+    pub fn map_access(&mut self, lpn: u32, access: MapAccess, t: u64, tl: &mut Timeline) -> u64 {
         match &mut self.map_cache {
-            Some(m) => m.access(lpn, update, t, tl, &mut self.counters),
+            Some(m) => m.access(lpn, access, t, tl, &mut self.counters),
             None => t,
         }
     }
@@ -412,7 +412,7 @@ impl Ftl {
         let k = self.open.filled;
         let plane_i = self.g.fast.units_per_page.quotient(k);
         let slot = self.open.page_slot[plane_i as usize] + (k - plane_i * upp);
-        self.map_access(lpn, true, ready, tl);
+        self.map_access(lpn, MapAccess::HostWrite, ready, tl);
         self.map(lpn, slot);
         if let Some(o) = &mut self.oracle {
             o.host_write(lpn, slot);
@@ -435,10 +435,15 @@ impl Ftl {
         lpn_of: impl Fn(u64) -> u32,
         tl: &mut Timeline,
     ) -> Result<(), SimError> {
-        // Preconditioning lays data out at memory speed; the map cache starts cold after it.
-        let cache = self.map_cache.take();
+        // Preconditioning lays data out at memory speed: the map cache only
+        // notes which translation pages end up linear, and stays as cold as it was.
+        if let Some(m) = &mut self.map_cache {
+            m.untimed = true;
+        }
         let result = self.fill_units(count, lpn_of, tl);
-        self.map_cache = cache;
+        if let Some(m) = &mut self.map_cache {
+            m.untimed = false;
+        }
         result
     }
 
@@ -469,6 +474,9 @@ impl Ftl {
                 for slot in base..base + upp {
                     let lpn = lpn_of(i);
                     i += 1;
+                    if let Some(m) = &mut self.map_cache {
+                        m.host_written(lpn);
+                    }
                     let old = self.l2p[lpn as usize];
                     if old != 0 {
                         self.invalidate(old - 1);
@@ -786,7 +794,7 @@ impl Ftl {
         let slot = self.g.block_base(b) + self.blocks.written[bi];
         self.blocks.written[bi] += 1;
         let from = self.l2p[lpn as usize] - 1;
-        self.map_access(lpn, true, ready, tl);
+        self.map_access(lpn, MapAccess::Update, ready, tl);
         self.map(lpn, slot);
         if let Some(o) = &mut self.oracle {
             o.moved(from, slot);

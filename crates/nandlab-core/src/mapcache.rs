@@ -6,6 +6,14 @@
 //! it back (a page program, counted in write amplification). Random access
 //! then pays for lookups; sequential access hits the page it just loaded.
 //!
+//! Sequentially written data has simple lookups (a hybrid map): a
+//! translation page whose entries the host wrote in order, first to last,
+//! and nothing has moved since, is one extent kept in RAM (a few bytes per
+//! page), so looking its entries up, or rewriting them in order, reads no
+//! translation page. An out-of-order write, a GC move or a TRIM breaks the
+//! extent (a move of an entry an in-order rewrite has yet to reach only the
+//! old one); the page then goes through the cache again.
+//!
 //! Replacement is CLOCK (second chance), O(1) amortised. Translation pages
 //! sit in a reserved map area spread over the dies (page `k` on die
 //! `k mod dies`), outside the data blocks GC manages.
@@ -18,6 +26,17 @@ use crate::timeline::Timeline;
 const NIL: u32 = u32::MAX;
 /// Bytes of one mapping entry.
 const ENTRY_BYTES: u32 = 4;
+
+/// Why a mapping entry is accessed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapAccess {
+    /// A lookup (host read, read-ahead).
+    Lookup,
+    /// The host wrote the unit.
+    HostWrite,
+    /// The firmware moved the unit (GC, folding) or the host trimmed it.
+    Update,
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Slot {
@@ -39,6 +58,16 @@ pub struct MapCache {
     program_ns: u64,
     /// Mapping units of one translation page on the channel.
     page_units: u32,
+    /// Per translation page: entries the host has written in order from
+    /// the first in the current run (0: none, or the run broke), and
+    /// whether the page is one linear extent.
+    in_order: Vec<u32>,
+    linear: Vec<bool>,
+    /// Entries per translation page, and logical units in all.
+    entries: u32,
+    user_units: u64,
+    /// Preconditioning: accesses only track extents (no flash, no cache).
+    pub untimed: bool,
 }
 
 impl MapCache {
@@ -63,22 +92,72 @@ impl MapCache {
             read_ns: timing.read_ns[0],
             program_ns: timing.program_ns[0],
             page_units: units_per_page,
+            in_order: vec![0; tpages],
+            linear: vec![false; tpages],
+            entries,
+            user_units,
+            untimed: false,
         }
     }
 
+    /// Notes that the host wrote `lpn` (and nothing else about it).
+    #[inline]
+    pub fn host_written(&mut self, lpn: u32) {
+        let tpage = self.entries_per_page.quotient(lpn);
+        self.track(tpage, lpn, MapAccess::HostWrite);
+    }
+
+    /// Follows a translation page's extent through an access to `lpn`;
+    /// returns whether the page is a linear extent (no lookup needed).
+    #[inline]
+    fn track(&mut self, tpage: u32, lpn: u32, access: MapAccess) -> bool {
+        let tp = tpage as usize;
+        match access {
+            MapAccess::Lookup => {}
+            MapAccess::HostWrite => {
+                let entry = lpn - tpage * self.entries;
+                let next = if entry == 0 || self.in_order[tp] == entry {
+                    entry + 1
+                } else {
+                    self.linear[tp] = false;
+                    0
+                };
+                // The last translation page may cover fewer entries.
+                let first = tpage as u64 * self.entries as u64;
+                if next as u64 == (self.user_units - first).min(self.entries as u64) {
+                    self.linear[tp] = true;
+                }
+                self.in_order[tp] = next;
+            }
+            MapAccess::Update => {
+                // Moving an entry the current in-order run has not reached
+                // yet leaves the run alone: it will overwrite that entry.
+                if lpn - tpage * self.entries < self.in_order[tp] {
+                    self.in_order[tp] = 0;
+                }
+                self.linear[tp] = false;
+            }
+        }
+        self.linear[tp]
+    }
+
     /// Makes the entry of `lpn` available no earlier than `t` (marking its
-    /// translation page changed if `update`); returns when it is. A miss
+    /// translation page changed unless a lookup); returns when it is. A miss
     /// evicts a page (writing it back if changed) and reads the needed one.
     #[inline]
     pub fn access(
         &mut self,
         lpn: u32,
-        update: bool,
+        access: MapAccess,
         t: u64,
         tl: &mut Timeline,
         c: &mut Counters,
     ) -> u64 {
         let tpage = self.entries_per_page.quotient(lpn);
+        if self.track(tpage, lpn, access) || self.untimed {
+            return t;
+        }
+        let update = access != MapAccess::Lookup;
         let s = self.slot_of[tpage as usize];
         if s != NIL {
             let slot = &mut self.slots[s as usize];
@@ -150,7 +229,7 @@ mod tests {
         let (mut m, mut tl) = cache(2);
         let mut c = Counters::default();
         for lpn in 0..3000 {
-            m.access(lpn, false, 0, &mut tl, &mut c);
+            m.access(lpn, MapAccess::Lookup, 0, &mut tl, &mut c);
         }
         // 1,024 entries per 4 KiB translation page: three pages loaded.
         assert_eq!((c.map_reads, c.map_programs), (3, 0));
@@ -158,7 +237,7 @@ mod tests {
         for i in 0..100u32 {
             m.access(
                 i.wrapping_mul(2_654_435_761) % 7000 + 3000,
-                true,
+                MapAccess::Update,
                 0,
                 &mut tl,
                 &mut c,
@@ -170,11 +249,48 @@ mod tests {
     }
 
     #[test]
+    fn a_page_written_in_order_is_an_extent_until_something_moves() {
+        let (mut m, mut tl) = cache(1);
+        let mut c = Counters::default();
+        // Page 2 (entries 2048..3072) written first to last: lookups are free.
+        for lpn in 2048..3072 {
+            m.access(lpn, MapAccess::HostWrite, 0, &mut tl, &mut c);
+        }
+        let before = c;
+        m.access(10, MapAccess::Lookup, 0, &mut tl, &mut c); // evicts page 2 from the cache
+        for lpn in [2050, 3000, 2048] {
+            assert_eq!(m.access(lpn, MapAccess::Lookup, 7, &mut tl, &mut c), 7);
+        }
+        assert_eq!(c.map_reads, before.map_reads + 1);
+        // Rewritten in order from the first entry: still an extent.
+        for lpn in 2048..2100 {
+            assert_eq!(m.access(lpn, MapAccess::HostWrite, 7, &mut tl, &mut c), 7);
+        }
+        // A GC move breaks it: the next lookup reads the translation page.
+        m.access(2060, MapAccess::Update, 0, &mut tl, &mut c);
+        m.access(10, MapAccess::Lookup, 0, &mut tl, &mut c);
+        let misses = c.map_reads;
+        m.access(3000, MapAccess::Lookup, 0, &mut tl, &mut c);
+        assert_eq!(c.map_reads, misses + 1);
+        // Out of order never becomes an extent.
+        for lpn in (4096..5120).rev() {
+            m.access(lpn, MapAccess::HostWrite, 0, &mut tl, &mut c);
+        }
+        m.access(10, MapAccess::Lookup, 0, &mut tl, &mut c);
+        let misses = c.map_reads;
+        m.access(4500, MapAccess::Lookup, 0, &mut tl, &mut c);
+        assert_eq!(c.map_reads, misses + 1);
+    }
+
+    #[test]
     fn a_miss_waits_for_the_translation_page() {
         let (mut m, mut tl) = cache(4);
         let mut c = Counters::default();
-        let ready = m.access(5, false, 1_000, &mut tl, &mut c);
+        let ready = m.access(5, MapAccess::Lookup, 1_000, &mut tl, &mut c);
         assert!(ready > 1_000 + m.read_ns);
-        assert_eq!(m.access(6, false, 5_000_000, &mut tl, &mut c), 5_000_000);
+        assert_eq!(
+            m.access(6, MapAccess::Lookup, 5_000_000, &mut tl, &mut c),
+            5_000_000
+        );
     }
 }

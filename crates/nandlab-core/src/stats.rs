@@ -84,6 +84,15 @@ impl Counters {
             / self.host_write_units as f64
     }
 
+    /// Write amplification of the data alone: host units and GC copies
+    /// (folding included) per host unit, without translation-page write-backs.
+    pub fn data_waf(&self) -> f64 {
+        if self.host_write_units == 0 {
+            return 0.0;
+        }
+        (self.host_write_units + self.flash_units_gc) as f64 / self.host_write_units as f64
+    }
+
     /// Mean time of a program operation on a die, µs (0 without programs).
     pub fn program_us_mean(&self) -> f64 {
         if self.program_ops == 0 {
@@ -228,6 +237,8 @@ pub struct Summary {
     pub name: String,
     pub kind: String,
     pub waf: f64,
+    /// WAF without the map cache's translation-page write-backs.
+    pub data_waf: f64,
     pub host_write_bytes: u64,
     pub host_read_bytes: u64,
     pub host_trim_bytes: u64,
@@ -295,6 +306,7 @@ impl Summary {
             name: p.name.to_string(),
             kind: p.kind.to_string(),
             waf: c.waf(),
+            data_waf: c.data_waf(),
             host_write_bytes: c.host_write_bytes,
             host_read_bytes: c.host_read_bytes,
             host_trim_bytes: c.host_trim_bytes,

@@ -3,8 +3,10 @@
 //! starts at the latest of the times it needs and pushes them forward. All
 //! times are integer nanoseconds, so runs are bit-identical everywhere.
 //!
-//! Channel transfers are short and go into the earliest gap that fits, so a
-//! die booked far ahead (GC) does not block its channel's other dies.
+//! Channel and host-link transfers are short and go into the earliest gap
+//! that fits, so a die booked far ahead (GC) does not block its channel's
+//! other dies, and on a half-duplex link (SATA) a command need not wait for
+//! the data of reads still being sensed.
 //!
 //! Host reads may jump a die's queue (as controllers schedule them): each die
 //! keeps the operations booked on it (programs, erases, GC reads); a host read
@@ -103,9 +105,10 @@ impl Lane {
     }
 }
 
-/// A channel bus: short transfers booked at the earliest gap that fits, so
-/// that the transfers of a die busy far ahead (say, with GC) interleave with
-/// those of the channel's other dies instead of blocking them.
+/// A bus (a flash channel, or the host link in one direction): short
+/// transfers booked at the earliest gap that fits, so that the transfers of
+/// a die busy far ahead (say, with GC) interleave with those of the
+/// channel's other dies instead of blocking them.
 #[derive(Debug, Clone, Default)]
 struct Bus {
     /// Busy intervals (start, end), sorted, not overlapping; those before
@@ -166,8 +169,10 @@ pub struct Timeline {
     dies: Vec<Lane>,
     channels: Vec<Bus>,
     /// Host link: [host→drive, drive→host]; `out` is 0 on a half-duplex link.
-    link_free: [u64; 2],
+    links: [Bus; 2],
     out: usize,
+    /// The latest command's arrival: nothing is booked on the link before it.
+    link_now: u64,
     pub command_ns: u64,
     link_rate: u64,
     /// The last link transfer's size and time (requests mostly repeat a size;
@@ -185,7 +190,8 @@ impl Timeline {
             enabled: true,
             dies: vec![Lane::new(read_priority); g.dies as usize],
             channels: vec![Bus::default(); g.channels as usize],
-            link_free: [0; 2],
+            links: [Bus::default(), Bus::default()],
+            link_now: 0,
             out: d.interface.full_duplex as usize,
             command_ns: d.interface.command_overhead_ns,
             link_rate: d.interface.link_rate,
@@ -208,9 +214,8 @@ impl Timeline {
         if !self.enabled {
             return t;
         }
-        let start = t.max(self.link_free[0]);
-        self.link_free[0] = start + self.command_ns;
-        self.link_free[0]
+        self.link_now = self.link_now.max(t);
+        self.links[0].book(self.link_now, t, self.command_ns)
     }
 
     /// Moves `bytes` host→drive (`to_drive`) or drive→host, starting no earlier than `t`.
@@ -220,12 +225,10 @@ impl Timeline {
             return t;
         }
         let i = if to_drive { 0 } else { self.out };
-        let start = t.max(self.link_free[i]);
         if self.link_memo.0 != bytes {
             self.link_memo = (bytes, transfer_ns(bytes, self.link_rate));
         }
-        self.link_free[i] = start + self.link_memo.1;
-        self.link_free[i]
+        self.links[i].book(self.link_now, t, self.link_memo.1)
     }
 
     /// Reads a page on `die` (sense `read_ns`) behind everything booked there,
@@ -302,7 +305,7 @@ impl Timeline {
     pub fn all_idle_at(&self) -> u64 {
         let dies = self.dies.iter().map(|l| l.free);
         dies.chain(self.channels.iter().map(Bus::free))
-            .chain(self.link_free)
+            .chain(self.links.iter().map(Bus::free))
             .max()
             .unwrap_or(0)
     }

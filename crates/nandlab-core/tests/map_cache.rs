@@ -4,8 +4,13 @@
 
 use nandlab_core::{Config, Simulator, Summary};
 
-/// A 1 GiB MLC drive, filled, then `phase`; `map_cache` is the `[ftl]` line.
+/// A 1 GiB MLC drive, filled in a random order, then `phase`; `map_cache` is the `[ftl]` line.
 fn run(map_cache: &str, phase: &str) -> Summary {
+    run_filled(map_cache, "shuffle", phase)
+}
+
+/// The drive filled with `pattern` ("shuffle" or "sequential"), then `phase`.
+fn run_filled(map_cache: &str, pattern: &str, phase: &str) -> Summary {
     let text = format!(
         r#"
 seed = 2
@@ -18,6 +23,7 @@ blocks_per_plane = 128
 {map_cache}
 [[phase]]
 kind = "fill"
+pattern = "{pattern}"
 volume = 1.0
 [[phase]]
 {phase}
@@ -54,6 +60,22 @@ fn random_reads_pay_for_translation_pages_sequential_ones_do_not() {
     let seq = run("map_cache = \"64KiB\"", SEQUENTIAL_READS);
     // 20,000 sequential 4 KiB reads (78 MiB) touch 10 translation pages.
     assert!(seq.map_reads <= 11, "{} misses", seq.map_reads);
+}
+
+#[test]
+fn sequentially_written_data_has_simple_lookups() {
+    // Written in order, each translation page is one extent in RAM: random
+    // reads need no translation page (Swissbit's read test, section 3 > 1).
+    let random = run_filled("map_cache = \"64KiB\"", "shuffle", RANDOM_READS);
+    let sequential = run_filled("map_cache = \"64KiB\"", "sequential", RANDOM_READS);
+    assert_eq!(sequential.map_reads, 0);
+    let dram = run("", RANDOM_READS);
+    let (fast, slow) = (sequential.read_latency_us.mean, random.read_latency_us.mean);
+    assert!(
+        slow > 1.5 * fast && (fast - dram.read_latency_us.mean).abs() < 0.05 * fast,
+        "random-written {slow:.1} µs, sequentially written {fast:.1} µs, DRAM {:.1} µs",
+        dram.read_latency_us.mean
+    );
 }
 
 #[test]
