@@ -358,7 +358,7 @@ def _procedure_options(command: Any) -> Any:
 
 _QUEUE_DEPTH = click.option(
     "--queue-depth", type=click.IntRange(1, 65_536), default=qualify.QUEUE_DEPTH, show_default=True, metavar="N",
-    help="Requests in flight (32: SATA NCQ).",
+    help="Requests in flight (1: one at a time, as the note's tests; 32: SATA NCQ).",
 )
 
 
@@ -386,34 +386,59 @@ def test_read_sections(**options: Any) -> None:
 @_procedure_options
 @click.option("--aged", is_flag=True, help="Every block has used 10 % of its rated cycles ([device.wear] initial).")
 @click.option("--direct-write/--no-direct-write", default=None, help="Set [ftl] direct_write (default: the device's).")
-def test_pslc_fill(**options: Any) -> None:
+@click.option("--compare", type=click.Choice(["aged", "direct-write"]),
+              help="Also run the drive aged (Fig. 3) or with direct-write (Fig. 4) and overlay both curves; "
+              "the JSON gets the second run under `compare`.")
+def test_pslc_fill(compare: str | None, **options: Any) -> None:
     """The pSLC-cache test (AN2103 Figs. 2-5): TRIM, then write the whole capacity 128 KiB
     sequentially without a pause; phases: pslc (into the cache), direct (direct-write), folding
     (the cache folded into native blocks), or native (no cache)."""
-    _run_procedure(qualify.pslc_fill, **options)
+    if compare is None:
+        _run_procedure(qualify.pslc_fill, **options)
+        return
+    variant = {"aged": {"aged": True}, "direct-write": {"direct_write": True}}[compare]
+    base = {"aged": {"aged": False}, "direct-write": {"direct_write": False}}[compare]
+    labels = {"aged": ("fresh", "aged (10 % of rated cycles)"), "direct-write": ("pSLC only", "direct-write")}[compare]
+    _run_procedure(qualify.pslc_fill, **{**options, **base}, compare=(variant, labels))
 
 
-def _run_procedure(procedure: Any, device: str, as_json: bool, out: Path | None, quiet: bool, **options: Any) -> None:
-    """Run a ``qualify`` procedure with a progress bar; print its table or JSON; write ``--out``."""
+def _run_procedure(
+    procedure: Any,
+    device: str,
+    as_json: bool,
+    out: Path | None,
+    quiet: bool,
+    compare: tuple[dict[str, Any], tuple[str, str]] | None = None,
+    **options: Any,
+) -> None:
+    """Run a ``qualify`` procedure with a progress bar (and, with ``compare``, a second run with
+    those options changed); print its table or JSON; write ``--out``."""
     stderr = Console(stderr=True, quiet=quiet)
-    with _LazyProgress(stderr) as progress:
-        q = procedure(device, progress=progress, **options)
+    runs = [options] if compare is None else [options, {**options, **compare[0]}]
+    qs = []
+    for run_options in runs:
+        with _LazyProgress(stderr) as progress:
+            qs.append(procedure(device, progress=progress, **run_options))
+    document = qs[0].to_dict()
+    if compare is not None:
+        document["compare"] = {"label": compare[1][1], **qs[1].to_dict()}
     if as_json:
-        click.echo(output.to_strict_json(q.to_dict()))
+        click.echo(output.to_strict_json(document))
     else:
-        _print_qualification(_stdout_console(), q)
+        for q, label in zip(qs, compare[1] if compare else ("",)):
+            _print_qualification(_stdout_console(), q, label)
     if out is not None:
-        paths = _write_qualification(q, out)
+        paths = _write_qualification(qs, out, document, compare[1] if compare else None)
         stderr.print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
 
 
-def _print_qualification(console: Console, q: qualify.Qualification) -> None:
+def _print_qualification(console: Console, q: qualify.Qualification, label: str = "") -> None:
     """The device, then one row per section or phase."""
     for line in _device_lines(q.result):
         console.print(escape(line), highlight=False)
     sections = q.part_column == "section"
-    table = Table(box=box.SIMPLE_HEAD, title=f"nandlab test {q.procedure}", caption=QUALIFY_CAPTION,
-                  caption_justify="left")
+    title = f"nandlab test {q.procedure}" + (f": {label}" if label else "")
+    table = Table(box=box.SIMPLE_HEAD, title=escape(title), caption=QUALIFY_CAPTION, caption_justify="left")
     table.add_column("#" if sections else "Phase")
     if sections:
         table.add_column("Section")
@@ -429,20 +454,28 @@ def _print_qualification(console: Console, q: qualify.Qualification) -> None:
     console.print(table)
 
 
-def _write_qualification(q: qualify.Qualification, out: Path) -> list[Path]:
-    """Write series.parquet, sections.csv or phases.csv, result.json and PROCEDURE.png to ``out``."""
+def _write_qualification(
+    qs: list[qualify.Qualification], out: Path, document: dict[str, Any], labels: tuple[str, str] | None
+) -> list[Path]:
+    """Write series.parquet, sections.csv or phases.csv (with a ``run`` column when two runs are
+    compared), result.json and PROCEDURE.png to ``out``."""
     from nandlab import plots  # matplotlib only when drawing
 
+    q = qs[0]
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / name for name in ("series.parquet", f"{q.part_column}s.csv", "result.json", f"{q.procedure}.png")]
-    parquet, csv, document, png = paths
-    q.series.write_parquet(parquet)
-    pl.DataFrame(q.parts).write_csv(csv)
-    document.write_text(output.to_strict_json(q.to_dict()) + "\n", encoding="utf-8")
+    parquet, csv, result_json, png = paths
+    names = labels or ("",)
+    tagged = [(run.series, pl.DataFrame(run.parts), name) for run, name in zip(qs, names)]
+    if labels:
+        tagged = [(s.with_columns(run=pl.lit(n)), p.with_columns(run=pl.lit(n)), n) for s, p, n in tagged]
+    pl.concat([s for s, _, _ in tagged]).write_parquet(parquet)
+    pl.concat([p for _, p, _ in tagged]).write_csv(csv)
+    result_json.write_text(output.to_strict_json(document) + "\n", encoding="utf-8")
     if q.part_column == "section":
         plots.sections(q, png)
     else:
-        plots.fill_curves(q, png)
+        plots.fill_curves(qs, png, labels=list(labels) if labels else None)
     return paths
 
 

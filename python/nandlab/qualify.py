@@ -62,8 +62,9 @@ WINDOW = 0.02
 """Each plotted point: the speed over 2 % of the capacity around it."""
 MERGE_BELOW = 0.02
 """pSLC-fill phases shorter than 2 % of the capacity join a neighbour."""
-QUEUE_DEPTH = 32
-"""SATA's native command queue."""
+QUEUE_DEPTH = 1
+"""One command at a time, as a qualification tool issues them: each request's latency (mapping
+lookups, transfer, flash) shows in the speed. ``--queue-depth 32`` runs them as SATA NCQ allows."""
 SEED = 1
 ORDER_A, ORDER_B = 1, 2
 """The two address orders of the 4 KiB passes that visit every address once."""

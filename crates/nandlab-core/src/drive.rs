@@ -174,9 +174,19 @@ impl Drive {
         let Some(mut ra) = self.read_ahead.take() else {
             return self.read_units(first, last, req.len, cmd);
         };
-        let done = match ra.hit(first, last) {
-            Some(ready) => self.tl.link_transfer(cmd.max(ready), req.len as u64, false),
-            None => self.read_units(first, last, req.len, cmd),
+        let done = if ra.covers(first, last) {
+            // Each unit streams to the host once its flash read has landed.
+            let end = req.offset + req.len as u64;
+            let mut done = cmd;
+            for u in first..=last {
+                let lo = req.offset.max(u * self.unit.size);
+                let hi = end.min((u + 1) * self.unit.size);
+                let ready = cmd.max(ra.ready(u));
+                done = done.max(self.tl.link_transfer(ready, hi - lo, false));
+            }
+            done
+        } else {
+            self.read_units(first, last, req.len, cmd)
         };
         if let Some((from, to)) = ra.after_read(first, last) {
             let to = to.min(self.ftl.g.user_units);
@@ -189,7 +199,7 @@ impl Drive {
         done
     }
 
-    /// Reads units `from..to` into controller RAM from `t` (read-ahead: no
+    /// Reads units `from..to` into controller RAM from `t` (read-ahead),
     /// priority over queued work), a page at a time; returns when each unit is there.
     fn read_ahead_units(&mut self, from: u64, to: u64, t: u64) -> Vec<u64> {
         let mut ready = vec![t; (to - from) as usize];
@@ -231,12 +241,13 @@ impl Drive {
         ready
     }
 
-    /// Reads one page for read-ahead; `ready` are its units (with any units
+    /// Reads one page for read-ahead, with a host read's priority on the die
+    /// (it serves the host's stream); `ready` are its units (with any units
     /// between them that are not on flash) and becomes when they are in RAM.
     fn read_ahead_page(&mut self, g: ReadGroup, ready: &mut [u64]) {
         self.ftl.counters.flash_reads_host += 1;
         let start = ready.iter().copied().max().unwrap_or(0);
-        let done = self.tl.flash_read(start, g.die, g.read_ns, g.units);
+        let done = self.tl.host_read(start, g.die, g.read_ns, g.units);
         ready.fill(done);
     }
 

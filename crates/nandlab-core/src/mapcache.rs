@@ -192,7 +192,9 @@ impl MapCache {
         self.slot_of[tpage as usize] = s as u32;
         c.map_reads += 1;
         let die = self.dies.remainder(tpage);
-        tl.flash_read(t, die, self.read_ns, self.page_units)
+        // A lookup gates a host request: it goes ahead of queued programs
+        // and erases, as host reads do.
+        tl.host_read(t, die, self.read_ns, self.page_units)
     }
 
     /// CLOCK: the first slot from the hand not referenced since the hand

@@ -28,15 +28,16 @@ impl ReadAhead {
         }
     }
 
-    /// If units `first..=last` are all in the window: when they are all in RAM.
+    /// Whether units `first..=last` are all in the window.
     #[inline]
-    pub fn hit(&self, first: u64, last: u64) -> Option<u64> {
-        (first >= self.start && last < self.end).then(|| {
-            (first..=last)
-                .map(|u| self.ready[(u % self.window) as usize])
-                .max()
-                .unwrap_or(0)
-        })
+    pub fn covers(&self, first: u64, last: u64) -> bool {
+        first >= self.start && last < self.end
+    }
+
+    /// When unit `u` of the window is in RAM.
+    #[inline]
+    pub fn ready(&self, u: u64) -> u64 {
+        self.ready[(u % self.window) as usize]
     }
 
     /// Notes a read of `first..=last`. For a sequential one whose window has
@@ -44,11 +45,17 @@ impl ReadAhead {
     pub fn after_read(&mut self, first: u64, last: u64) -> Option<(u64, u64)> {
         let sequential = first == self.next;
         self.next = last + 1;
-        let ahead = self.end.saturating_sub(last + 1);
+        // Units of this stream already in the window beyond this read (a
+        // window left by another stream elsewhere counts for nothing).
+        let ahead = if (self.start..self.end).contains(&(last + 1)) {
+            self.end - (last + 1)
+        } else {
+            0
+        };
         if !sequential || ahead >= self.window / 2 {
             return None;
         }
-        let from = (last + 1).max(self.end);
+        let from = last + 1 + ahead;
         let to = last + 1 + self.window;
         (from < to).then_some((from, to))
     }
@@ -86,20 +93,22 @@ mod tests {
         assert_eq!(ra.after_read(10, 11), None);
         assert_eq!(ra.after_read(12, 13), Some((14, 22)));
         ra.fill(14, 22, |u| 100 * u);
-        assert_eq!(ra.hit(14, 15), Some(1500));
-        assert_eq!(ra.hit(20, 22), None);
+        assert!(ra.covers(14, 15) && ra.ready(15) == 1500);
+        assert!(!ra.covers(20, 22));
         // Half a window or more still ahead: nothing more to read yet.
         assert_eq!(ra.after_read(14, 15), None);
         assert_eq!(ra.after_read(16, 17), None);
         assert_eq!(ra.after_read(18, 19), Some((22, 28)));
         ra.fill(22, 28, |_| 7);
-        assert_eq!(ra.hit(20, 23), Some(2100));
+        assert!(ra.covers(20, 23) && ra.ready(21) == 2100 && ra.ready(23) == 7);
         // RAM holds the last 8 units read ahead.
-        assert_eq!(ra.hit(19, 20), None);
+        assert!(!ra.covers(19, 20));
         ra.invalidate(30, 40);
-        assert!(ra.hit(20, 23).is_some());
+        assert!(ra.covers(20, 23));
         ra.invalidate(23, 23);
-        assert_eq!(ra.hit(20, 21), None);
+        assert!(!ra.covers(20, 21));
         assert_eq!(ra.after_read(100, 100), None);
+        // A new stream behind the old window reads ahead of itself.
+        assert_eq!(ra.after_read(101, 101), Some((102, 110)));
     }
 }
