@@ -11,7 +11,9 @@
 //! Host reads may jump a die's queue (as controllers schedule them): each die
 //! keeps the operations booked on it (programs, erases, GC reads); a host read
 //! waits only for the operation in progress, and the waiting ones move back by
-//! the read's duration. Their completion times, already handed out, are not
+//! the read's duration — up to [`READ_PUSH_LIMIT_NS`] in all, after which
+//! reads queue behind them until the backlog drains (no starvation). The
+//! waiting operations' completion times, already handed out, are not
 //! revised: an approximation that favours writes by at most the reads' share
 //! of die time.
 //!
@@ -22,6 +24,10 @@ use crate::geometry::{FastDiv, Geometry};
 use crate::units::transfer_ns;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+
+/// How far host reads may push a die's waiting operations back before they
+/// queue behind them instead (a controller bounds read preemption).
+pub const READ_PUSH_LIMIT_NS: u64 = 2_000_000;
 
 /// One die or channel: when it is free, and — with read priority — the
 /// operations booked on it behind the one in progress.
@@ -39,6 +45,8 @@ struct Backlog {
     ops: VecDeque<(u64, u64)>,
     delay: u64,
     in_progress_end: u64,
+    /// `delay` when the backlog last started from empty.
+    delay_at_start: u64,
 }
 
 impl Lane {
@@ -60,6 +68,9 @@ impl Lane {
                 .is_some_and(|&(_, e)| e.wrapping_add(q.delay) <= now)
             {
                 q.ops.pop_front();
+            }
+            if q.ops.is_empty() {
+                q.delay_at_start = q.delay;
             }
             q.ops
                 .push_back((start.wrapping_sub(q.delay), end.wrapping_sub(q.delay)));
@@ -84,7 +95,7 @@ impl Lane {
                 break;
             }
         }
-        if q.ops.is_empty() {
+        if q.ops.is_empty() || q.delay - q.delay_at_start >= READ_PUSH_LIMIT_NS {
             t.max(self.free)
         } else {
             t.max(q.in_progress_end)
@@ -96,9 +107,12 @@ impl Lane {
     #[inline]
     fn insert_read(&mut self, start: u64, end: u64) {
         match &mut self.backlog {
-            Some(q) if !q.ops.is_empty() => {
+            // Ahead of waiting operations (not queued behind them).
+            Some(q) if !q.ops.is_empty() && start < self.free => {
                 q.delay += end - start;
                 self.free += end - start;
+                // The next read to jump the queue goes after this one.
+                q.in_progress_end = end;
             }
             _ => self.free = self.free.max(end),
         }
@@ -361,7 +375,34 @@ impl WriteBuffer {
 
 #[cfg(test)]
 mod tests {
-    use super::Bus;
+    use super::{Bus, Lane, READ_PUSH_LIMIT_NS};
+
+    #[test]
+    fn reads_jump_queued_operations_only_up_to_the_push_limit() {
+        let mut die = Lane::new(true);
+        // A program in progress [0, 1 ms), another waiting [1, 2 ms).
+        die.book(0, 0, 1_000_000);
+        die.book(0, 1_000_000, 2_000_000);
+        let read = 80_000;
+        let mut t = 10;
+        let mut starts = Vec::new();
+        for _ in 0..60 {
+            let start = die.read_start(t);
+            die.insert_read(start, start + read);
+            starts.push(start);
+            t += 1;
+        }
+        // The first reads go one after another after the program in
+        // progress, ahead of the waiting one...
+        let jumped = (READ_PUSH_LIMIT_NS / read) as usize;
+        for (i, &s) in starts[..jumped].iter().enumerate() {
+            assert_eq!(s, 1_000_000 + i as u64 * read);
+        }
+        // ... until they have pushed it back by the limit; then they queue behind it.
+        let waiting_end = 2_000_000 + jumped as u64 * read;
+        assert_eq!(starts[jumped], waiting_end);
+        assert!(starts[jumped..].windows(2).all(|w| w[1] == w[0] + read));
+    }
 
     #[test]
     fn bus_transfers_fill_gaps_and_never_overlap() {
