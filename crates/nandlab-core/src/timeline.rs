@@ -143,6 +143,12 @@ impl Bus {
             self.busy.drain(..self.head);
             self.head = 0;
         }
+        // Most bookings start after everything booked: append.
+        let last_end = self.busy[self.head..].last().map_or(0, |&(_, e)| e);
+        if last_end < t || self.head == self.busy.len() {
+            self.busy.push((t, t + len));
+            return t + len;
+        }
         let live = &self.busy[self.head..];
         let mut i = self.head + live.partition_point(|&(_, e)| e <= t);
         let mut start = t;
