@@ -390,13 +390,11 @@ mod tests {
         die.book(0, 0, 1_000_000);
         die.book(0, 1_000_000, 2_000_000);
         let read = 80_000;
-        let mut t = 10;
         let mut starts = Vec::new();
-        for _ in 0..60 {
+        for t in 10..70 {
             let start = die.read_start(t);
             die.insert_read(start, start + read);
             starts.push(start);
-            t += 1;
         }
         // The first reads go one after another after the program in
         // progress, ahead of the waiting one...
