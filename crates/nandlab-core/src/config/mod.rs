@@ -794,6 +794,37 @@ fn validate_device(
     // high watermark (gc_stop) is a target background GC may not reach on a
     // drive full of data; it is also what the drive must keep when blocks die.
     let needed = gc_start as f64 + 2.0;
+    if spare <= needed && nominal_units.is_some() {
+        // The nominal capacity sized the planes: say which capacity would do.
+        let gc_start_of = |bpp: u32| match f.gc_start.unwrap_or(CountOrFraction::Fraction(0.02)) {
+            CountOrFraction::Count(n) => n as f64,
+            CountOrFraction::Fraction(x) => (x * (bpp * planes_per_pool) as f64).round().max(2.0),
+        };
+        let raw_per_user = match capacity {
+            Capacity::OverProvisioning(op) => 1.0 + op,
+            Capacity::Reserve(r) => 1.0 / (1.0 - r),
+        };
+        // Whole GiB from the present capacity up, each sizing the planes as
+        // above, until GC has enough spare blocks.
+        let gib_units = (1u64 << 30) / unit_size;
+        let now_gib = nominal_units.unwrap_or(0).div_ceil(gib_units);
+        let enough = (now_gib.max(1)..now_gib.max(1).saturating_mul(1024)).find(|&g| {
+            let user = g * gib_units;
+            let bpp = (user as f64 * raw_per_user / (units_per_block * planes) as f64).ceil();
+            let spare =
+                bpp * planes_per_pool as f64 - user as f64 / units_per_block as f64 / pools as f64;
+            spare > gc_start_of(bpp as u32) + 2.0
+        });
+        return err(
+            "[device] capacity",
+            format!(
+                "too small for this geometry: {blocks_per_plane} blocks per plane leave {spare:.1} spare blocks per GC pool, \
+                 and GC needs more than {needed:.0} (gc_start plus 2 open blocks); give at least {} GiB, \
+                 more spare space, or fewer planes",
+                enough.map_or("many more".to_string(), |g| g.to_string())
+            ),
+        );
+    }
     if spare <= needed {
         return err(
             capacity_key,

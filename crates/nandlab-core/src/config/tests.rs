@@ -239,3 +239,27 @@ fn order_seed_and_distribution_name_the_pattern_they_need() {
         "{e}"
     );
 }
+
+#[test]
+fn a_nominal_capacity_sizes_the_planes_or_says_which_would_do() {
+    let with = |preset: &str, capacity: &str| {
+        Config::from_toml(
+            &format!("[device]\npreset = \"{preset}\"\ncapacity = \"{capacity}\"\n[[phase]]\nrequests = 1\n"),
+            "test",
+        )
+    };
+    let g = with("swissbit-standard", "8GiB").unwrap().geometry;
+    assert_eq!(g.user_capacity_bytes, 8 << 30);
+    // 7 % over-provisioning, in whole blocks per plane.
+    let raw = g.raw_capacity_bytes as f64 / (8u64 << 30) as f64;
+    assert!((1.07..1.08).contains(&raw), "raw / user = {raw}");
+    // MQSim's 128 planes of 2 MiB blocks leave GC nothing at 4 GiB: the error says what would do.
+    let e = with("mqsim-default", "4GiB").unwrap_err().to_string();
+    assert!(
+        e.contains("[device] capacity") && e.contains("at least 29 GiB"),
+        "{e}"
+    );
+    with("mqsim-default", "29GiB").unwrap();
+    let e = with("swissbit-standard", "1000B").unwrap_err().to_string();
+    assert!(e.contains("[device] capacity") && e.contains("4096"), "{e}");
+}
