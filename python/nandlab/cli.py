@@ -27,8 +27,8 @@ from rich.table import Table
 
 import polars as pl
 
-from nandlab import api, chipbench, lifetime, output, qualify
-from nandlab._core import ConfigError, SimulationError, default_config_toml, preset_toml, presets
+from nandlab import api, chipbench, lifetime, output, qualify, traces
+from nandlab._core import ConfigError, SimulationError, TraceError, default_config_toml, preset_toml, presets
 
 GIB = 2**30
 PROGRESS_DELAY_SECONDS = 1.0
@@ -59,7 +59,7 @@ class _Cli(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except ConfigError as error:
+        except (ConfigError, TraceError) as error:
             raise _Failure(str(error), 2) from None
         except SimulationError as error:
             raise _Failure(str(error), 1) from None
@@ -330,6 +330,63 @@ def chip_latency(name: str, as_json: bool, out: Path | None) -> None:
             _number(result["datasheet"][f"{op}_us"]),
         )
     _stdout_console().print(table)
+
+
+@cli.group("trace")
+def trace_group() -> None:
+    """Block I/O traces recorded on real systems (MSR, UMass/SPC, blkparse, fio iolog, DiskSim/MQSim/
+    SSDsim ASCII, FIU, Alibaba, Tencent; gzip, bzip2 or zstd)."""
+
+
+@trace_group.command("stats")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "trace_format", type=click.Choice(traces.FORMATS), help="The trace's format (default: detected).")
+@click.option("--skip-bad", is_flag=True, help="Pass over malformed lines and count them (default: stop at the first).")
+@click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Write stats.json, size_histogram.csv, reuse_cdf.csv and trace-stats.png to DIR.")
+def trace_stats(file: Path, trace_format: str | None, skip_bad: bool, as_json: bool, out: Path | None) -> None:
+    """What a trace holds: records, bytes, the read/write and random/sequential composition (the
+    ZombieNAND paper's Table III), request sizes, inter-arrival times, footprint, address reuse."""
+    summary = traces.stats(file, format=trace_format, skip_bad=skip_bad)
+    if as_json:
+        click.echo(output.to_strict_json(summary))
+    else:
+        _print_trace_stats(_stdout_console(), file, summary)
+    if out is not None:
+        paths = traces.write_stats(summary, out)
+        Console(stderr=True).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+
+
+def _print_trace_stats(console: Console, file: Path, s: dict[str, Any]) -> None:
+    """The trace's figures, then its Table III row."""
+    gib = 2**30
+    table = Table(box=box.SIMPLE_HEAD, title=escape(f"{file.name} ({s['format']})"), show_header=False)
+    table.add_column("", style="bold")
+    table.add_column("", justify="right")
+    rows = [
+        ("records", f"{s['records']:,} ({s['reads']:,} reads, {s['writes']:,} writes, {s['trims']:,} trims)"),
+        ("read / written", f"{s['read_bytes'] / gib:.3f} / {s['write_bytes'] / gib:.3f} GiB"),
+        ("devices", f"{s['devices']:,}"),
+        ("duration", f"{s['duration_seconds']:,.1f} s"),
+        ("inter-arrival p50 / p99", f"{_number(s['interarrival_us']['p50'])} / {_number(s['interarrival_us']['p99'])} µs"),
+        ("mean request", f"{s['mean_request_bytes'] / 1024:,.1f} KiB"),
+        ("footprint (writes)", f"{s['footprint_bytes'] / gib:.3f} GiB ({s['write_footprint_bytes'] / gib:.3f} GiB)"),
+    ]
+    if s["skipped_lines"]:
+        rows.append(("malformed lines skipped", f"{s['skipped_lines']:,}"))
+    for name, value in rows:
+        table.add_row(name, value)
+    console.print(table)
+    composition = Table(
+        "", "Total %", "Random %", "Sequential %", box=box.SIMPLE_HEAD,
+        title="Composition (% of bytes moved, as ZombieNAND's Table III)",
+    )
+    composition.add_row("Writes", f"{s['write_percent']:.0f}", f"{s['write_random_percent']:.0f}",
+                        f"{s['write_sequential_percent']:.0f}")
+    composition.add_row("Reads", f"{s['read_percent']:.0f}", f"{s['read_random_percent']:.0f}",
+                        f"{s['read_sequential_percent']:.0f}")
+    console.print(composition)
 
 
 @cli.group("test")

@@ -295,3 +295,41 @@ def _finish_qualify(fig: Figure, panels: Sequence[Axes], q: Qualification) -> No
     if panels[0].get_legend_handles_labels()[0]:
         fig.legend(fontsize="small", loc="outside lower center", ncols=4, frameon=False)
     fig.suptitle(f"{title}\n{_title(q.result)}", fontsize="medium")
+
+
+def trace_stats(summary: dict, path: str | os.PathLike[str], title: str = "") -> None:
+    """Save a PNG of a trace's address reuse (the ZombieNAND paper's Fig. 4: the share of accesses
+    the most used 4 KiB blocks account for) and its request sizes."""
+    fig = Figure(figsize=(11, 4.2), layout="constrained")
+    reuse, sizes = fig.subplots(1, 2)
+    for key, label in (("reuse_cdf", "all accesses"), ("write_reuse_cdf", "writes")):
+        points = summary[key]
+        if points:
+            reuse.plot([100 * x for x, _ in points], [100 * y for _, y in points], label=label)
+    reuse.set(xlabel="most used 4 KiB blocks (% of the footprint)", ylabel="accesses (%)", xlim=(0, 100), ylim=(0, 101))
+    reuse.grid(alpha=0.3)
+    reuse.legend()
+    reuse.set_title("address reuse")
+    rows = summary["size_histogram"]
+    labels = [_size_label(row[0]) for row in rows]
+    positions = range(len(rows))
+    sizes.bar([p - 0.2 for p in positions], [row[2] for row in rows], width=0.4, label="reads")
+    sizes.bar([p + 0.2 for p in positions], [row[3] for row in rows], width=0.4, label="writes")
+    sizes.set_xticks(list(positions), labels, rotation=45, ha="right")
+    sizes.set(xlabel="request size (at least)", ylabel="requests")
+    sizes.grid(alpha=0.3, axis="y")
+    sizes.legend()
+    sizes.set_title("request sizes")
+    fig.suptitle(
+        f"{title} — {summary['format']}, {summary['records']:,} records, "
+        f"{summary['write_percent']:.0f} % of bytes written"
+    )
+    fig.savefig(path, dpi=110)
+
+
+def _size_label(size: int) -> str:
+    """``512 B``, ``4 KiB``, ``1 MiB``."""
+    for unit, scale in (("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale:
+            return f"{size // scale} {unit}"
+    return f"{size} B"

@@ -22,6 +22,7 @@ pub mod readahead;
 pub mod sim;
 pub mod stats;
 pub mod timeline;
+pub mod trace;
 pub mod units;
 pub mod victim;
 pub mod wear;

@@ -5,7 +5,7 @@
 use nandlab_core::config::presets as builtin;
 use nandlab_core::sim::Progress;
 use nandlab_core::stats::{ROW_COLUMNS, ROW_INTEGER_COLUMNS};
-use nandlab_core::{chip, wear};
+use nandlab_core::{chip, trace, wear};
 use nandlab_core::{Config, SimError, Simulator as CoreSimulator};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -17,6 +17,12 @@ create_exception!(
     ConfigError,
     PyValueError,
     "A config that cannot run: names the key and what was expected."
+);
+create_exception!(
+    _core,
+    TraceError,
+    PyValueError,
+    "A trace that cannot be read: names the file, the line and the format expected."
 );
 create_exception!(
     _core,
@@ -306,6 +312,45 @@ fn preset_toml(name: &str) -> PyResult<String> {
         })
 }
 
+/// The trace formats `trace_stats` and trace phases read.
+#[pyfunction]
+fn trace_formats() -> Vec<&'static str> {
+    trace::TraceFormat::names()
+}
+
+/// A trace's composition, sizes, inter-arrival times, footprint and reuse
+/// CDF, in one streaming pass (`format` None: detected).
+#[pyfunction]
+#[pyo3(signature = (path, format = None, skip_bad = false))]
+fn trace_stats<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    format: Option<&str>,
+    skip_bad: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let format = match format {
+        None => None,
+        Some(f) => Some(trace::TraceFormat::parse(f).ok_or_else(|| {
+            TraceError::new_err(format!(
+                "unknown trace format `{f}`, expected one of: {}",
+                trace::TraceFormat::names().join(", ")
+            ))
+        })?),
+    };
+    let on_error = if skip_bad {
+        trace::OnError::Skip
+    } else {
+        trace::OnError::Stop
+    };
+    let stats = py
+        .detach(|| {
+            let mut reader = trace::TraceReader::open(&path, format, on_error)?;
+            trace::stats::summarize(&mut reader)
+        })
+        .map_err(|e| TraceError::new_err(e.to_string()))?;
+    to_py(py, &stats)
+}
+
 /// The built-in default experiment as TOML text.
 #[pyfunction]
 fn default_config_toml() -> &'static str {
@@ -317,6 +362,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
+    m.add("TraceError", py.get_type::<TraceError>())?;
     m.add_class::<Simulator>()?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
@@ -324,5 +370,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chip_presets, m)?)?;
     m.add_function(wrap_pyfunction!(chip_endurance, m)?)?;
     m.add_function(wrap_pyfunction!(chip_latency, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_formats, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     Ok(())
 }

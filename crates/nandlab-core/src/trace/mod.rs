@@ -1,0 +1,388 @@
+//! Block I/O traces recorded on real systems: streaming readers for the
+//! formats of `traces/SOURCES.md` (MSR Cambridge, UMass/SPC, blkparse, fio
+//! iolog v2 and v3, DiskSim, MQSim and SSDsim ASCII, FIU, Alibaba 2020,
+//! Tencent CBS), gzip/bzip2/zstd input, format detection, and errors that
+//! name the file, the line and the format expected.
+//!
+//! A reader holds one line at a time: memory stays constant on traces of
+//! any size.
+
+mod parse;
+pub mod stats;
+
+use crate::workload::Op;
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+/// One I/O of a trace: `len` bytes at byte `offset` of `device`, issued at
+/// `time_ns` (in the trace's own clock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceRecord {
+    pub time_ns: u64,
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+    pub device: u32,
+}
+
+/// The trace formats nandlab reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceFormat {
+    Msr,
+    Umass,
+    Blkparse,
+    FioV2,
+    FioV3,
+    Disksim,
+    Mqsim,
+    Ssdsim,
+    Fiu,
+    Alibaba,
+    Tencent,
+}
+
+impl TraceFormat {
+    pub const ALL: [TraceFormat; 11] = [
+        TraceFormat::Msr,
+        TraceFormat::Umass,
+        TraceFormat::Blkparse,
+        TraceFormat::FioV2,
+        TraceFormat::FioV3,
+        TraceFormat::Disksim,
+        TraceFormat::Mqsim,
+        TraceFormat::Ssdsim,
+        TraceFormat::Fiu,
+        TraceFormat::Alibaba,
+        TraceFormat::Tencent,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Msr => "msr",
+            TraceFormat::Umass => "umass",
+            TraceFormat::Blkparse => "blkparse",
+            TraceFormat::FioV2 => "fio-v2",
+            TraceFormat::FioV3 => "fio-v3",
+            TraceFormat::Disksim => "disksim",
+            TraceFormat::Mqsim => "mqsim",
+            TraceFormat::Ssdsim => "ssdsim",
+            TraceFormat::Fiu => "fiu",
+            TraceFormat::Alibaba => "alibaba",
+            TraceFormat::Tencent => "tencent",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<TraceFormat> {
+        TraceFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The names, for messages.
+    pub fn names() -> Vec<&'static str> {
+        TraceFormat::ALL.iter().map(|f| f.name()).collect()
+    }
+}
+
+/// What to do with a malformed line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    /// Stop with an error naming the line (the default).
+    Stop,
+    /// Pass over it and count it.
+    Skip,
+}
+
+/// A trace that cannot be read: where, and what was expected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceError {
+    pub path: String,
+    /// 1-based; 0 when the error is not about one line.
+    pub line: u64,
+    pub message: String,
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.line {
+            0 => write!(f, "{}: {}", self.path, self.message),
+            n => write!(f, "{}:{}: {}", self.path, n, self.message),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+/// Opens `path`, decompressing gzip, bzip2 or zstd (by their magic bytes).
+fn open_decompressed(path: &Path) -> std::io::Result<Box<dyn BufRead + Send>> {
+    let mut file = BufReader::with_capacity(1 << 20, File::open(path)?);
+    let magic = file
+        .fill_buf()?
+        .get(..4)
+        .map(|m| m.to_vec())
+        .unwrap_or_default();
+    let inner: Box<dyn Read + Send> = match magic.as_slice() {
+        [0x1f, 0x8b, ..] => Box::new(flate2::bufread::MultiGzDecoder::new(file)),
+        [b'B', b'Z', b'h', _] => Box::new(bzip2::bufread::MultiBzDecoder::new(file)),
+        [0x28, 0xb5, 0x2f, 0xfd] => Box::new(
+            ruzstd::decoding::StreamingDecoder::new(file)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?,
+        ),
+        _ => return Ok(Box::new(file)),
+    };
+    Ok(Box::new(BufReader::with_capacity(1 << 20, inner)))
+}
+
+/// Lines the detector reads before deciding.
+const DETECT_LINES: usize = 50;
+
+/// Guesses the format from the first lines: fio iologs by their header;
+/// otherwise the format that reads every one of them, the file's name
+/// deciding between the ASCII formats that read alike (`.ascii`: SSDsim).
+fn detect(path: &Path, head: &[Vec<u8>]) -> Result<TraceFormat, String> {
+    let first = head
+        .iter()
+        .find(|l| !l.trim_ascii().is_empty())
+        .map(|l| l.trim_ascii());
+    match first {
+        None => return Err("the file is empty".into()),
+        Some(b"fio version 2 iolog") => return Ok(TraceFormat::FioV2),
+        Some(b"fio version 3 iolog") => return Ok(TraceFormat::FioV3),
+        _ => {}
+    }
+    let reads_all = |format: TraceFormat| {
+        let mut records = 0;
+        for (i, l) in head.iter().enumerate() {
+            match parse::line(format, l, i == 0) {
+                Ok(Some(_)) => records += 1,
+                Ok(None) => {}
+                Err(_) => return false,
+            }
+        }
+        records > 0
+    };
+    let candidates = [
+        TraceFormat::Msr,
+        TraceFormat::Tencent,
+        TraceFormat::Alibaba,
+        TraceFormat::Umass,
+        TraceFormat::Blkparse,
+        TraceFormat::Fiu,
+        TraceFormat::Mqsim,
+        TraceFormat::Disksim,
+    ];
+    match candidates.into_iter().find(|&f| reads_all(f)) {
+        Some(TraceFormat::Mqsim) if path.extension().is_some_and(|e| e == "ascii") => {
+            Ok(TraceFormat::Ssdsim)
+        }
+        Some(f) => Ok(f),
+        None => Err(format!(
+            "not a trace format nandlab knows: tried {} on its first lines; give the format explicitly if it is one of them",
+            candidates.map(|f| f.name()).join(", ")
+        )),
+    }
+}
+
+/// A streaming trace reader: an iterator of records (or one error, after
+/// which it ends).
+pub struct TraceReader {
+    lines: Box<dyn BufRead + Send>,
+    /// Lines read for detection, replayed first.
+    head: std::vec::IntoIter<Vec<u8>>,
+    buf: Vec<u8>,
+    pub format: TraceFormat,
+    path: String,
+    line: u64,
+    on_error: OnError,
+    /// Malformed lines passed over (with [`OnError::Skip`]).
+    pub skipped: u64,
+    /// Lines of the first skipped one, for the report.
+    pub first_skipped: Option<u64>,
+    records: u64,
+    failed: bool,
+    /// fio v2: time advanced by `wait` actions, µs.
+    fio_clock_us: u64,
+}
+
+impl TraceReader {
+    /// Opens a trace; `format` None detects it.
+    pub fn open(
+        path: &Path,
+        format: Option<TraceFormat>,
+        on_error: OnError,
+    ) -> Result<TraceReader, TraceError> {
+        let name = path.display().to_string();
+        let err = |line: u64, message: String| TraceError {
+            path: name.clone(),
+            line,
+            message,
+        };
+        let mut lines = open_decompressed(path).map_err(|e| err(0, format!("cannot read: {e}")))?;
+        let mut head = Vec::new();
+        for _ in 0..DETECT_LINES {
+            let mut l = Vec::new();
+            match lines.read_until(b'\n', &mut l) {
+                Ok(0) => break,
+                Ok(_) => head.push(l),
+                Err(e) => return Err(err(head.len() as u64 + 1, format!("cannot read: {e}"))),
+            }
+        }
+        let format = match format {
+            Some(f) => f,
+            None => detect(path, &head).map_err(|m| err(0, m))?,
+        };
+        Ok(TraceReader {
+            lines,
+            head: head.into_iter(),
+            buf: Vec::with_capacity(256),
+            format,
+            path: name,
+            line: 0,
+            on_error,
+            skipped: 0,
+            first_skipped: None,
+            records: 0,
+            failed: false,
+            fio_clock_us: 0,
+        })
+    }
+
+    /// The next line into `buf`; false at the end.
+    fn next_line(&mut self) -> Result<bool, TraceError> {
+        self.line += 1;
+        if let Some(l) = self.head.next() {
+            self.buf = l;
+            return Ok(true);
+        }
+        self.buf.clear();
+        match self.lines.read_until(b'\n', &mut self.buf) {
+            Ok(0) => Ok(false),
+            Ok(_) => Ok(true),
+            Err(e) => Err(self.error(format!("cannot read: {e}"))),
+        }
+    }
+
+    fn error(&self, message: String) -> TraceError {
+        TraceError {
+            path: self.path.clone(),
+            line: self.line,
+            message,
+        }
+    }
+
+    /// A malformed line: an error, or counted and passed over.
+    fn malformed(&mut self, expected: &str) -> Result<(), TraceError> {
+        match self.on_error {
+            OnError::Stop => {
+                let shown = String::from_utf8_lossy(self.buf.trim_ascii());
+                let shown: String = shown.chars().take(120).collect();
+                Err(self.error(format!(
+                    "not a {} line: `{shown}`; expected `{expected}`",
+                    self.format.name()
+                )))
+            }
+            OnError::Skip => {
+                self.skipped += 1;
+                self.first_skipped.get_or_insert(self.line);
+                Ok(())
+            }
+        }
+    }
+
+    /// The next record of a fio iolog (v2: time from `wait` actions; v3: timestamps).
+    fn fio_record(&mut self) -> Result<Option<TraceRecord>, &'static str> {
+        let timed = self.format == TraceFormat::FioV3;
+        if self.line == 1 {
+            let header = self.buf.trim_ascii();
+            let expected = if timed {
+                &b"fio version 3 iolog"[..]
+            } else {
+                b"fio version 2 iolog"
+            };
+            return if header == expected {
+                Ok(None)
+            } else {
+                Err("the header `fio version 2 iolog` or `fio version 3 iolog` on the first line")
+            };
+        }
+        let expected = if timed { parse::FIO_V3 } else { parse::FIO_V2 };
+        let Some(l) = parse::fio_line(&self.buf, timed)? else {
+            return Ok(None);
+        };
+        let op = match l.action {
+            b"add" | b"open" | b"close" | b"sync" | b"datasync" => return Ok(None),
+            b"wait" if !timed => {
+                self.fio_clock_us += l.offset.ok_or(expected)?;
+                return Ok(None);
+            }
+            b"read" => Op::Read,
+            b"write" => Op::Write,
+            b"trim" => Op::Trim,
+            _ => return Err(expected),
+        };
+        let (offset, len) = (l.offset.ok_or(expected)?, l.length.ok_or(expected)?);
+        let time_us = l.time_us.unwrap_or(self.fio_clock_us);
+        if len == 0 {
+            return Ok(None);
+        }
+        Ok(Some(TraceRecord {
+            time_ns: time_us.saturating_mul(1000),
+            op,
+            offset,
+            len,
+            device: 0,
+        }))
+    }
+}
+
+impl Iterator for TraceReader {
+    type Item = Result<TraceRecord, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            match self.next_line() {
+                Ok(true) => {}
+                Ok(false) if self.records == 0 => {
+                    self.failed = true;
+                    let skipped = match self.skipped {
+                        0 => String::new(),
+                        n => format!(" ({n} malformed lines skipped)"),
+                    };
+                    return Some(Err(TraceError {
+                        path: self.path.clone(),
+                        line: 0,
+                        message: format!(
+                            "no I/O records in this {} trace{skipped}",
+                            self.format.name()
+                        ),
+                    }));
+                }
+                Ok(false) => return None,
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+            let parsed = match self.format {
+                TraceFormat::FioV2 | TraceFormat::FioV3 => self.fio_record(),
+                f => parse::line(f, &self.buf, self.line == 1),
+            };
+            match parsed {
+                Ok(Some(r)) => {
+                    self.records += 1;
+                    return Some(Ok(r));
+                }
+                Ok(None) => {}
+                Err(expected) => {
+                    if let Err(e) = self.malformed(expected) {
+                        self.failed = true;
+                        return Some(Err(e));
+                    }
+                }
+            }
+        }
+    }
+}

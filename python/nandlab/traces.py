@@ -1,0 +1,70 @@
+"""Block I/O traces recorded on real systems: what a trace holds, read in one streaming pass by the
+engine (constant memory but for the footprint's block counts)::
+
+    from nandlab import traces
+
+    s = traces.stats("msr_rsrch_1.csv")            # format detected; or format="msr"
+    s["format"], s["records"], s["write_percent"], s["write_sequential_percent"]
+    s["reuse_cdf"]                                  # [[share of the footprint, share of accesses], ...]
+
+Formats (``traces.FORMATS``): MSR Cambridge CSV, UMass/SPC, blkparse text, fio iolog v2 and v3,
+DiskSim, MQSim and SSDsim ASCII, FIU, Alibaba 2020, Tencent CBS; gzip, bzip2 and zstd files are
+decompressed on the fly. A malformed line stops the read with the file, the line number and the
+format expected (``TraceError``), unless ``skip_bad`` passes over it and counts it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from nandlab._core import TraceError, trace_formats, trace_stats
+
+__all__ = ["FORMATS", "TraceError", "stats", "write_stats"]
+
+FORMATS = tuple(trace_formats())
+
+
+def stats(path: str | os.PathLike[str], format: str | None = None, skip_bad: bool = False) -> dict[str, Any]:
+    """The trace's summary: ``format``, ``records``, ``reads``, ``writes``, ``trims``, ``read_bytes``,
+    ``write_bytes``; the ZombieNAND paper's Table III composition (``read_percent``,
+    ``write_percent`` of the bytes moved; ``read_random_percent``, ``read_sequential_percent``,
+    ``write_random_percent``, ``write_sequential_percent`` of each kind's bytes — sequential: it
+    starts where the previous request of its kind on its device ended); ``devices``;
+    ``duration_seconds``; ``interarrival_us`` (p50 ... max; gaps above an hour count as an hour);
+    ``size_histogram`` (``[bytes at least, requests, reads, writes]`` per power of two);
+    ``footprint_bytes`` and ``write_footprint_bytes`` (distinct 4 KiB blocks); the address-reuse CDFs
+    of the paper's Fig. 4, ``reuse_cdf`` and ``write_reuse_cdf``; ``skipped_lines``.
+
+    Raises:
+        TraceError: unreadable file, unknown or undetectable format, a malformed line, no records.
+    """
+    if format is not None and format not in FORMATS:
+        raise TraceError(f"unknown trace format `{format}`, expected one of: {', '.join(FORMATS)}")
+    return trace_stats(Path(path), format=format, skip_bad=skip_bad)
+
+
+def write_stats(summary: dict[str, Any], out: Path) -> list[Path]:
+    """Write ``stats.json``, ``size_histogram.csv``, ``reuse_cdf.csv`` and ``trace-stats.png`` to ``out``."""
+    from nandlab import output, plots  # matplotlib only when drawing
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / name for name in ("stats.json", "size_histogram.csv", "reuse_cdf.csv", "trace-stats.png")]
+    document, sizes, cdf, png = paths
+    document.write_text(output.to_strict_json(summary) + "\n", encoding="utf-8")
+    pl.DataFrame(summary["size_histogram"], schema=["bytes", "requests", "reads", "writes"], orient="row").write_csv(
+        sizes
+    )
+    frames = [
+        pl.DataFrame(summary[key], schema=["footprint_share", "access_share"], orient="row").with_columns(
+            accesses=pl.lit(name)
+        )
+        for key, name in (("reuse_cdf", "all"), ("write_reuse_cdf", "writes"))
+        if summary[key]
+    ]
+    pl.concat(frames).write_csv(cdf)
+    plots.trace_stats(summary, png, title=out.name)
+    return paths
