@@ -92,6 +92,13 @@ def run(config: Path | None, out: Path | None, as_json: bool, seed: int | None, 
 
     Each [[phase]] runs in order on the same drive; a table of results follows.
     """
+    _run_and_report(config, out, as_json, seed, quiet)
+
+
+def _run_and_report(
+    config: api.ConfigSource, out: Path | None, as_json: bool, seed: int | None, quiet: bool
+) -> None:
+    """Run a config with a progress bar; print its table or JSON; write ``--out``."""
     stderr = Console(stderr=True, quiet=quiet)
     with _LazyProgress(stderr) as progress:
         result = api.run(config, seed=seed, progress=progress)
@@ -356,6 +363,37 @@ def trace_stats(file: Path, trace_format: str | None, skip_bad: bool, as_json: b
     if out is not None:
         paths = traces.write_stats(summary, out)
         Console(stderr=True).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+
+
+@trace_group.command("replay")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--device", required=True, metavar="PRESET|FILE",
+              help="Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl].")
+@click.option("--capacity", metavar="SIZE", help='Nominal capacity, e.g. "4GiB" (sets [device] capacity).')
+@click.option("--format", "trace_format", type=click.Choice(traces.FORMATS), help="The trace's format (default: detected).")
+@click.option("--queue-depth", type=click.IntRange(1, 65_536), metavar="N",
+              help="Closed loop: keep N requests in flight, as fast as the drive takes them (default 1).")
+@click.option("--timed", is_flag=True, help="Open loop: issue each request at its recorded time.")
+@click.option("--time-scale", type=click.FloatRange(min=0, min_open=True), metavar="X",
+              help="With --timed: multiply the recorded gaps by X (0.5: twice as fast).")
+@click.option("--remap", type=click.Choice(["modulo", "compact"]),
+              help="Fit addresses to the drive: modulo its capacity (default), or distinct addresses in order of first use.")
+@click.option("--unique-bytes", metavar="SIZE",
+              help="Use only the first SIZE of distinct addresses (ZombieNAND's rule; implies --remap compact).")
+@click.option("--devices", metavar="IDS", help="Only these devices / volumes / ASUs, e.g. 0,3.")
+@click.option("--loop", "looping", is_flag=True, help="Replay the trace again when it ends (with --volume).")
+@click.option("--volume", metavar="SIZE", help="Stop after this much data (e.g. 64GiB).")
+@click.option("--skip-bad", is_flag=True, help="Pass over malformed lines and count them.")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, metavar="N")
+@click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Write summary.json, timeseries.parquet/.csv and throughput_latency.png to DIR.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
+def trace_replay(file: Path, device: str, capacity: str | None, **options: Any) -> None:
+    """Replay a trace on a simulated drive (a [[phase]] with kind = "trace")."""
+    config = qualify.device_config(device, capacity)
+    config["phase"] = [traces.replay_phase(file, **{k: v for k, v in options.items() if k not in ("seed", "as_json", "out", "quiet")})]
+    _run_and_report(config, options["out"], options["as_json"], options["seed"], options["quiet"])
 
 
 def _print_trace_stats(console: Console, file: Path, s: dict[str, Any]) -> None:

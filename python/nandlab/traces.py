@@ -23,7 +23,7 @@ import polars as pl
 
 from nandlab._core import TraceError, trace_formats, trace_stats
 
-__all__ = ["FORMATS", "TraceError", "stats", "write_stats"]
+__all__ = ["FORMATS", "TraceError", "replay_phase", "stats", "write_stats"]
 
 FORMATS = tuple(trace_formats())
 
@@ -45,6 +45,38 @@ def stats(path: str | os.PathLike[str], format: str | None = None, skip_bad: boo
     if format is not None and format not in FORMATS:
         raise TraceError(f"unknown trace format `{format}`, expected one of: {', '.join(FORMATS)}")
     return trace_stats(Path(path), format=format, skip_bad=skip_bad)
+
+
+def replay_phase(
+    path: str | os.PathLike[str],
+    trace_format: str | None = None,
+    queue_depth: int | None = None,
+    timed: bool = False,
+    time_scale: float | None = None,
+    remap: str | None = None,
+    unique_bytes: str | None = None,
+    devices: str | None = None,
+    looping: bool = False,
+    volume: str | None = None,
+    skip_bad: bool = False,
+) -> dict[str, Any]:
+    """A ``[[phase]]`` replaying a trace (``kind = "trace"``), with only the keys given; the engine
+    checks them (``nandlab.run`` raises ``ConfigError`` naming the key)."""
+    phase: dict[str, Any] = {"name": Path(path).name, "kind": "trace", "trace": str(Path(path).resolve())}
+    optional = {
+        "format": trace_format,
+        "queue_depth": queue_depth,
+        "replay": "timed" if timed else None,
+        "time_scale": time_scale,
+        "remap": remap,
+        "unique_bytes": unique_bytes,
+        "devices": [int(d) for d in devices.split(",")] if devices else None,
+        "loop": looping or None,
+        "volume": volume,
+        "skip_bad": skip_bad or None,
+    }
+    phase.update({key: value for key, value in optional.items() if value is not None})
+    return phase
 
 
 def write_stats(summary: dict[str, Any], out: Path) -> list[Path]:

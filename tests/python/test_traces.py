@@ -78,3 +78,26 @@ def test_out_writes_json_csv_and_png(nandlab_cli, tmp_path: Path) -> None:
     assert "Composition" in result.stdout
     for name in ("stats.json", "size_histogram.csv", "reuse_cdf.csv", "trace-stats.png"):
         assert (out / name).stat().st_size > 0
+
+
+def test_replay_moves_the_traces_bytes(nandlab_cli) -> None:
+    trace = SAMPLES / "fiu_mail_cheetah_sample.clean.txt"
+    s = traces.stats(trace)
+    result = nandlab_cli(
+        "trace", "replay", trace, "--device", "swissbit-standard", "--capacity", "4GiB", "--queue-depth", "8", "--json"
+    )
+    assert result.exit_code == 0, result.output
+    phase = json.loads(result.stdout)["phases"][0]
+    assert (phase["kind"], phase["host_read_bytes"], phase["host_write_bytes"]) == (
+        "trace",
+        s["read_bytes"],
+        s["write_bytes"],
+    )
+
+
+def test_replay_options_are_checked_by_the_engine(nandlab_cli) -> None:
+    trace = SAMPLES / "msr_hm_0_first1000.csv"
+    result = nandlab_cli(
+        "trace", "replay", trace, "--device", "swissbit-standard", "--capacity", "4GiB", "--timed", "--queue-depth", "4"
+    )
+    assert result.exit_code == 2 and "replay" in result.stderr and "queue_depth" in result.stderr

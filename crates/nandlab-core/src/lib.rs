@@ -63,11 +63,20 @@ pub enum SimError {
     },
     /// The progress callback asked to stop.
     Aborted,
+    /// A trace phase's trace could not be read.
+    Trace(trace::TraceError),
+}
+
+impl From<trace::TraceError> for SimError {
+    fn from(e: trace::TraceError) -> SimError {
+        SimError::Trace(e)
+    }
 }
 
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
+            SimError::Trace(e) => write!(f, "{e}"),
             SimError::NoFreeBlock { pool } => write!(
                 f,
                 "GC pool {pool} has no erased block left for writing (worn-out blocks are retired; \

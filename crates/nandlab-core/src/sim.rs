@@ -7,6 +7,7 @@ use crate::drive::Drive;
 use crate::ftl::Ftl;
 use crate::memory;
 use crate::stats::{Counters, Latency, Row, Summary, SummaryParts};
+use crate::trace::replay::Replay;
 use crate::workload::{derive_seed, Generator, Request, Scatter};
 use crate::SimError;
 use rand::{RngExt, SeedableRng};
@@ -259,14 +260,16 @@ impl Simulator {
         }
         let outcome = match p.kind {
             PhaseKind::Fill | PhaseKind::Trim => self.lay_out(p, seed, progress),
-            PhaseKind::Io if !p.timed => {
+            PhaseKind::Io | PhaseKind::Trace if !p.timed => {
                 self.drive.tl.enabled = false;
                 let (mut r, mut w) = (Latency::new(2), Latency::new(2));
                 let end = self.io(p, seed, start, &mut rec, &mut r, &mut w, progress);
                 self.drive.tl.enabled = true;
                 end
             }
-            PhaseKind::Io => self.io(p, seed, start, &mut rec, &mut reads, &mut writes, progress),
+            PhaseKind::Io | PhaseKind::Trace => {
+                self.io(p, seed, start, &mut rec, &mut reads, &mut writes, progress)
+            }
         };
         let mut phase_death = None;
         let end = match outcome {
@@ -302,6 +305,7 @@ impl Simulator {
             PhaseKind::Io => "io",
             PhaseKind::Fill => "fill",
             PhaseKind::Trim => "trim",
+            PhaseKind::Trace => "trace",
         };
         let summary = Summary::new(
             &(after - before),
@@ -454,7 +458,11 @@ impl Simulator {
         progress: ProgressFn,
     ) -> Result<u64, SimError> {
         let user = self.cfg.geometry.user_capacity_bytes;
-        let mut gen = Generator::new(p, user, self.cfg.geometry.unit_size as u64, seed);
+        let unit = self.cfg.geometry.unit_size as u64;
+        let mut src = match &p.trace {
+            Some(t) => Source::Trace(Replay::open(t, user, unit)?),
+            None => Source::Synthetic(Generator::new(p, user, unit, seed)),
+        };
         let stop = Stop {
             bytes: p.volume.map(|v| v.bytes(user)),
             requests: p.requests,
@@ -467,15 +475,23 @@ impl Simulator {
         let mut end = start;
         let mut last_report = Instant::now();
         let run_start = Counters::default();
-        let mut next = gen.next_request();
+        let mut next = src.next()?;
+        // Whether the phase is over: a stop condition, or the trace has ended.
+        macro_rules! over {
+            ($t:expr) => {
+                next.is_none() || stop.reached($t, issued_bytes, issued)
+            };
+        }
 
         // Issues the next request at `t`; returns its completion.
         macro_rules! issue {
             ($t:expr) => {{
                 let t: u64 = $t;
-                let req: Request = next;
-                next = gen.next_request();
-                self.drive.prefetch(&next);
+                let (_, req): (Option<u64>, Request) = next.expect("the caller checked `over!`");
+                next = src.next()?;
+                if let Some((_, n)) = &next {
+                    self.drive.prefetch(n);
+                }
                 self.last_issue = t;
                 let done = self.drive.submit(req, t)?;
                 let lat = done - t;
@@ -528,7 +544,23 @@ impl Simulator {
             }};
         }
 
+        let timed_trace = p.trace.as_ref().is_some_and(|t| t.timed);
         match p.arrival {
+            // Each request at its recorded time (scaled), from the phase's start.
+            _ if timed_trace => {
+                let idle = self.cfg.ftl.idle_threshold_ns;
+                let mut t = start;
+                while let Some((Some(at), _)) = next {
+                    t = t.max(start + at);
+                    if over!(t) {
+                        break;
+                    }
+                    if t > end + idle {
+                        self.drive.ftl.background_gc(t, &mut self.drive.tl)?;
+                    }
+                    issue!(t);
+                }
+            }
             Arrival::Closed { queue_depth } => {
                 let mut queue: BinaryHeap<Reverse<u64>> =
                     BinaryHeap::with_capacity(queue_depth as usize);
@@ -536,7 +568,7 @@ impl Simulator {
                 'run: loop {
                     // Fill the queue, then keep it full until a stop or an idle gap.
                     for _ in 0..queue_depth {
-                        if stop.reached(t, issued_bytes, issued) || issued_bytes >= next_idle {
+                        if over!(t) || issued_bytes >= next_idle {
                             break;
                         }
                         let done = issue!(t);
@@ -544,12 +576,12 @@ impl Simulator {
                     }
                     while let Some(Reverse(done)) = queue.pop() {
                         t = done;
-                        if !stop.reached(t, issued_bytes, issued) && issued_bytes < next_idle {
+                        if !over!(t) && issued_bytes < next_idle {
                             let d = issue!(t);
                             queue.push(Reverse(d));
                         }
                     }
-                    if stop.reached(t, issued_bytes, issued) {
+                    if over!(t) {
                         break 'run;
                     }
                     // Idle gap: the host waits, background GC works.
@@ -566,7 +598,7 @@ impl Simulator {
                 let mut t = start;
                 let mut arrival = start as f64;
                 let idle = self.cfg.ftl.idle_threshold_ns;
-                while !stop.reached(t, issued_bytes, issued) {
+                while !over!(t) {
                     if issued_bytes >= next_idle {
                         arrival += p.idle_duration_ns as f64;
                         next_idle += idle_every.unwrap_or(u64::MAX);
@@ -575,7 +607,7 @@ impl Simulator {
                     if t > end + idle {
                         self.drive.ftl.background_gc(t, &mut self.drive.tl)?;
                     }
-                    if stop.reached(t, issued_bytes, issued) {
+                    if over!(t) {
                         break;
                     }
                     issue!(t);
@@ -592,6 +624,23 @@ impl Simulator {
     }
 }
 
+/// Where a phase's requests come from.
+enum Source {
+    Synthetic(Generator),
+    Trace(Replay),
+}
+
+impl Source {
+    /// The next request (with its recorded time from a trace), or None when a trace has ended.
+    #[inline]
+    fn next(&mut self) -> Result<Option<(Option<u64>, Request)>, SimError> {
+        match self {
+            Source::Synthetic(g) => Ok(Some((None, g.next_request()))),
+            Source::Trace(r) => Ok(r.next_request()?.map(|(t, req)| (Some(t), req))),
+        }
+    }
+}
+
 /// About 200 rows per phase, on the axis of its first stop condition; a run
 /// until death takes a row every drive write (the user capacity moved).
 fn default_interval(p: &PhaseConfig, user: u64) -> Interval {
@@ -601,6 +650,9 @@ fn default_interval(p: &PhaseConfig, user: u64) -> Interval {
         Interval::Time((d / ROWS_PER_PHASE).max(1))
     } else if let Some(r) = p.requests {
         Interval::Requests((r / ROWS_PER_PHASE).max(1))
+    } else if p.trace.is_some() && !p.until_dead {
+        // A trace's length is known only at its end: a row per 1/200 of the drive moved.
+        Interval::Bytes((user / ROWS_PER_PHASE).max(1))
     } else {
         Interval::Bytes(user.max(1))
     }

@@ -145,6 +145,7 @@ impl Simulator {
             Err(SimError::Aborted) if callback_error.is_some() => {
                 return Err(callback_error.unwrap())
             }
+            Err(SimError::Trace(e)) => return Err(TraceError::new_err(e.to_string())),
             Err(e) => return Err(SimulationError::new_err(e.to_string())),
         };
         let out = PyDict::new(py);

@@ -178,6 +178,8 @@ pub enum PhaseKind {
     Fill,
     /// TRIM a part of the address space at once.
     Trim,
+    /// Replay a block I/O trace recorded on a real system.
+    Trace,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -269,6 +271,8 @@ pub struct PhaseConfig {
     /// `pattern = "shuffle"`: phases with the same order seed visit positions
     /// in the same order (None: an order of the phase's own).
     pub order_seed: Option<u64>,
+    /// `kind = "trace"`: the trace and how to replay it.
+    pub trace: Option<crate::trace::replay::ReplayConfig>,
 }
 
 const SECTOR: u64 = 512;
@@ -1080,13 +1084,15 @@ fn validate_phase(
         "io" => PhaseKind::Io,
         "fill" => PhaseKind::Fill,
         "trim" => PhaseKind::Trim,
+        "trace" => PhaseKind::Trace,
         s => {
             return err(
                 &k("kind"),
-                unknown("phase kind", s, &["io", "fill", "trim"]),
+                unknown("phase kind", s, &["io", "fill", "trim", "trace"]),
             )
         }
     };
+    let trace = validate_trace(&p, kind, &k)?;
     let name = p.name.unwrap_or_else(|| format!("phase-{}", i + 1));
     let pattern = match p.pattern.as_deref().unwrap_or(if kind == PhaseKind::Io {
         "random"
@@ -1230,8 +1236,13 @@ fn validate_phase(
     let duration_ns = p.duration.map(|d| d.0);
     let until_dead = match p.until.as_deref() {
         None => false,
-        Some("dead") if kind == PhaseKind::Io => true,
-        Some("dead") => return err(&k("until"), "only an io phase can run until the drive dies"),
+        Some("dead") if matches!(kind, PhaseKind::Io | PhaseKind::Trace) => true,
+        Some("dead") => {
+            return err(
+                &k("until"),
+                "only an io or trace phase can run until the drive dies",
+            )
+        }
         Some(s) => return err(&k("until"), format!("expected \"dead\", found `{s}`")),
     };
     if duration_ns == Some(0)
@@ -1259,7 +1270,17 @@ fn validate_phase(
             }
             Some(v)
         }
-        PhaseKind::Io => {
+        // A trace ends by itself, unless it loops.
+        PhaseKind::Trace
+            if !trace.as_ref().is_some_and(|t| t.looping)
+                || volume.is_some()
+                || p.requests.is_some()
+                || duration_ns.is_some()
+                || until_dead =>
+        {
+            volume
+        }
+        PhaseKind::Io | PhaseKind::Trace => {
             if volume.is_none() && p.requests.is_none() && duration_ns.is_none() && !until_dead {
                 return err(
                     &k("volume"),
@@ -1337,10 +1358,124 @@ fn validate_phase(
         duration_ns,
         interval,
         timed,
+        trace,
         data_factor,
         until_dead,
         order_seed: p.order_seed,
     })
+}
+
+/// The keys of a `kind = "trace"` phase (and that no other kind has them).
+fn validate_trace(
+    p: &RawPhase,
+    kind: PhaseKind,
+    k: &dyn Fn(&str) -> String,
+) -> Result<Option<crate::trace::replay::ReplayConfig>, ConfigError> {
+    use crate::trace::replay::{Remap, ReplayConfig};
+    use crate::trace::TraceFormat;
+    let trace_keys = [
+        ("trace", p.trace.is_some()),
+        ("format", p.format.is_some()),
+        ("skip_bad", p.skip_bad.is_some()),
+        ("replay", p.replay.is_some()),
+        ("time_scale", p.time_scale.is_some()),
+        ("devices", p.devices.is_some()),
+        ("remap", p.remap.is_some()),
+        ("unique_bytes", p.unique_bytes.is_some()),
+        ("loop", p.looping.is_some()),
+    ];
+    if kind != PhaseKind::Trace {
+        return match trace_keys.iter().find(|(_, given)| *given) {
+            Some((key, _)) => err(&k(key), "applies to a trace phase (kind = \"trace\")"),
+            None => Ok(None),
+        };
+    }
+    let synthetic = [
+        ("pattern", p.pattern.is_some()),
+        ("distribution", p.distribution.is_some()),
+        ("read_fraction", p.read_fraction.is_some()),
+        ("trim_fraction", p.trim_fraction.is_some()),
+        ("block_size", p.block_size.is_some()),
+        ("working_set", p.working_set.is_some()),
+        ("order_seed", p.order_seed.is_some()),
+        ("data", p.data.is_some()),
+    ];
+    if let Some((key, _)) = synthetic.iter().find(|(_, given)| *given) {
+        return err(
+            &k(key),
+            "shapes a synthetic workload; a trace phase replays the trace's own requests",
+        );
+    }
+    let path = p.trace.as_deref().ok_or_else(|| {
+        ConfigError::new(
+            k("trace"),
+            "a trace phase needs the trace file: trace = \"PATH\"",
+        )
+    })?;
+    if !std::path::Path::new(path).is_file() {
+        return err(&k("trace"), format!("no such file: {path}"));
+    }
+    let format = match p.format.as_deref() {
+        None => None,
+        Some(f) => Some(TraceFormat::parse(f).ok_or_else(|| {
+            ConfigError::new(
+                k("format"),
+                unknown("trace format", f, &TraceFormat::names()),
+            )
+        })?),
+    };
+    let timed = match p.replay.as_deref().unwrap_or("closed") {
+        "closed" => false,
+        "timed" => true,
+        s => {
+            return err(
+                &k("replay"),
+                unknown("replay mode", s, &["closed", "timed"]),
+            )
+        }
+    };
+    if timed && (p.queue_depth.is_some() || p.rate.is_some()) {
+        return err(
+            &k("replay"),
+            "\"timed\" issues each request at its recorded time: no queue_depth or rate",
+        );
+    }
+    let time_scale = p.time_scale.unwrap_or(1.0);
+    if !(time_scale.is_finite() && time_scale > 0.0) {
+        return err(
+            &k("time_scale"),
+            format!("expected a factor above 0 on the recorded gaps (0.5: twice as fast), found {time_scale}"),
+        );
+    }
+    if p.time_scale.is_some() && !timed {
+        return err(&k("time_scale"), "applies to replay = \"timed\"");
+    }
+    let remap = match p.remap.as_deref().unwrap_or(if p.unique_bytes.is_some() {
+        "compact"
+    } else {
+        "modulo"
+    }) {
+        "modulo" => Remap::Modulo,
+        "compact" => Remap::Compact,
+        s => return err(&k("remap"), unknown("remap", s, &["modulo", "compact"])),
+    };
+    if p.unique_bytes.is_some() && remap != Remap::Compact {
+        return err(
+            &k("unique_bytes"),
+            "counts distinct addresses as remap = \"compact\" numbers them",
+        );
+    }
+    Ok(Some(ReplayConfig {
+        path: path.into(),
+        format,
+        skip_bad: p.skip_bad.unwrap_or(false),
+        timed,
+        time_scale,
+        devices: p.devices.clone().unwrap_or_default(),
+        remap,
+        unique_bytes: p.unique_bytes.map(|s| s.0),
+        looping: p.looping.unwrap_or(false),
+    }))
 }
 
 fn parse_distribution(key: &str, s: &str) -> Result<Distribution, ConfigError> {

@@ -255,4 +255,14 @@ pub struct RawPhase {
     pub data: Option<String>,
     pub until: Option<String>,
     pub order_seed: Option<u64>,
+    pub trace: Option<String>,
+    pub format: Option<String>,
+    pub skip_bad: Option<bool>,
+    pub replay: Option<String>,
+    pub time_scale: Option<f64>,
+    pub devices: Option<Vec<u32>>,
+    pub remap: Option<String>,
+    pub unique_bytes: Option<Size>,
+    #[serde(rename = "loop")]
+    pub looping: Option<bool>,
 }

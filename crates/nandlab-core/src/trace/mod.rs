@@ -8,6 +8,7 @@
 //! any size.
 
 mod parse;
+pub mod replay;
 pub mod stats;
 
 use crate::workload::Op;
@@ -94,7 +95,7 @@ pub enum OnError {
 }
 
 /// A trace that cannot be read: where, and what was expected.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceError {
     pub path: String,
     /// 1-based; 0 when the error is not about one line.
