@@ -27,7 +27,7 @@ from rich.table import Table
 
 import polars as pl
 
-from nandlab import api, chipbench, lifetime, output, qualify, traces
+from nandlab import api, chipbench, fio, lifetime, output, qualify, traces
 from nandlab._core import ConfigError, SimulationError, TraceError, default_config_toml, preset_toml, presets
 
 GIB = 2**30
@@ -337,6 +337,57 @@ def chip_latency(name: str, as_json: bool, out: Path | None) -> None:
             _number(result["datasheet"][f"{op}_us"]),
         )
     _stdout_console().print(table)
+
+
+@cli.command("fio")
+@click.argument("jobfile", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--device", required=True, metavar="PRESET|FILE",
+              help="Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl].")
+@click.option("--capacity", metavar="SIZE", help='Nominal capacity, e.g. "4GiB" (sets [device] capacity).')
+@click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Override the job file's randseed.")
+@click.option("--json", "as_json", is_flag=True, help="Print only fio-style JSON on stdout.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Also write fio.json and the run's summary.json, timeseries and PNG to DIR.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def fio_command(jobfile: Path, device: str, capacity: str | None, seed: int | None, as_json: bool,
+                out: Path | None, quiet: bool) -> None:
+    """Run a fio job file on a simulated drive: each job a phase, in order; fio's output (IOPS, BW,
+    completion-latency percentiles), or its JSON with --json. Options that mean nothing without a
+    real device, or that nandlab does not model, are named in warnings."""
+    jobs = fio.load(jobfile)
+    stderr = Console(stderr=True)
+    for warning in jobs.warnings:
+        stderr.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True, highlight=False)
+    with _LazyProgress(Console(stderr=True, quiet=quiet)) as progress:
+        result = api.run(fio.to_config(jobs, device, capacity), seed=seed, progress=progress)
+    document = fio.report(jobs, result)
+    if as_json:
+        click.echo(output.to_strict_json(document))
+    else:
+        _print_fio(document)
+    if out is not None:
+        paths = output.write(result, out)
+        (out / "fio.json").write_text(output.to_strict_json(document) + "\n", encoding="utf-8")
+        stderr.print(f"wrote fio.json, {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+
+
+def _print_fio(document: dict[str, Any]) -> None:
+    """fio's text report, per job and direction."""
+    for job in document["jobs"]:
+        click.echo(f"{job['jobname']}: (groupid=0, jobs=1): err= 0  (simulated: {document['device']})")
+        for kind in ("read", "write", "trim"):
+            d = job[kind]
+            if not d["total_ios"]:
+                continue
+            mib = d["bw_bytes"] / 2**20
+            click.echo(f"  {kind}: IOPS={d['iops']:,.0f}, BW={mib:,.1f}MiB/s ({d['bw_bytes'] / 1e6:,.1f}MB/s)"
+                       f"({d['io_bytes'] / 2**20:,.1f}MiB/{d['runtime']:,.0f}msec)")
+            clat = d["clat_ns"]
+            if kind != "trim":
+                click.echo(f"    clat (usec): max={clat['max'] / 1000:,.0f}, avg={clat['mean'] / 1000:,.2f}")
+                points = ", ".join(f"{float(q):g}th=[{v / 1000:,.0f}]" for q, v in clat["percentile"].items())
+                click.echo(f"     clat percentiles (usec): {points}")
+        click.echo(f"  write amplification: {job['waf']:.2f}")
 
 
 @cli.group("trace")

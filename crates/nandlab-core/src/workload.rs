@@ -97,6 +97,16 @@ enum Addresses {
         zipf: Zipf<f64>,
         scatter: Scatter,
     },
+    /// Rank (N − 1) · u^power, scattered.
+    Pareto {
+        power: f64,
+        scatter: Scatter,
+    },
+    /// Rank N/2 + z · σ (z standard normal, clamped), scattered.
+    Normal {
+        sigma: f64,
+        scatter: Scatter,
+    },
 }
 
 /// Generates a phase's requests.
@@ -110,6 +120,8 @@ pub struct Generator {
     positions: u64,
     align: u64,
     block_size: u32,
+    /// Request sizes with cumulative weights (empty: always `block_size`).
+    sizes: Vec<(u32, u32)>,
     ws_bytes: u64,
     read_fraction: f64,
     trim_fraction: f64,
@@ -146,7 +158,24 @@ impl Generator {
                 zipf: Zipf::new(positions as f64, theta).expect("validated zipf parameters"),
                 scatter: Scatter::new(positions, derive_seed(seed, "zipf-scatter", 0)),
             },
+            (Pattern::Random, Distribution::Pareto { h }) => Addresses::Pareto {
+                power: h.ln() / (1.0 - h).ln(),
+                scatter: Scatter::new(positions, derive_seed(seed, "pareto-scatter", 0)),
+            },
+            (Pattern::Random, Distribution::Normal { dev }) => Addresses::Normal {
+                sigma: positions as f64 * dev / 100.0,
+                scatter: Scatter::new(positions, derive_seed(seed, "normal-scatter", 0)),
+            },
         };
+        let mut total = 0;
+        let sizes = p
+            .block_sizes
+            .iter()
+            .map(|&(size, weight)| {
+                total += weight;
+                (size, total)
+            })
+            .collect();
         Generator {
             ops: Xoshiro256PlusPlus::seed_from_u64(derive_seed(seed, "ops", 0)),
             addrs: Xoshiro256PlusPlus::seed_from_u64(derive_seed(seed, "addresses", 0)),
@@ -155,6 +184,7 @@ impl Generator {
             positions,
             align,
             block_size: p.block_size,
+            sizes,
             ws_bytes,
             read_fraction: p.read_fraction,
             trim_fraction: p.trim_fraction,
@@ -175,17 +205,24 @@ impl Generator {
                 Op::Write
             }
         };
+        let len = match self.sizes.last() {
+            None => self.block_size,
+            Some(&(_, total)) => {
+                let x = self.ops.random_range(0..total);
+                self.sizes[self.sizes.partition_point(|&(_, c)| c <= x)].0
+            }
+        };
         let pos = match &mut self.pattern {
             Addresses::Sequential { next } => {
-                let off = *next;
-                *next += self.block_size as u64;
-                if *next + self.block_size as u64 > self.ws_bytes {
+                if *next + len as u64 > self.ws_bytes {
                     *next = 0;
                 }
+                let off = *next;
+                *next += len as u64;
                 return Request {
                     op,
                     offset: self.start + off,
-                    len: self.block_size,
+                    len,
                 };
             }
             Addresses::Uniform(u) => u.sample(&mut self.addrs),
@@ -209,11 +246,21 @@ impl Generator {
                 let rank = zipf.sample(&mut self.addrs) as u64;
                 scatter.map(rank.clamp(1, self.positions) - 1)
             }
+            Addresses::Pareto { power, scatter } => {
+                let u: f64 = self.addrs.random();
+                let rank = ((self.positions - 1) as f64 * u.powf(*power)) as u64;
+                scatter.map(rank.min(self.positions - 1))
+            }
+            Addresses::Normal { sigma, scatter } => {
+                let z: f64 = self.addrs.sample(rand_distr::StandardNormal);
+                let rank = (self.positions as f64 / 2.0 + z * *sigma).floor();
+                scatter.map((rank.max(0.0) as u64).min(self.positions - 1))
+            }
         };
         Request {
             op,
             offset: self.start + pos * self.align,
-            len: self.block_size,
+            len,
         }
     }
 }
@@ -268,6 +315,59 @@ mod tests {
             offsets("order_seed = 7", 2)[..n],
             "the same order seed, the same order"
         );
+    }
+
+    /// `n` requests of a phase with `keys` on a 256 MiB SLC drive.
+    fn requests(keys: &str, n: usize) -> Vec<Request> {
+        let cfg = crate::config::Config::from_toml(
+            &format!(
+                "[device]\ncell = \"slc\"\nchannels = 1\nblocks_per_plane = 1024\npages_per_block = 64\npage_size = \"4KiB\"\n\
+                 [[phase]]\nrequests = 1\n{keys}\n"
+            ),
+            "test",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut gen = Generator::new(&cfg.phases[0], cfg.geometry.user_capacity_bytes, 4096, 3);
+        (0..n).map(|_| gen.next_request()).collect()
+    }
+
+    #[test]
+    fn block_size_mixes_follow_their_weights() {
+        let r = requests("block_sizes = [\"4KiB/75\", \"64KiB/25\"]", 20_000);
+        let small = r.iter().filter(|q| q.len == 4096).count() as f64 / r.len() as f64;
+        assert!((small - 0.75).abs() < 0.02, "{small}");
+        assert!(r.iter().all(|q| q.len == 4096 || q.len == 65536));
+        // Sequential requests follow each other whatever their sizes.
+        let s = requests(
+            "pattern = \"sequential\"\nblock_sizes = [\"4KiB/1\", \"8KiB/1\"]",
+            100,
+        );
+        assert!(s
+            .windows(2)
+            .all(|w| w[1].offset == w[0].offset + w[0].len as u64));
+    }
+
+    #[test]
+    fn pareto_and_normal_concentrate_accesses_as_fio_does() {
+        // Share of the accesses on the most used 20 % of positions.
+        let top = |keys: &str| {
+            let r = requests(keys, 500_000);
+            let mut counts = std::collections::HashMap::new();
+            for q in &r {
+                *counts.entry(q.offset).or_insert(0u32) += 1;
+            }
+            let mut c: Vec<u32> = counts.into_values().collect();
+            c.sort_unstable_by(|a, b| b.cmp(a));
+            let positions = 256 * 1024 * 1024 / 4096 / 5;
+            c.iter().take(positions).sum::<u32>() as f64 / r.len() as f64
+        };
+        // fio's pareto:0.9 is its "80/20"-style skew: most accesses on a few positions.
+        assert!(top("distribution = \"pareto:0.9\"") > 0.8);
+        // normal:5 puts ±2σ = 20 % of the positions around the middle: about 95 % of the accesses.
+        let normal = top("distribution = \"normal:5\"");
+        assert!((0.9..0.99).contains(&normal), "{normal}");
+        let uniform = top("distribution = \"uniform\"");
+        assert!(uniform < 0.45, "{uniform}");
     }
 
     #[test]

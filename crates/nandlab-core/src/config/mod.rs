@@ -205,6 +205,15 @@ pub enum Distribution {
     Zipf {
         theta: f64,
     },
+    /// fio's `pareto:h`: rank = (N − 1) · u^(ln h / ln(1 − h)), scattered.
+    Pareto {
+        h: f64,
+    },
+    /// fio's `normal:dev`: a Gaussian around the middle with a standard
+    /// deviation of `dev` % of the positions, scattered.
+    Normal {
+        dev: f64,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -250,7 +259,10 @@ pub struct PhaseConfig {
     pub distribution: Distribution,
     pub read_fraction: f64,
     pub trim_fraction: f64,
+    /// The largest request; with `block_sizes`, each request draws its size.
     pub block_size: u32,
+    /// (bytes, weight) of each request size, fio's bssplit (empty: always `block_size`).
+    pub block_sizes: Vec<(u32, u32)>,
     pub align: u32,
     pub working_set: f64,
     pub working_set_offset: f64,
@@ -1140,7 +1152,46 @@ fn validate_phase(
             "read_fraction + trim_fraction must not exceed 1",
         );
     }
-    let block_size = p.block_size.map(|s| s.0).unwrap_or(4096);
+    let block_sizes = match &p.block_sizes {
+        None => Vec::new(),
+        Some(list) => {
+            if p.block_size.is_some() {
+                return err(
+                    &k("block_sizes"),
+                    "give either block_size or block_sizes, not both",
+                );
+            }
+            let mut out = Vec::new();
+            for item in list {
+                let (size, weight) = item.split_once('/').unwrap_or((item.as_str(), "1"));
+                let size = crate::units::parse_size(size.trim())
+                    .ok()
+                    .filter(|&b| b >= SECTOR && b.is_multiple_of(SECTOR) && b <= (64 << 20));
+                let weight = weight.trim().parse::<u32>().ok();
+                match (size, weight) {
+                    (Some(s), Some(w)) => out.push((s as u32, w)),
+                    _ => {
+                        return err(
+                            &k("block_sizes"),
+                            format!("expected sizes with weights like \"4KiB/50\" (multiples of 512 bytes up to 64MiB), found `{item}`"),
+                        )
+                    }
+                }
+            }
+            if out.is_empty() || out.iter().all(|&(_, w)| w == 0) {
+                return err(
+                    &k("block_sizes"),
+                    "needs at least one size with a weight above 0",
+                );
+            }
+            out.retain(|&(_, w)| w > 0);
+            out
+        }
+    };
+    let block_size = match block_sizes.iter().map(|&(s, _)| s as u64).max() {
+        Some(largest) => largest,
+        None => p.block_size.map(|s| s.0).unwrap_or(4096),
+    };
     if block_size < SECTOR || !block_size.is_multiple_of(SECTOR) || block_size > (64 << 20) {
         return err(
             &k("block_size"),
@@ -1347,6 +1398,7 @@ fn validate_phase(
         read_fraction,
         trim_fraction,
         block_size: block_size as u32,
+        block_sizes,
         align: align as u32,
         working_set,
         working_set_offset,
@@ -1396,6 +1448,7 @@ fn validate_trace(
         ("read_fraction", p.read_fraction.is_some()),
         ("trim_fraction", p.trim_fraction.is_some()),
         ("block_size", p.block_size.is_some()),
+        ("block_sizes", p.block_sizes.is_some()),
         ("working_set", p.working_set.is_some()),
         ("order_seed", p.order_seed.is_some()),
         ("data", p.data.is_some()),
@@ -1507,9 +1560,30 @@ fn parse_distribution(key: &str, s: &str) -> Result<Distribution, ConfigError> {
             }
             Ok(Distribution::Zipf { theta })
         }
+        "pareto" if parts.len() == 2 => {
+            let h = num(parts[1], "pareto:H's H")?;
+            if !(h > 0.0 && h < 1.0) {
+                return err(key, format!("pareto:H needs 0 < H < 1, found `{s}`"));
+            }
+            Ok(Distribution::Pareto { h })
+        }
+        "normal" if parts.len() == 2 => {
+            let dev = num(parts[1], "normal:DEV's DEV (percent)")?;
+            if !(dev > 0.0 && dev <= 100.0) {
+                return err(
+                    key,
+                    format!(
+                        "normal:DEV needs 0 < DEV ≤ 100 (percent of the working set), found `{s}`"
+                    ),
+                );
+            }
+            Ok(Distribution::Normal { dev })
+        }
         _ => err(
             key,
-            format!("expected uniform, hotcold:R:F or zipf:THETA, found `{s}`"),
+            format!(
+                "expected uniform, hotcold:R:F, zipf:THETA, pareto:H or normal:DEV, found `{s}`"
+            ),
         ),
     }
 }

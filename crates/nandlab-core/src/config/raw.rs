@@ -239,6 +239,7 @@ pub struct RawPhase {
     pub read_fraction: Option<Fraction>,
     pub trim_fraction: Option<Fraction>,
     pub block_size: Option<Size>,
+    pub block_sizes: Option<Vec<String>>,
     pub align: Option<Size>,
     pub working_set: Option<Fraction>,
     pub working_set_offset: Option<Fraction>,

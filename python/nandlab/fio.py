@@ -1,0 +1,352 @@
+"""fio job files on a simulated drive: the options that make sense without a real device become
+nandlab ``[[phase]]`` keys; the rest are named in warnings, never silently dropped::
+
+    from nandlab import fio
+
+    job = fio.load("randwrite.fio")          # FioJobs: phases, warnings
+    report = fio.run(job, "swissbit-standard", capacity="4GiB")
+    report["jobs"][0]["write"]["iops"]       # shaped like `fio --output-format=json`
+
+Mapping (fio → nandlab): ``rw``/``readwrite`` → ``pattern`` and ``read_fraction`` (random jobs
+without ``norandommap`` visit every block once per pass, as fio's random map does: ``shuffle``);
+``rwmixread``/``rwmixwrite``; ``bs``, ``bsrange``, ``bssplit`` → ``block_size``/``block_sizes``;
+``iodepth`` → ``queue_depth``; ``size`` and ``offset`` → the working set; ``io_size``/``io_limit``
+and ``number_ios`` → ``volume``/``requests`` (default: one pass of ``size``); ``runtime`` →
+``duration`` (``time_based``: the job runs for it; else it caps the job); ``random_distribution``
+(random, zipf, pareto, normal) → ``distribution``; ``ramp_time`` → a phase before the job whose
+results are not reported; ``randseed`` → the seed. Jobs run in order (``stonewall`` is implied:
+nandlab runs one workload at a time).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nandlab import api, qualify
+from nandlab._core import ConfigError
+
+__all__ = ["FioJobs", "load", "parse", "report", "run", "to_config"]
+
+_NO_EFFECT = {
+    "ioengine", "direct", "buffered", "filename", "directory", "group_reporting", "thread", "invalidate",
+    "randrepeat", "refill_buffers", "exitall", "exitall_on_error", "name", "description", "gtod_reduce",
+    "disable_lat", "disable_clat", "disable_slat", "clat_percentiles", "lat_percentiles", "percentile_list",
+    "log_avg_msec", "write_bw_log", "write_lat_log", "write_iops_log", "per_job_logs", "allow_mounted_write",
+    "continue_on_error", "iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete", "fsync_on_close",
+    "end_fsync", "create_on_open", "unlink", "overwrite", "loops", "kb_base", "unit_base", "stonewall",
+    "wait_for_previous", "new_group", "fadvise_hint", "scramble_buffers", "zero_buffers", "cpus_allowed",
+    "cpumask", "nice", "prio", "prioclass", "numa_cpu_nodes",
+}
+"""Options with no meaning for a simulated drive (named in a warning when given)."""
+
+_RW = {
+    "read": ("sequential", 1.0),
+    "write": ("sequential", 0.0),
+    "randread": ("random", 1.0),
+    "randwrite": ("random", 0.0),
+    "rw": ("sequential", None),
+    "readwrite": ("sequential", None),
+    "randrw": ("random", None),
+}
+
+
+@dataclass
+class FioJobs:
+    """A job file turned into nandlab phases.
+
+    Attributes:
+        phases: the ``[[phase]]`` dicts, in order (ramp phases before their jobs).
+        reported: names of the phases that are jobs (not ramps), in order.
+        options: each job's fio options (after ``[global]``), by job name.
+        warnings: options nandlab ignored or approximated, one line each.
+        seed: ``randseed`` if given.
+    """
+
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    reported: list[str] = field(default_factory=list)
+    options: dict[str, dict[str, str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    seed: int | None = None
+
+
+def load(path: str | os.PathLike[str]) -> FioJobs:
+    """Read and convert a fio job file (``ConfigError`` names the line at fault)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{p}: cannot read: {error}") from None
+    return parse(text, str(p))
+
+
+def _sections(text: str, source: str) -> list[tuple[str, dict[str, str], dict[str, int]]]:
+    """``[(name, options, lines)]`` in file order (``lines``: each option's line, the section's
+    own under ``""``); bare options are flags (value ``""``)."""
+    sections: list[tuple[str, dict[str, str], dict[str, int]]] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            sections.append((line[1:-1].strip(), {}, {"": number}))
+            continue
+        if not sections:
+            raise ConfigError(f"{source}:{number}: an option before any [job] section: `{line}`")
+        key, _, value = line.partition("=")
+        sections[-1][1][key.strip().lower()] = value.strip()
+        sections[-1][2][key.strip().lower()] = number
+    return sections
+
+
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)$", re.IGNORECASE)
+
+
+def _size(value: str, what: str) -> int:
+    """fio sizes: ``4k`` = 4 KiB (fio's default kb_base is 1024), ``1m``, ``512``, ``4KiB``."""
+    m = _SIZE.match(value.strip())
+    if not m:
+        raise ValueError(f"{what}: expected a size like 4k or 1m, found `{value}`")
+    number, prefix, _ = m.groups()
+    return int(float(number) * 1024 ** "_kmgtp".index(prefix.lower() or "_"))
+
+
+def _seconds(value: str, what: str) -> float:
+    """fio times: seconds by default, or with us/ms/s/m/h."""
+    m = re.match(r"^(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h)?$", value.strip().lower())
+    if not m:
+        raise ValueError(f"{what}: expected a time like 30, 30s or 500ms, found `{value}`")
+    scale = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "m": 60, "min": 60, "h": 3600}
+    return float(m.group(1)) * scale.get(m.group(2) or "s", 1.0)
+
+
+def _bytes_text(n: int) -> str:
+    return f"{n}B"
+
+
+def parse(text: str, source: str = "<job file>") -> FioJobs:
+    """Convert job file text (see the module's mapping)."""
+    jobs = FioJobs()
+    global_options: dict[str, str] = {}
+    global_lines: dict[str, int] = {}
+    for name, own, lines in _sections(text, source):
+        if name == "global":
+            global_options.update(own)
+            global_lines.update({k: v for k, v in lines.items() if k})
+            continue
+        options = {**global_options, **own}
+        lines = {**global_lines, **lines}
+        jobs.options[name] = options
+        try:
+            phase, ramp, seed = _job(name, options, jobs.warnings)
+        except ValueError as error:
+            # Messages start with the option at fault: point at its line.
+            line = lines.get(str(error).split(":")[0], lines[""])
+            raise ConfigError(f"{source}:{line}: [{name}] {error}") from None
+        if seed is not None:
+            jobs.seed = seed
+        if ramp is not None:
+            jobs.phases.append(ramp)
+        jobs.phases.append(phase)
+        jobs.reported.append(name)
+    if not jobs.reported:
+        raise ConfigError(f"{source}: no job sections (only [global] or nothing)")
+    return jobs
+
+
+def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, dict | None, int | None]:
+    """One job's phase, its ramp phase, and its seed."""
+    handled: set[str] = set()
+
+    def take(key: str, *aliases: str) -> str | None:
+        for k in (key, *aliases):
+            if k in o:
+                handled.add(k)
+                return o[k]
+        return None
+
+    phase: dict[str, Any] = {"name": name}
+    rw = (take("rw", "readwrite") or "read").lower()
+    base, _, suffix = rw.partition(":")
+    if base not in _RW:
+        raise ValueError(f"rw: expected one of {', '.join(_RW)}, found `{rw}`")
+    if suffix:
+        warnings.append(f"[{name}] rw={rw}: the ':{suffix}' (holes between sequential requests) is not modelled")
+    pattern, read_fraction = _RW[base]
+    mix_read, mix_write = take("rwmixread"), take("rwmixwrite")
+    if read_fraction is None:
+        if mix_read is not None:
+            read_fraction = int(mix_read) / 100
+        elif mix_write is not None:
+            read_fraction = 1 - int(mix_write) / 100
+        else:
+            read_fraction = 0.5
+    phase["read_fraction"] = read_fraction
+    distribution = (take("random_distribution") or "random").lower()
+    norandommap = take("norandommap") is not None
+    if pattern == "random":
+        kind, _, params = distribution.partition(":")
+        if kind == "random":
+            phase["pattern"] = "random" if norandommap else "shuffle"
+        elif kind in ("zipf", "pareto", "normal"):
+            value, _, rest = params.partition(":")
+            if rest:
+                warnings.append(f"[{name}] random_distribution={distribution}: the ':{rest}' is not modelled")
+            phase["pattern"] = "random"
+            phase["distribution"] = f"{kind}:{value}"
+        else:
+            raise ValueError(f"random_distribution: expected random, zipf:T, pareto:H or normal:DEV, found `{distribution}`")
+    else:
+        phase["pattern"] = "sequential"
+    bs, bsrange, bssplit = take("bs", "blocksize"), take("bsrange", "blocksize_range"), take("bssplit")
+    if bssplit:
+        parts = []
+        for item in bssplit.split(",")[0].split(":"):
+            size, _, weight = item.partition("/")
+            parts.append(f"{_size(size, 'bssplit')}B/{int(weight or 1)}")
+        if "," in bssplit:
+            warnings.append(f"[{name}] bssplit: separate read/write splits are not modelled; using `{bssplit.split(',')[0]}`")
+        phase["block_sizes"] = parts
+    elif bsrange:
+        low, _, high = bsrange.split(",")[0].partition("-")
+        lo, hi = _size(low, "bsrange"), _size(high or low, "bsrange")
+        if hi < lo or lo % 512:
+            raise ValueError(f"bsrange: expected LOW-HIGH with multiples of 512, found `{bsrange}`")
+        phase["block_sizes"] = [f"{s}B/1" for s in range(lo, hi + 1, lo)]
+    else:
+        sizes = (bs or "4k").split(",")
+        if len(set(sizes)) > 1:
+            warnings.append(f"[{name}] bs={bs}: separate read/write sizes are not modelled; using {sizes[0]}")
+        phase["block_size"] = _bytes_text(_size(sizes[0], "bs"))
+    phase["queue_depth"] = int(take("iodepth") or 1)
+    numjobs = int(take("numjobs") or 1)
+    if numjobs > 1:
+        phase["queue_depth"] *= numjobs
+        warnings.append(f"[{name}] numjobs={numjobs}: run as one job at queue depth {phase['queue_depth']}")
+    size, offset = take("size"), take("offset")
+    if size:
+        if size.endswith("%"):
+            phase["working_set"] = float(size[:-1]) / 100
+        else:
+            phase["working_set"] = _bytes_text(_size(size, "size"))
+    if offset:
+        if offset.endswith("%"):
+            phase["working_set_offset"] = float(offset[:-1]) / 100
+        else:
+            phase["working_set_offset"] = _bytes_text(_size(offset, "offset"))
+    io_size, number_ios = take("io_size", "io_limit"), take("number_ios")
+    runtime, time_based = take("runtime", "timeout"), take("time_based") is not None
+    if number_ios:
+        phase["requests"] = int(number_ios)
+    if io_size:
+        phase["volume"] = _bytes_text(_size(io_size, "io_size"))
+    if runtime:
+        phase["duration"] = f"{_seconds(runtime, 'runtime')}s"
+    if not time_based and not io_size and not number_ios:
+        # fio does one pass of the job's size (the whole device without one).
+        phase["volume"] = phase.get("working_set", 1.0)
+    if time_based and not runtime:
+        raise ValueError("time_based needs a runtime")
+    ramp = None
+    ramp_time = take("ramp_time")
+    if ramp_time:
+        ramp = {**{k: v for k, v in phase.items() if k not in ("volume", "requests")},
+                "name": f"{name} (ramp)", "duration": f"{_seconds(ramp_time, 'ramp_time')}s"}
+    seed = take("randseed")
+    ignored = sorted(k for k in o if k not in handled and k in _NO_EFFECT)
+    unknown = sorted(k for k in o if k not in handled and k not in _NO_EFFECT)
+    if ignored:
+        warnings.append(f"[{name}] no effect on a simulated drive, ignored: {', '.join(ignored)}")
+    if unknown:
+        warnings.append(f"[{name}] not supported, ignored: {', '.join(unknown)}")
+    return phase, ramp, int(seed) if seed else None
+
+
+def _with_working_set_bytes(phase: dict[str, Any], capacity: int) -> dict[str, Any]:
+    """fio's byte sizes as fractions of the drive (nandlab's working set is a fraction)."""
+    out = dict(phase)
+    for key in ("working_set", "working_set_offset"):
+        value = out.get(key)
+        if isinstance(value, str):
+            fraction = int(value[:-1]) / capacity
+            if fraction > 1:
+                raise ConfigError(f"[{phase['name']}] {'size' if key == 'working_set' else 'offset'}: "
+                                  f"{int(value[:-1])} bytes, more than the drive's {capacity}")
+            out[key] = fraction
+    return out
+
+
+def to_config(jobs: FioJobs, device: qualify.DeviceSource, capacity: str | int | None = None) -> dict[str, Any]:
+    """The nandlab config running the jobs on a device (a preset, a TOML file, or a dict)."""
+    config = qualify.device_config(device, capacity)
+    probe = api.make_simulator({**config, "phase": [{"kind": "trim"}]})
+    cap = int(probe.device["user_capacity_bytes"])
+    config["phase"] = [_with_working_set_bytes(p, cap) for p in jobs.phases]
+    if jobs.seed is not None:
+        config["seed"] = jobs.seed
+    return config
+
+
+def run(
+    jobs: FioJobs,
+    device: qualify.DeviceSource,
+    capacity: str | int | None = None,
+    seed: int | None = None,
+    progress: api.ProgressCallback | None = None,
+) -> dict[str, Any]:
+    """Run the jobs in order on one drive; the result shaped like ``fio --output-format=json``."""
+    result = api.run(to_config(jobs, device, capacity), seed=seed, progress=progress)
+    return report(jobs, result)
+
+
+def report(jobs: FioJobs, result: api.Result) -> dict[str, Any]:
+    """fio's JSON document for the jobs' phases of a run."""
+    by_name = {p["name"]: p for p in result.phases}
+    return {
+        "fio version": "nandlab (simulated drive)",
+        "device": result.device.get("preset") or "custom",
+        "warnings": jobs.warnings,
+        "jobs": [_job_report(name, jobs.options[name], by_name[name]) for name in jobs.reported],
+    }
+
+
+def _job_report(name: str, options: dict[str, str], s: dict[str, Any]) -> dict[str, Any]:
+    runtime_ms = s["sim_seconds"] * 1000
+
+    def direction(kind: str) -> dict[str, Any]:
+        io_bytes = s[f"host_{kind}_bytes"]
+        ios = s[f"host_{kind}_requests"]
+        seconds = s["sim_seconds"]
+        lat = s[f"{kind}_latency_us"] if kind != "trim" else None
+        clat = {
+            "mean": lat["mean"] * 1000 if lat else 0.0,
+            "max": lat["max"] * 1000 if lat else 0.0,
+            "percentile": {f"{q:.6f}": (lat[k] * 1000 if lat else 0.0)
+                           for q, k in ((50, "p50"), (90, "p90"), (99, "p99"), (99.9, "p999"))},
+        }
+        return {
+            "io_bytes": io_bytes,
+            "io_kbytes": io_bytes // 1024,
+            "bw_bytes": io_bytes / seconds if seconds else 0.0,
+            "bw": io_bytes / 1024 / seconds if seconds else 0.0,
+            "iops": ios / seconds if seconds else 0.0,
+            "runtime": runtime_ms,
+            "total_ios": ios,
+            "clat_ns": clat,
+            "lat_ns": clat,
+        }
+
+    return {
+        "jobname": name,
+        "groupid": 0,
+        "error": 0,
+        "job options": options,
+        "read": direction("read"),
+        "write": direction("write"),
+        "trim": direction("trim"),
+        "waf": s["waf"],
+    }

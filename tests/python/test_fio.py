@@ -1,0 +1,92 @@
+"""fio job files: the same workload as a fio job and as a nandlab phase gives the same numbers (same
+seed); unsupported options are named in warnings; bad input names the line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import nandlab
+from nandlab import fio
+from nandlab._core import ConfigError
+
+DEVICE = {"device": {"preset": "swissbit-standard", "capacity": "4GiB"}}
+JOBS = """
+[global]
+ioengine=libaio
+direct=1
+size=1g
+iodepth=16
+randseed=7
+verify=md5
+
+[randwrite]
+rw=randwrite
+bs=4k
+io_size=64m
+
+[randrw]
+rw=randrw
+rwmixread=70
+bs=16k
+norandommap
+number_ios=4000
+"""
+
+
+@pytest.fixture(scope="module")
+def jobs() -> fio.FioJobs:
+    return fio.parse(JOBS, "jobs.fio")
+
+
+def test_jobs_match_the_same_workload_written_as_phases(jobs: fio.FioJobs) -> None:
+    report = fio.run(jobs, "swissbit-standard", capacity="4GiB")
+    # The same two workloads as nandlab phases: 1 GiB of the 4 GiB drive, seed 7.
+    phases = [
+        {"name": "randwrite", "pattern": "shuffle", "read_fraction": 0.0, "block_size": "4KiB",
+         "queue_depth": 16, "working_set": 0.25, "volume": "64MiB"},
+        {"name": "randrw", "pattern": "random", "read_fraction": 0.7, "block_size": "16KiB",
+         "queue_depth": 16, "working_set": 0.25, "requests": 4000},
+    ]
+    result = nandlab.run({**DEVICE, "phase": phases}, seed=7)
+    for job, phase in zip(report["jobs"], result.phases):
+        ios = job["read"]["total_ios"] + job["write"]["total_ios"]
+        assert ios / (job["read"]["runtime"] / 1000) == pytest.approx(phase["iops"], rel=1e-12)
+    assert report["jobs"][0]["write"]["io_bytes"] == 64 * 2**20
+    assert report["jobs"][1]["read"]["total_ios"] + report["jobs"][1]["write"]["total_ios"] == 4000
+
+
+def test_options_without_meaning_or_support_are_named(jobs: fio.FioJobs) -> None:
+    text = "\n".join(jobs.warnings)
+    assert "no effect on a simulated drive, ignored: direct, ioengine" in text
+    assert "not supported, ignored: verify" in text
+
+
+def test_bssplit_bsrange_and_distributions_become_phase_keys() -> None:
+    j = fio.parse("[a]\nrw=randread\nbssplit=4k/60:64k/40\nrandom_distribution=pareto:0.9\n"
+                  "[b]\nrw=write\nbsrange=4k-16k\nramp_time=1s\nruntime=10\ntime_based\n")
+    a, ramp, b = j.phases
+    assert a["block_sizes"] == ["4096B/60", "65536B/40"] and a["distribution"] == "pareto:0.9"
+    assert b["block_sizes"] == ["4096B/1", "8192B/1", "12288B/1", "16384B/1"]
+    assert ramp["name"] == "b (ramp)" and ramp["duration"] == "1.0s" and b["duration"] == "10.0s"
+    assert j.reported == ["a", "b"]
+
+
+def test_bad_input_names_the_line() -> None:
+    with pytest.raises(ConfigError, match=r"jobs.fio:2: \[x\] rw: expected one of"):
+        fio.parse("[x]\nrw=sideways\n", "jobs.fio")
+    with pytest.raises(ConfigError, match="no job sections"):
+        fio.parse("[global]\nbs=4k\n", "jobs.fio")
+
+
+def test_cli_prints_fio_json(nandlab_cli, tmp_path: Path) -> None:
+    job = tmp_path / "job.fio"
+    job.write_text("[w]\nrw=randwrite\nbs=4k\nsize=256m\niodepth=8\nioengine=libaio\n")
+    result = nandlab_cli("fio", job, "--device", "swissbit-standard", "--capacity", "4GiB", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    w = doc["jobs"][0]["write"]
+    assert w["iops"] > 0 and w["io_bytes"] == 256 * 2**20 and "99.000000" in w["clat_ns"]["percentile"]
+    assert "ioengine" in result.stderr
