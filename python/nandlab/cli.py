@@ -397,23 +397,53 @@ def trace_group() -> None:
 
 
 @trace_group.command("stats")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--format", "trace_format", type=click.Choice(traces.FORMATS), help="The trace's format (default: detected).")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE...")
+@click.option("--format", "trace_format", type=click.Choice(traces.FORMATS), help="The traces' format (default: detected).")
 @click.option("--skip-bad", is_flag=True, help="Pass over malformed lines and count them (default: stop at the first).")
-@click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print only the result as JSON on stdout (several files: {\"traces\": [...]}).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help="Write stats.json, size_histogram.csv, reuse_cdf.csv and trace-stats.png to DIR.")
-def trace_stats(file: Path, trace_format: str | None, skip_bad: bool, as_json: bool, out: Path | None) -> None:
+              help="Write stats.json, size_histogram.csv, reuse_cdf.csv and trace-stats.png to DIR "
+              "(several files: one directory each, plus composition.csv and reuse.png comparing them).")
+def trace_stats(files: tuple[Path, ...], trace_format: str | None, skip_bad: bool, as_json: bool,
+                out: Path | None) -> None:
     """What a trace holds: records, bytes, the read/write and random/sequential composition (the
-    ZombieNAND paper's Table III), request sizes, inter-arrival times, footprint, address reuse."""
-    summary = traces.stats(file, format=trace_format, skip_bad=skip_bad)
-    if as_json:
-        click.echo(output.to_strict_json(summary))
+    ZombieNAND paper's Table III), request sizes, inter-arrival times, footprint, address reuse
+    (its Fig. 4). Several files: one Table III row each, and their reuse curves side by side."""
+    summaries = {file: traces.stats(file, format=trace_format, skip_bad=skip_bad) for file in files}
+    if len(files) == 1:
+        (file, summary), = summaries.items()
+        if as_json:
+            click.echo(output.to_strict_json(summary))
+        else:
+            _print_trace_stats(_stdout_console(), file, summary)
+        paths = traces.write_stats(summary, out) if out is not None else []
     else:
-        _print_trace_stats(_stdout_console(), file, summary)
-    if out is not None:
-        paths = traces.write_stats(summary, out)
+        if as_json:
+            click.echo(output.to_strict_json({"traces": [{"file": str(f), **s} for f, s in summaries.items()]}))
+        else:
+            _print_trace_table(_stdout_console(), summaries)
+        paths = traces.write_comparison(summaries, out) if out is not None else []
+    if paths:
         Console(stderr=True).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+
+
+def _print_trace_table(console: Console, summaries: dict[Path, dict[str, Any]]) -> None:
+    """One row per trace: the ZombieNAND paper's Table III, with sizes and footprints."""
+    table = Table(
+        "Trace", "Format", "Records", "GiB moved", "Writes %", "W random %", "W seq. %", "Reads %",
+        "R random %", "R seq. %", "Footprint GiB",
+        box=box.SIMPLE_HEAD, title="Composition (% of bytes moved, as ZombieNAND's Table III)",
+    )
+    for file, s in summaries.items():
+        table.add_row(
+            escape(file.name), s["format"], f"{s['records']:,}",
+            f"{(s['read_bytes'] + s['write_bytes']) / 2**30:.3f}",
+            *(f"{s[k]:.0f}" for k in ("write_percent", "write_random_percent", "write_sequential_percent",
+                                      "read_percent", "read_random_percent", "read_sequential_percent")),
+            f"{s['footprint_bytes'] / 2**30:.3f}",
+        )
+    console.print(table)
 
 
 @trace_group.command("replay")

@@ -327,6 +327,24 @@ def trace_stats(summary: dict, path: str | os.PathLike[str], title: str = "") ->
     fig.savefig(path, dpi=110)
 
 
+def reuse_curves(summaries: dict[str, dict], path: str | os.PathLike[str]) -> None:
+    """Save a PNG of several traces' address reuse, all accesses and writes (the ZombieNAND
+    paper's Fig. 4: steep curves = a few blocks take most accesses)."""
+    fig = Figure(figsize=(11, 4.2), layout="constrained")
+    panels = fig.subplots(1, 2, sharey=True)
+    for axes, key, title in zip(panels, ("reuse_cdf", "write_reuse_cdf"), ("all accesses", "writes")):
+        for name, summary in summaries.items():
+            points = summary[key]
+            if points:
+                axes.plot([100 * x for x, _ in points], [100 * y for _, y in points], label=name)
+        axes.set(xlabel="most used 4 KiB blocks (% of the footprint)", xlim=(0, 100), ylim=(0, 101), title=title)
+        axes.grid(alpha=0.3)
+    panels[0].set_ylabel("accesses (%)")
+    panels[1].legend(fontsize="small")
+    fig.suptitle("address reuse")
+    fig.savefig(path, dpi=110)
+
+
 def _size_label(size: int) -> str:
     """``512 B``, ``4 KiB``, ``1 MiB``."""
     for unit, scale in (("MiB", 2**20), ("KiB", 2**10)):

@@ -23,7 +23,7 @@ import polars as pl
 
 from nandlab._core import TraceError, trace_formats, trace_stats
 
-__all__ = ["FORMATS", "TraceError", "replay_phase", "stats", "write_stats"]
+__all__ = ["FORMATS", "TraceError", "replay_phase", "stats", "write_comparison", "write_stats"]
 
 FORMATS = tuple(trace_formats())
 
@@ -100,3 +100,26 @@ def write_stats(summary: dict[str, Any], out: Path) -> list[Path]:
     pl.concat(frames).write_csv(cdf)
     plots.trace_stats(summary, png, title=out.name)
     return paths
+
+
+COMPOSITION_COLUMNS = (
+    "format", "records", "read_bytes", "write_bytes", "write_percent", "write_random_percent",
+    "write_sequential_percent", "read_percent", "read_random_percent", "read_sequential_percent",
+    "footprint_bytes", "write_footprint_bytes", "duration_seconds",
+)
+
+
+def write_comparison(summaries: dict[Path, dict[str, Any]], out: Path) -> list[Path]:
+    """Several traces: each one's files in ``out/NAME/``, plus ``composition.csv`` (one Table III row
+    per trace) and ``reuse.png`` (their address-reuse curves, as the paper's Fig. 4)."""
+    from nandlab import plots  # matplotlib only when drawing
+
+    out.mkdir(parents=True, exist_ok=True)
+    for file, summary in summaries.items():
+        write_stats(summary, out / file.name)
+    table = out / "composition.csv"
+    rows = [{"trace": file.name, **{k: s[k] for k in COMPOSITION_COLUMNS}} for file, s in summaries.items()]
+    pl.DataFrame(rows).write_csv(table)
+    png = out / "reuse.png"
+    plots.reuse_curves({file.name: s for file, s in summaries.items()}, png)
+    return [table, png]

@@ -101,3 +101,16 @@ def test_replay_options_are_checked_by_the_engine(nandlab_cli) -> None:
         "trace", "replay", trace, "--device", "swissbit-standard", "--capacity", "4GiB", "--timed", "--queue-depth", "4"
     )
     assert result.exit_code == 2 and "replay" in result.stderr and "queue_depth" in result.stderr
+
+
+def test_several_traces_give_one_row_each_and_their_reuse_curves(nandlab_cli, tmp_path: Path) -> None:
+    files = [SAMPLES / "msr_hm_0_first1000.csv", SAMPLES / "umass_websearch1_first10.spc"]
+    result = nandlab_cli("trace", "stats", *files, "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [t["records"] for t in doc["traces"]] == [1000, 10]
+    out = tmp_path / "both"
+    result = nandlab_cli("trace", "stats", *files, "--out", out)
+    assert result.exit_code == 0 and "Table III" in result.stdout
+    assert (out / "reuse.png").stat().st_size > 0 and (out / "composition.csv").read_text().count("\n") == 3
+    assert (out / "msr_hm_0_first1000.csv" / "stats.json").is_file()
