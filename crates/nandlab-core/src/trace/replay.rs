@@ -49,6 +49,9 @@ fn format_name<S: serde::Serializer>(f: &Option<TraceFormat>, s: S) -> Result<S:
     }
 }
 
+/// Records a looping replay keeps in memory (32 bytes each): 128 MiB.
+pub const KEEP_RECORDS: usize = 4 << 20;
+
 /// The requests of a trace, in order, with their times.
 pub struct Replay {
     cfg: ReplayConfig,
@@ -66,6 +69,12 @@ pub struct Replay {
     last_time: u64,
     pass_records: u64,
     ended: bool,
+    /// A looping replay keeps its first pass's records (up to [`KEEP_RECORDS`])
+    /// and replays later passes from memory instead of parsing the file again.
+    kept: Vec<TraceRecord>,
+    keeping: bool,
+    /// Where a pass from memory is.
+    kept_at: Option<usize>,
     /// Records read (after the device filter), and passes completed.
     pub records: u64,
     pub passes: u64,
@@ -87,6 +96,9 @@ impl Replay {
             last_time: 0,
             pass_records: 0,
             ended: false,
+            kept: Vec::new(),
+            keeping: cfg.looping,
+            kept_at: None,
             records: 0,
             passes: 0,
         })
@@ -150,19 +162,40 @@ impl Replay {
         self.pass_records = 0;
         self.pass_offset = self.last_time + 1_000;
         self.first_time = None;
-        self.reader = Self::reader(&self.cfg)?;
+        if self.keeping {
+            // The whole pass is in memory: the next ones come from there.
+            self.kept_at = Some(0);
+        } else {
+            self.reader = Self::reader(&self.cfg)?;
+        }
         Ok(())
     }
 
     /// The next record of the selected devices, starting a new pass at the end when looping.
     fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
         loop {
+            if let Some(i) = self.kept_at {
+                if let Some(&r) = self.kept.get(i) {
+                    self.kept_at = Some(i + 1);
+                    self.records += 1;
+                    self.pass_records += 1;
+                    return Ok(Some(r));
+                }
+                self.restart()?;
+                continue;
+            }
             match self.reader.next() {
                 Some(r) => {
                     let r = r?;
                     if self.cfg.devices.is_empty() || self.cfg.devices.contains(&r.device) {
                         self.records += 1;
                         self.pass_records += 1;
+                        if self.keeping && self.kept.len() < KEEP_RECORDS {
+                            self.kept.push(r);
+                        } else if self.keeping {
+                            self.keeping = false;
+                            self.kept = Vec::new();
+                        }
                         return Ok(Some(r));
                     }
                 }
