@@ -460,7 +460,7 @@ impl Simulator {
         let user = self.cfg.geometry.user_capacity_bytes;
         let unit = self.cfg.geometry.unit_size as u64;
         let mut src = match &p.trace {
-            Some(t) => Source::Trace(Replay::open(t, user, unit)?),
+            Some(t) => Source::Trace(Box::new(Replay::open(t, user, unit)?)),
             None => Source::Synthetic(Generator::new(p, user, unit, seed)),
         };
         let stop = Stop {
@@ -627,7 +627,7 @@ impl Simulator {
 /// Where a phase's requests come from.
 enum Source {
     Synthetic(Generator),
-    Trace(Replay),
+    Trace(Box<Replay>),
 }
 
 impl Source {
