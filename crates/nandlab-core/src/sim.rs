@@ -460,7 +460,7 @@ impl Simulator {
         let user = self.cfg.geometry.user_capacity_bytes;
         let unit = self.cfg.geometry.unit_size as u64;
         let mut src = match &p.trace {
-            Some(t) => Source::Trace(Box::new(Replay::open(t, user, unit)?)),
+            Some(t) => Source::Trace(Replay::open(t, user, unit)?),
             None => Source::Synthetic(Generator::new(p, user, unit, seed)),
         };
         let stop = Stop {
@@ -625,9 +625,12 @@ impl Simulator {
 }
 
 /// Where a phase's requests come from.
+// One per phase, on the stack of the request loop: size does not matter,
+// an indirection on the per-request path would.
+#[allow(clippy::large_enum_variant)]
 enum Source {
     Synthetic(Generator),
-    Trace(Box<Replay>),
+    Trace(Replay),
 }
 
 impl Source {
