@@ -10,6 +10,11 @@ The engine is Rust (``nandlab._core``); this package is its Python face::
 
 ``run`` runs every ``[[phase]]`` of a config, in order, on one drive. For finer control (run
 some phases, inspect the drive, run more) build a ``Simulator`` with ``make_simulator``.
+
+Procedures live in their own modules: ``nandlab.lifetime`` (pristine to dead, ZombieNAND vs
+baseline, the paper's grid), ``nandlab.qualify`` (Swissbit AN2103's write, read and pSLC tests),
+``nandlab.traces`` (what a block I/O trace holds; ``kind = "trace"`` phases replay one) and
+``nandlab.fio`` (fio job files).
 """
 
 from nandlab._core import (
