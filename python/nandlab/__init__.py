@@ -13,8 +13,9 @@ some phases, inspect the drive, run more) build a ``Simulator`` with ``make_simu
 
 Procedures live in their own modules: ``nandlab.lifetime`` (pristine to dead, ZombieNAND vs
 baseline, the paper's grid), ``nandlab.qualify`` (Swissbit AN2103's write, read and pSLC tests),
-``nandlab.traces`` (what a block I/O trace holds; ``kind = "trace"`` phases replay one) and
-``nandlab.fio`` (fio job files).
+``nandlab.traces`` (what a block I/O trace holds; ``kind = "trace"`` phases replay one),
+``nandlab.fio`` (fio job files) and ``nandlab.matrix`` (the SNIA tutorial's IOPS and bandwidth
+matrices, burst and steady state).
 """
 
 from nandlab._core import (

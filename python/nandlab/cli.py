@@ -794,3 +794,202 @@ def _stdout_console() -> Console:
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPED_WIDTH
     return console
+
+
+@cli.command("matrix", short_help="SNIA-style matrices: IOPS and MB/s over R/W mix x block size, burst and steady.")
+@click.option("--device", required=True, metavar="PRESET|FILE",
+              help="Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl].")
+@click.option("--capacity", metavar="SIZE", help='Nominal capacity, e.g. "1GiB" (sets [device] capacity).')
+@click.option("--mixes", default="100/0,75/25,50/50,25/75,0/100", show_default=True, metavar="R/W,...",
+              help="Read/write mixes, % of the bytes moved.")
+@click.option("--block-sizes", default="512B,4KiB,8KiB,16KiB,32KiB,64KiB,128KiB,256KiB,512KiB,1MiB",
+              show_default=True, metavar="SIZE,...", help="Block sizes of the random I/O.")
+@click.option("--states", default="burst,steady", show_default=True, metavar="STATE,...",
+              help="burst (a fresh drive) and/or steady (SNIA PTS: precondition, rounds until steady).")
+@click.option("--queue-depth", type=click.IntRange(1, 65_536), default=32, show_default=True, metavar="N",
+              help="Requests in flight.")
+@click.option("--burst-volume", type=click.FloatRange(min=0, min_open=True), default=0.05, show_default=True,
+              metavar="X", help="Host data per burst cell, x the capacity.")
+@click.option("--round-volume", type=click.FloatRange(min=0, min_open=True), default=0.25, show_default=True,
+              metavar="X", help="Host data per steady-state round, x the capacity.")
+@click.option("--max-rounds", type=click.IntRange(5, 1000), default=25, show_default=True, metavar="N",
+              help="Steady-state rounds per cell at most (SNIA PTS: 25).")
+@click.option("--scaling/--no-scaling", default=True, show_default=True,
+              help="Also measure bandwidth vs die count (1 MiB random reads and writes).")
+@click.option("--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",
+              help="Runs at once (each cell is a run on its own drive).")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, metavar="N")
+@click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Write matrix.parquet, matrix.csv, scaling.csv, result.json and PNGs to DIR.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
+def matrix_command(
+    device: str,
+    capacity: str | None,
+    mixes: str,
+    block_sizes: str,
+    states: str,
+    queue_depth: int,
+    burst_volume: float,
+    round_volume: float,
+    max_rounds: int,
+    scaling: bool,
+    workers: int,
+    seed: int,
+    as_json: bool,
+    out: Path | None,
+    quiet: bool,
+) -> None:
+    """SNIA-style performance matrices (the SNIA tutorial, REFERENCE.md section 2): IOPS and MB/s of
+    random I/O over read/write mix x block size, on a fresh drive (burst) and in steady state (SNIA
+    PTS: two capacities of 128 KiB sequential writes, then rounds until five in a row are within
+    10 %), beside the tutorial's theoretical bandwidth; and bandwidth vs die count."""
+    from nandlab import matrix as matrices
+
+    parsed: dict[str, Any] = {}
+    for option, parse, text in (("--mixes", matrices.parse_mixes, mixes),
+                                ("--block-sizes", matrices.parse_block_sizes, block_sizes),
+                                ("--states", matrices.parse_states, states)):
+        try:
+            parsed[option] = parse(text)
+        except ValueError as error:
+            raise _Failure(f"{option}: {error}", 2) from None
+    stderr = Console(stderr=True, quiet=quiet)
+    started = time.monotonic()
+    # Drawn from the first finished run on (a bad device or capacity fails before any).
+    bar = Progress(
+        TextColumn("matrix runs"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+        TimeElapsedColumn(), TimeRemainingColumn(), console=stderr, transient=True,
+    )
+    task = bar.add_task("", total=None)
+
+    def step(done: int, total: int, label: str) -> None:
+        if not bar.live.is_started and not quiet:
+            bar.start()
+        bar.update(task, completed=done, total=total, description=escape(label))
+
+    try:
+        m = matrices.run(
+            device, capacity, mixes=parsed["--mixes"], block_sizes=parsed["--block-sizes"], states=parsed["--states"],
+            queue_depth=queue_depth, scaling=scaling, burst_volume=burst_volume, round_volume=round_volume,
+            max_rounds=max_rounds, seed=seed, workers=workers, on_step=step,
+        )
+    finally:
+        if bar.live.is_started:
+            bar.stop()
+    wall = time.monotonic() - started
+    document = m.to_dict()
+    if as_json:
+        click.echo(output.to_strict_json(document))
+    else:
+        _print_matrix(_stdout_console(), m)
+    if out is not None:
+        paths = _write_matrix(m, out, document)
+        stderr.print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+    stderr.print(f"matrix: {wall:.1f} s wall", highlight=False)
+
+
+def _print_matrix(console: Console, m: Any) -> None:
+    """The device, the model's figures, then per state an IOPS grid, an MB/s grid (with % of the
+    theoretical maximum) and, in steady state, the rounds; then bandwidth vs die count."""
+    from types import SimpleNamespace
+
+    from nandlab.matrix import block_label
+
+    for line in _device_lines(SimpleNamespace(device=m.drive)):  # the engine's device figures, as a run's
+        console.print(escape(line), highlight=False)
+    t = m.theoretical
+    console.print(
+        f"Theory:   {_number(t['read_mbps_per_die'])} MB/s reads, {_number(t['write_mbps_per_die'])} MB/s writes "
+        f"per die (page / (tR or tPROG + transfer)) · channels {_number(t['channel_mbps'])} · "
+        f"link {_number(t['link_mbps'])} MB/s",
+        highlight=False,
+    )
+    console.print("MB/s = 10^6 bytes per simulated second.", highlight=False)
+    for state, part in m.states.items():
+        cells = part["cells"]
+        mixes = list(dict.fromkeys((c["read_percent"], c["write_percent"]) for c in cells))
+        sizes = sorted({c["block_size"] for c in cells})
+        by_key = {(c["read_percent"], c["block_size"]): c for c in cells}
+        unsteady = state == "steady" and not all(c["steady"] for c in cells)
+        if state == "burst":
+            how = f"fresh drive (filled at memory speed), {_number(part['volume'])} × capacity per cell"
+        else:
+            how = (f"SNIA PTS: 2 × capacity 128 KiB sequential, then rounds of {_number(part['round_volume'])} × "
+                   f"capacity until steady (≤ {part['max_rounds']}); means of the last {part['window']} rounds")
+        grids = [("IOPS", lambda c: _number(c["iops"]) + _dagger(c), None)]
+        grids.append(("MB/s", lambda c: _number(c["mbps"]) + _dagger(c), "Theory\nMB/s"))
+        grids.append(("% of theoretical", lambda c: _percent(c["percent_of_theoretical"]) + _dagger(c), None))
+        if state == "steady":
+            grids.append(("rounds", lambda c: str(c["steady_round"]) if c["steady"]
+                          else f"{c['rounds']}†", None))
+        note = f" † not steady within {part['max_rounds']} rounds." if unsteady else ""
+        console.print(f"\n[bold]{state}[/]: {escape(how)}; random I/O, queue depth {m.queue_depth}.{note} "
+                      f"RMS over the cells: {_number(part['rms_iops'])} IOPS, {_number(part['rms_mbps'])} MB/s.",
+                      highlight=False)
+        for what, show, extra in grids:
+            table = Table(box=box.SIMPLE_HEAD, title=f"{state}: {what}")
+            table.add_column("R/W %")
+            for size in sizes:
+                table.add_column(block_label(size), justify="right")
+            if extra:
+                table.add_column(extra, justify="right")
+            for mix in mixes:
+                row = [f"{mix[0]}/{mix[1]}", *(show(by_key[(mix[0], size)]) for size in sizes)]
+                if extra:
+                    row.append(_number(by_key[(mix[0], sizes[0])]["theoretical_mbps"]))
+                table.add_row(*row)
+            console.print(table)
+    if m.scaling:
+        console.print(
+            f"\n[bold]scaling[/]: {block_label(m.scaling[0]['block_size'])} random, queue depth {m.queue_depth}: reads "
+            "of a filled drive, writes to an empty one (no garbage collection, as the model assumes).",
+            highlight=False,
+        )
+        table = Table(
+            "Dies", "Channels ×\nchips × dies", "Reads\nMB/s", "Theory", "Writes\nMB/s", "Theory",
+            box=box.SIMPLE_HEAD, title="Bandwidth vs die count",
+        )
+        for dies in sorted({p["dies"] for p in m.scaling}):
+            point = {p["read_percent"]: p for p in m.scaling if p["dies"] == dies}
+            layout = point[100] if 100 in point else point[0]
+            figures = [
+                (_number(point[mix]["mbps"]), _number(point[mix]["theoretical_mbps"])) if mix in point else ("–", "–")
+                for mix in (100, 0)
+            ]
+            table.add_row(
+                str(dies), f"{layout['channels']} × {layout['chips_per_channel']} × {layout['dies_per_chip']}",
+                *(value for pair in figures for value in pair),
+            )
+        console.print(table)
+
+
+def _dagger(cell: dict[str, Any]) -> str:
+    """``†`` after the figures of a steady-state cell that never became steady."""
+    return "†" if cell.get("steady") is False else ""
+
+
+def _percent(value: float) -> str:
+    """``75``, ``9.2``, ``0.3``: whole percents from 10 up."""
+    return f"{value:.0f}" if value >= 9.95 else f"{value:.1f}"
+
+
+def _write_matrix(m: Any, out: Path, document: dict[str, Any]) -> list[Path]:
+    """Write matrix.parquet, matrix.csv (one row per cell), scaling.csv, result.json, one
+    matrix-STATE.png per state and scaling.png to ``out``."""
+    from nandlab import plots  # matplotlib only when drawing
+
+    out.mkdir(parents=True, exist_ok=True)
+    table = m.table()
+    paths = [out / "matrix.parquet", out / "matrix.csv", out / "result.json"]
+    table.write_parquet(paths[0])
+    table.write_csv(paths[1])
+    paths[2].write_text(output.to_strict_json(document) + "\n", encoding="utf-8")
+    for state in m.states:
+        paths.append(out / f"matrix-{state}.png")
+        plots.matrix_block_sizes(m, state, paths[-1])
+    if m.scaling:
+        paths += [out / "scaling.csv", out / "scaling.png"]
+        pl.DataFrame(m.scaling).write_csv(paths[-2])
+        plots.die_scaling(m, paths[-1])
+    return paths

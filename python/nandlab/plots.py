@@ -1,5 +1,5 @@
-"""Plots of a run's time series, of chip tests, lifetime grids and qualification procedures, drawn with
-matplotlib's off-screen Agg canvas (no display needed)."""
+"""Plots of a run's time series, of chip tests, lifetime grids, qualification procedures and SNIA-style
+matrices, drawn with matplotlib's off-screen Agg canvas (no display needed)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from nandlab.api import Result
+from nandlab.matrix import Matrix
 from nandlab.qualify import Qualification
 
 GIB = 2**30
@@ -115,9 +116,14 @@ def _mark_starts(
 
 def _title(result: Result) -> str:
     """A one-line description of the drive for the figure title."""
-    preset = result.device["preset"] or "custom drive"
-    capacity = result.device["user_capacity_bytes"] / GIB
-    return f"nandlab — {preset}, {str(result.device['cell']).upper()}, {capacity:.3g} GiB user capacity"
+    return _drive_title(result.device)
+
+
+def _drive_title(device: dict) -> str:
+    """A one-line description of a drive (the engine's device figures) for a figure title."""
+    preset = device["preset"] or "custom drive"
+    capacity = device["user_capacity_bytes"] / GIB
+    return f"nandlab — {preset}, {str(device['cell']).upper()}, {capacity:.3g} GiB user capacity"
 
 
 def endurance(run: dict, path: str | os.PathLike[str]) -> None:
@@ -268,10 +274,15 @@ def _qualify_figure(rows: int) -> tuple[Figure, list[Axes]]:
     fig = Figure(figsize=(10, 3 + 2.5 * rows), layout="constrained")
     panels = list(fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0])
     for axes in panels[1:]:
-        axes.set_yscale("log")
-        axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-        axes.yaxis.set_minor_formatter(FuncFormatter(_two_and_five))
+        _log_y(axes)
     return fig, panels
+
+
+def _log_y(axes: Axes) -> None:
+    """A log y axis labelled in plain numbers: 1, 2, 5, 10, 20, 50, ..."""
+    axes.set_yscale("log")
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axes.yaxis.set_minor_formatter(FuncFormatter(_two_and_five))
 
 
 def _two_and_five(value: float, _position: int) -> str:
@@ -351,3 +362,81 @@ def _size_label(size: int) -> str:
         if size >= scale:
             return f"{size // scale} {unit}"
     return f"{size} B"
+
+
+def matrix_block_sizes(m: Matrix, state: str, path: str | os.PathLike[str]) -> None:
+    """Save a PNG of one state (``burst`` or ``steady``) of a matrix as the SNIA tutorial draws its
+    measured drives ("Performance vs Block Size", "Scalability vs R/W vs Block Size"): IOPS (log
+    scale) and MB/s against block size, one line per read/write mix; on the MB/s panel each mix's
+    theoretical maximum, dotted in its colour. Steady cells that never became steady are hollow."""
+    fig = Figure(figsize=(12, 5), layout="constrained")
+    panels = fig.subplots(1, 2, sharex=True)
+    cells = m.cells(state)
+    mixes = list(dict.fromkeys((c["read_percent"], c["write_percent"]) for c in cells))
+    sizes = sorted({c["block_size"] for c in cells})
+    for index, mix in enumerate(mixes):
+        color = f"C{index % 10}"
+        row = [c for c in cells if (c["read_percent"], c["write_percent"]) == mix]
+        row.sort(key=lambda c: c["block_size"])
+        x = [c["block_size"] for c in row]
+        for axes, key in zip(panels, ("iops", "mbps")):
+            axes.plot(x, [c[key] for c in row], color=color, marker="o", markersize=4, linewidth=1.2,
+                      label=f"{mix[0]}/{mix[1]}" if key == "iops" else None)
+            unsteady = [c for c in row if c.get("steady") is False]
+            if unsteady:
+                axes.scatter([c["block_size"] for c in unsteady], [c[key] for c in unsteady], s=30, zorder=3,
+                             facecolors="white", edgecolors=color)
+        panels[1].hlines(row[0]["theoretical_mbps"], x[0], x[-1], color=color, linestyle=":", linewidth=1.0)
+    panels[1].plot([], [], color="grey", linestyle=":", label="theoretical max\n(the tutorial's model)")
+    if any(c.get("steady") is False for c in cells):
+        panels[1].scatter([], [], s=30, facecolors="white", edgecolors="grey", label="not steady")
+    _log_y(panels[0])
+    panels[0].set_ylabel("IOPS, log scale")
+    panels[1].set_ylabel("bandwidth (MB/s)")
+    panels[1].set_ylim(bottom=0)
+    for axes in panels:
+        axes.set_xscale("log", base=2)
+        axes.set_xticks(sizes, [_size_label(size) for size in sizes], rotation=45, ha="right")
+        axes.minorticks_off()
+        axes.set_xlabel("block size (random I/O)")
+        axes.grid(True, alpha=0.3)
+    fig.legend(title="read/write %", fontsize="small", loc="outside right center", frameon=False)
+    what = {"burst": "burst (fresh drive)", "steady": "steady state (SNIA PTS rule)"}.get(state, state)
+    fig.suptitle(f"{what}: IOPS and bandwidth vs block size, queue depth {m.queue_depth}\n{_drive_title(m.drive)}",
+                 fontsize="medium")
+    fig.savefig(path, dpi=110)
+
+
+def die_scaling(matrices: Matrix | Sequence[Matrix], path: str | os.PathLike[str]) -> None:
+    """Save a PNG of bandwidth against die count (the SNIA tutorial's "Theoretical BW v Number of
+    Die"): reads and writes simulated (solid) and the tutorial's theoretical model (dashed), the host
+    link dotted; with several matrices (say SLC and MLC), one panel each, side by side."""
+    runs = [matrices] if isinstance(matrices, Matrix) else list(matrices)
+    fig = Figure(figsize=(1.5 + 5.5 * len(runs), 4.8), layout="constrained")
+    panels = fig.subplots(1, len(runs), sharey=True, squeeze=False)[0]
+    for axes, m in zip(panels, runs):
+        for read, color, name in ((100, "tab:orange", "reads"), (0, "tab:blue", "writes")):
+            points = sorted((p for p in m.scaling if p["read_percent"] == read), key=lambda p: p["dies"])
+            dies = [p["dies"] for p in points]
+            axes.plot(dies, [p["mbps"] for p in points], color=color, marker="o", label=f"{name}, simulated")
+            axes.plot(dies, [p["theoretical_mbps"] for p in points], color=color, linestyle="--", linewidth=1.0,
+                      label=f"{name}, theoretical")
+        link = f"host link ({m.drive['interface']})"
+        axes.axhline(m.theoretical["link_mbps"], color="grey", linestyle=":", label=link)
+        dies = sorted({p["dies"] for p in m.scaling})
+        axes.set_xscale("log", base=2)
+        axes.set_xticks(dies, [str(n) for n in dies])
+        axes.minorticks_off()
+        axes.set_xlabel("dies")
+        axes.set_ylim(bottom=0)
+        axes.grid(True, alpha=0.3)
+        axes.set_title(f"{m.device}: {str(m.drive['cell']).upper()}", fontsize="medium")
+    panels[0].set_ylabel("bandwidth (MB/s)")
+    panels[0].legend(fontsize="small", loc="lower right")
+    sizes = sorted({p["block_size"] for m in runs for p in m.scaling})
+    fig.suptitle(
+        f"Bandwidth vs die count: {', '.join(_size_label(s) for s in sizes)} random, queue depth "
+        f"{runs[0].queue_depth}\nreads of a filled drive, writes to an empty one (no GC, as the model)",
+        fontsize="medium",
+    )
+    fig.savefig(path, dpi=110)
