@@ -255,6 +255,9 @@ impl Drive {
     /// unwritten units and those still in the write buffer; returns when the
     /// host has them.
     fn read_units(&mut self, first: u64, last: u64, len: u32, cmd: u64) -> u64 {
+        // Bytes of the request still to send: a request smaller than its
+        // units (a 512 B read) sends only its own bytes over the link.
+        let mut unsent = len as u64;
         let unit = self.unit;
         let mut done = cmd;
         let mut from_ram = 0u64;
@@ -291,7 +294,7 @@ impl Drive {
                     g.read_ns = g.read_ns.max(read_ns);
                     continue;
                 }
-                done = done.max(self.flash_read_group(*g, mapped));
+                done = done.max(self.flash_read_group(*g, mapped, &mut unsent));
             }
             group = Some(ReadGroup {
                 die,
@@ -303,24 +306,25 @@ impl Drive {
             });
         }
         if let Some(g) = group {
-            done = done.max(self.flash_read_group(g, mapped));
+            done = done.max(self.flash_read_group(g, mapped, &mut unsent));
         }
         if from_ram > 0 {
-            done = done.max(
-                self.tl
-                    .link_transfer(mapped, from_ram.min(len as u64), false),
-            );
+            done = done.max(self.tl.link_transfer(mapped, from_ram.min(unsent), false));
         }
         done
     }
 
     /// Senses a read group no earlier than `t` and sends its data to the
     /// host; returns when the host has it.
-    fn flash_read_group(&mut self, g: ReadGroup, t: u64) -> u64 {
+    fn flash_read_group(&mut self, g: ReadGroup, t: u64, unsent: &mut u64) -> u64 {
         self.ftl.counters.flash_reads_host += g.planes.count_ones() as u64;
         let in_ram = self.tl.host_read(t, g.die, g.read_ns, g.units);
-        self.tl
-            .link_transfer(in_ram, g.units as u64 * self.unit.size, false)
+        let bytes = (g.units as u64 * self.unit.size).min(*unsent);
+        *unsent -= bytes;
+        if bytes == 0 {
+            return in_ram;
+        }
+        self.tl.link_transfer(in_ram, bytes, false)
     }
 
     fn trim(&mut self, req: Request, t: u64) -> u64 {

@@ -300,3 +300,27 @@ fn queued_reads_overlap_on_a_half_duplex_link() {
         "{qd32:.0} IOPS above the link's {link_bound:.0}"
     );
 }
+
+#[test]
+fn a_read_smaller_than_a_mapping_unit_sends_only_its_bytes() {
+    // Link-bound random reads (SATA 300, 16 dies, QD 32): 512 B requests
+    // move an eighth of 4 KiB's bytes over the link, so more of them fit.
+    let iops = |size: &str| {
+        let cfg = config(
+            "preset = \"snia-mlc\"\nblocks_per_plane = 256\ninterface = \"sata-300\"",
+            &format!(
+                "[[phase]]\nkind = \"fill\"\nvolume = 1.0\n[[phase]]\npattern = \"random\"\nread_fraction = 1.0\nblock_size = \"{size}\"\nqueue_depth = 32\nrequests = 20000\n"
+            ),
+        );
+        let mut sim = Simulator::new(cfg);
+        let p = sim.run_all(&mut |_| true).unwrap();
+        (p[1].summary.iops, p[1].summary.host_read_bytes)
+    };
+    let (small, small_bytes) = iops("512B");
+    let (unit, _) = iops("4KiB");
+    assert_eq!(small_bytes, 20000 * 512);
+    assert!(
+        small > 1.3 * unit,
+        "512 B: {small:.0} IOPS, 4 KiB: {unit:.0} IOPS"
+    );
+}
