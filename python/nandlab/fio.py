@@ -283,8 +283,7 @@ def _with_working_set_bytes(phase: dict[str, Any], capacity: int) -> dict[str, A
 def to_config(jobs: FioJobs, device: qualify.DeviceSource, capacity: str | int | None = None) -> dict[str, Any]:
     """The nandlab config running the jobs on a device (a preset, a TOML file, or a dict)."""
     config = qualify.device_config(device, capacity)
-    probe = api.make_simulator({**config, "phase": [{"kind": "trim"}]})
-    cap = int(probe.device["user_capacity_bytes"])
+    cap = qualify.user_capacity(config)
     config["phase"] = [_with_working_set_bytes(p, cap) for p in jobs.phases]
     if jobs.seed is not None:
         config["seed"] = jobs.seed

@@ -49,6 +49,7 @@ __all__ = [
     "Qualification",
     "Section",
     "device_config",
+    "user_capacity",
     "pslc_fill",
     "read_sections",
     "write_sections",
@@ -288,8 +289,13 @@ def _prepare(
         config["device"].setdefault("wear", {})["initial"] = 0.1
     if direct_write is not None:
         config["ftl"]["direct_write"] = direct_write
-    probe = api.make_simulator({**config, "phase": [_TRIM]})
-    return config, int(probe.device["user_capacity_bytes"])
+    return config, user_capacity(config)
+
+
+def user_capacity(config: Mapping[str, Any]) -> int:
+    """The user capacity in bytes of a config's drive (``device`` and ``ftl``), checked by the
+    engine: a bad device raises ``ConfigError`` before anything runs."""
+    return int(api.make_simulator({**config, "phase": [_TRIM]}).device["user_capacity_bytes"])
 
 
 def _phase(section: Section, capacity: int, queue_depth: int) -> dict[str, Any]:

@@ -5,22 +5,13 @@
 //! looping replays it again; the integrity oracle and the mapping invariants
 //! hold throughout; bad trace keys name the key.
 
+mod common;
+use common::samples;
+
 use nandlab_core::trace::stats::summarize;
 use nandlab_core::trace::{OnError, TraceReader};
 use nandlab_core::{Config, PhaseResult, Simulator};
-use std::path::{Path, PathBuf};
-
-/// `shared/traces/` above the checkout, if installed.
-fn samples() -> Option<PathBuf> {
-    let found = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("shared/traces"))
-        .find(|d| d.join("SOURCES.md").is_file());
-    if found.is_none() {
-        eprintln!("shared/traces/ not found above the checkout: trace replay tests skipped");
-    }
-    found
-}
+use std::path::Path;
 
 /// A 4 GiB DRAM-less TLC drive running `phases`, with the oracle on.
 fn run(phases: &str) -> Vec<PhaseResult> {

@@ -5,23 +5,13 @@
 //! a corrupted copy fails at the corrupted line, naming the format expected;
 //! skip-and-count passes over it.
 
+mod common;
+use common::samples;
+
 use nandlab_core::trace::stats::summarize;
 use nandlab_core::trace::{OnError, TraceFormat, TraceReader};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// `shared/traces/` beside the checkout (or above it); None where the
-/// samples are not installed, and the tests that need them say so and pass.
-fn samples() -> Option<PathBuf> {
-    let found = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("shared/traces"))
-        .find(|d| d.join("SOURCES.md").is_file());
-    if found.is_none() {
-        eprintln!("shared/traces/ not found above the checkout: trace sample tests skipped");
-    }
-    found
-}
 
 fn sample(name: &str) -> PathBuf {
     samples().expect("checked by the caller").join(name)
