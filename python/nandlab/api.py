@@ -28,7 +28,9 @@ class Result:
 
     Attributes:
         summary: figures for the whole run (``waf``, ``iops``, ``mbps``, ``read_latency_us``, ...).
-        phases: one dict per phase, in order, with the same keys as ``summary``.
+        phases: one dict per phase, in order, with the same keys as ``summary``; a phase of
+            ``[[phase.job]]``s also has ``jobs``, each job's own figures (``name``, ``iops``,
+            ``mbps``, ``read_latency_us``, ...).
         timeseries: all phases' interval samples, concatenated, with a ``phase_name`` column.
         device: derived device figures (``user_capacity_bytes``, ``blocks``, ``interface``, ...).
         config: the resolved config (presets applied), as the engine ran it.
@@ -94,7 +96,8 @@ def run(
     count = len(sim.phase_names)
     for index, name in enumerate(sim.phase_names):
         output = sim.run_phase(index, progress=_phase_progress(progress, index, count, name))
-        phases.append(output["summary"])
+        # A phase of [[phase.job]]s also gives each job's own figures.
+        phases.append({**output["summary"], "jobs": output["jobs"]} if output["jobs"] else output["summary"])
         frames.append(pl.DataFrame(output["timeseries"]).with_columns(phase_name=pl.lit(name)))
     return Result(
         summary=sim.run_summary(),

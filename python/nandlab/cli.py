@@ -351,7 +351,8 @@ def chip_latency(name: str, as_json: bool, out: Path | None) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def fio_command(jobfile: Path, device: str, capacity: str | None, seed: int | None, as_json: bool,
                 out: Path | None, quiet: bool) -> None:
-    """Run a fio job file on a simulated drive: each job a phase, in order; fio's output (IOPS, BW,
+    """Run a fio job file on a simulated drive. Jobs run together, each with its own queue, as fio
+    runs them; a job with stonewall waits for the ones before it. fio's output (IOPS, BW,
     completion-latency percentiles), or its JSON with --json. Options that mean nothing without a
     real device, or that nandlab does not model, are named in warnings."""
     jobs = fio.load(jobfile)
@@ -374,7 +375,7 @@ def fio_command(jobfile: Path, device: str, capacity: str | None, seed: int | No
 def _print_fio(document: dict[str, Any]) -> None:
     """fio's text report, per job and direction."""
     for job in document["jobs"]:
-        click.echo(f"{job['jobname']}: (groupid=0, jobs=1): err= 0  (simulated: {document['device']})")
+        click.echo(f"{job['jobname']}: (groupid={job['groupid']}, jobs=1): err= 0  (simulated: {document['device']})")
         for kind in ("read", "write", "trim"):
             d = job[kind]
             if not d["total_ios"]:
@@ -728,7 +729,10 @@ def _print_summary(console: Console, result: api.Result) -> None:
     ):
         table.add_column(header, justify="right")
     for index, phase in enumerate(result.phases):
-        table.add_row(*_row(phase["name"], phase), end_section=index == len(result.phases) - 1)
+        jobs = phase.get("jobs", [])
+        table.add_row(*_row(phase["name"], phase), end_section=index == len(result.phases) - 1 and not jobs)
+        for number, job in enumerate(jobs, 1):
+            table.add_row(*_job_row(job), style="dim", end_section=index == len(result.phases) - 1 and number == len(jobs))
     table.add_row(*_row("total", result.summary), style="bold")
     console.print(table)
 
@@ -747,6 +751,24 @@ def _row(label: str, summary: dict[str, Any]) -> list[str]:
         _number(summary["sim_seconds"]),
         _number(summary["wall_seconds"]),
         _number(summary["requests_per_wall_second"] / 1e6),
+    ]
+
+
+def _job_row(job: dict[str, Any]) -> list[str]:
+    """A ``[[phase.job]]``'s row under its phase: its own requests (the drive's WAF and wall time are
+    the phase's)."""
+    return [
+        escape(f"  └ {job['name']}"),
+        _number(job["host_write_bytes"] / GIB),
+        _number(job["host_read_bytes"] / GIB),
+        _number(job["iops"]),
+        _number(job["mbps"]),
+        "",
+        _latency(job["read_latency_us"]),
+        _latency(job["write_latency_us"]),
+        _number(job["sim_seconds"]),
+        "",
+        "",
     ]
 
 
@@ -811,7 +833,7 @@ def _stdout_console() -> Console:
 @click.option("--burst-volume", type=click.FloatRange(min=0, min_open=True), default=0.05, show_default=True,
               metavar="X", help="Host data per burst cell, x the capacity.")
 @click.option("--round-volume", type=click.FloatRange(min=0, min_open=True), default=0.25, show_default=True,
-              metavar="X", help="Host data per steady-state round, x the capacity.")
+              metavar="X", help="Host data written per steady-state round (read, for reads only), x the capacity.")
 @click.option("--max-rounds", type=click.IntRange(5, 1000), default=25, show_default=True, metavar="N",
               help="Steady-state rounds per cell at most (SNIA PTS: 25).")
 @click.option("--scaling/--no-scaling", default=True, show_default=True,
@@ -915,7 +937,7 @@ def _print_matrix(console: Console, m: Any) -> None:
         if state == "burst":
             how = f"fresh drive (filled at memory speed), {_number(part['volume'])} × capacity per cell"
         else:
-            how = (f"SNIA PTS: 2 × capacity 128 KiB sequential, then rounds of {_number(part['round_volume'])} × "
+            how = (f"SNIA PTS: 2 × capacity 128 KiB sequential, then rounds writing {_number(part['round_volume'])} × "
                    f"capacity until steady (≤ {part['max_rounds']}); means of the last {part['window']} rounds")
         grids = [("IOPS", lambda c: _number(c["iops"]) + _dagger(c), None)]
         grids.append(("MB/s", lambda c: _number(c["mbps"]) + _dagger(c), "Theory\nMB/s"))

@@ -14,8 +14,11 @@ without ``norandommap`` visit every block once per pass, as fio's random map doe
 and ``number_ios`` → ``volume``/``requests`` (default: one pass of ``size``); ``runtime`` →
 ``duration`` (``time_based``: the job runs for it; else it caps the job); ``random_distribution``
 (random, zipf, pareto, normal) → ``distribution``; ``ramp_time`` → a phase before the job whose
-results are not reported; ``randseed`` → the seed. Jobs run in order (``stonewall`` is implied:
-nandlab runs one workload at a time).
+results are not reported; ``randseed`` → the seed; ``numjobs`` → that many copies of the job.
+
+Jobs run as fio runs them: together, each with its own queue, until a job with ``stonewall`` (or
+``wait_for_previous``) waits for all before it to finish and starts a new group. A group of one job
+is a ``[[phase]]``; a group of several is one phase of ``[[phase.job]]``s, each reported on its own.
 """
 
 from __future__ import annotations
@@ -38,8 +41,7 @@ _NO_EFFECT = {
     "disable_lat", "disable_clat", "disable_slat", "clat_percentiles", "lat_percentiles", "percentile_list",
     "log_avg_msec", "write_bw_log", "write_lat_log", "write_iops_log", "per_job_logs", "allow_mounted_write",
     "continue_on_error", "iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete", "fsync_on_close",
-    "end_fsync", "create_on_open", "unlink", "overwrite", "loops", "kb_base", "unit_base", "stonewall",
-    "wait_for_previous", "new_group", "fadvise_hint", "scramble_buffers", "zero_buffers", "cpus_allowed",
+    "end_fsync", "create_on_open", "unlink", "overwrite", "loops", "kb_base", "unit_base", "new_group", "fadvise_hint", "scramble_buffers", "zero_buffers", "cpus_allowed",
     "cpumask", "nice", "prio", "prioclass", "numa_cpu_nodes",
 }
 """Options with no meaning for a simulated drive (named in a warning when given)."""
@@ -60,8 +62,9 @@ class FioJobs:
     """A job file turned into nandlab phases.
 
     Attributes:
-        phases: the ``[[phase]]`` dicts, in order (ramp phases before their jobs).
-        reported: names of the phases that are jobs (not ramps), in order.
+        phases: the ``[[phase]]`` dicts, in order (ramp phases before their jobs); jobs that run
+            together are one phase with a ``job`` list.
+        reported: names of the phases that hold jobs (not ramps), in order.
         options: each job's fio options (after ``[global]``), by job name.
         warnings: options nandlab ignored or approximated, one line each.
         seed: ``randseed`` if given.
@@ -133,6 +136,8 @@ def parse(text: str, source: str = "<job file>") -> FioJobs:
     jobs = FioJobs()
     global_options: dict[str, str] = {}
     global_lines: dict[str, int] = {}
+    # Groups of jobs that run together: (phase, ramp phase or None) of each job.
+    groups: list[list[tuple[dict[str, Any], dict[str, Any] | None]]] = []
     for name, own, lines in _sections(text, source):
         if name == "global":
             global_options.update(own)
@@ -142,24 +147,47 @@ def parse(text: str, source: str = "<job file>") -> FioJobs:
         lines = {**global_lines, **lines}
         jobs.options[name] = options
         try:
-            phase, ramp, seed = _job(name, options, jobs.warnings)
+            phase, ramp, seed, copies = _job(name, options, jobs.warnings)
         except ValueError as error:
             # Messages start with the option at fault: point at its line.
             line = lines.get(str(error).split(":")[0], lines[""])
             raise ConfigError(f"{source}:{line}: [{name}] {error}") from None
         if seed is not None:
             jobs.seed = seed
-        if ramp is not None:
-            jobs.phases.append(ramp)
-        jobs.phases.append(phase)
-        jobs.reported.append(name)
-    if not jobs.reported:
+        if not groups or "stonewall" in options or "wait_for_previous" in options:
+            groups.append([])
+        groups[-1] += [(phase, ramp)] * copies
+    if not groups:
         raise ConfigError(f"{source}: no job sections (only [global] or nothing)")
+    for group in groups:
+        _add_group(jobs, group)
     return jobs
 
 
-def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, dict | None, int | None]:
-    """One job's phase, its ramp phase, and its seed."""
+def _add_group(jobs: FioJobs, group: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
+    """A group's phases: its ramp (if a job has one), then the jobs, as one phase or one of jobs."""
+    if len(group) == 1:
+        phase, ramp = group[0]
+        jobs.phases += [ramp, phase] if ramp else [phase]
+        jobs.reported.append(phase["name"])
+        return
+    name = "+".join(dict.fromkeys(phase["name"] for phase, _ in group))
+    ramps = [ramp for _, ramp in group if ramp]
+    if ramps:
+        # fio starts the jobs together and each measures after its own ramp_time; here the group
+        # ramps together for the longest one.
+        seconds = max(float(ramp["duration"][:-1]) for ramp in ramps)
+        if len({ramp["duration"] for ramp in ramps}) > 1 or len(ramps) < len(group):
+            jobs.warnings.append(f"[{name}] jobs run together ramp together: {seconds:g}s, the longest ramp_time")
+        unstopped = [{k: v for k, v in phase.items() if k not in ("volume", "requests", "duration")}
+                     for phase, _ in group]
+        jobs.phases.append({"name": f"{name} (ramp)", "duration": f"{seconds}s", "job": unstopped})
+    jobs.phases.append({"name": name, "job": [phase for phase, _ in group]})
+    jobs.reported.append(name)
+
+
+def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, dict | None, int | None, int]:
+    """One job's phase, its ramp phase, its seed and how many copies run (``numjobs``)."""
     handled: set[str] = set()
 
     def take(key: str, *aliases: str) -> str | None:
@@ -224,9 +252,9 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         phase["block_size"] = _bytes_text(_size(sizes[0], "bs"))
     phase["queue_depth"] = int(take("iodepth") or 1)
     numjobs = int(take("numjobs") or 1)
-    if numjobs > 1:
-        phase["queue_depth"] *= numjobs
-        warnings.append(f"[{name}] numjobs={numjobs}: run as one job at queue depth {phase['queue_depth']}")
+    if numjobs < 1:
+        raise ValueError(f"numjobs: expected at least 1, found {numjobs}")
+    take("stonewall", "wait_for_previous")
     size, offset = take("size"), take("offset")
     if size:
         if size.endswith("%"):
@@ -263,7 +291,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         warnings.append(f"[{name}] no effect on a simulated drive, ignored: {', '.join(ignored)}")
     if unknown:
         warnings.append(f"[{name}] not supported, ignored: {', '.join(unknown)}")
-    return phase, ramp, int(seed) if seed else None
+    return phase, ramp, int(seed) if seed else None, numjobs
 
 
 def _with_working_set_bytes(phase: dict[str, Any], capacity: int) -> dict[str, Any]:
@@ -284,7 +312,10 @@ def to_config(jobs: FioJobs, device: qualify.DeviceSource, capacity: str | int |
     """The nandlab config running the jobs on a device (a preset, a TOML file, or a dict)."""
     config = qualify.device_config(device, capacity)
     cap = qualify.user_capacity(config)
-    config["phase"] = [_with_working_set_bytes(p, cap) for p in jobs.phases]
+    config["phase"] = [
+        {**p, "job": [_with_working_set_bytes(j, cap) for j in p["job"]]} if "job" in p else _with_working_set_bytes(p, cap)
+        for p in jobs.phases
+    ]
     if jobs.seed is not None:
         config["seed"] = jobs.seed
     return config
@@ -297,7 +328,8 @@ def run(
     seed: int | None = None,
     progress: api.ProgressCallback | None = None,
 ) -> dict[str, Any]:
-    """Run the jobs in order on one drive; the result shaped like ``fio --output-format=json``."""
+    """Run the jobs on one drive (see the module for groups); the result shaped like
+    ``fio --output-format=json``."""
     result = api.run(to_config(jobs, device, capacity), seed=seed, progress=progress)
     return report(jobs, result)
 
@@ -305,20 +337,27 @@ def run(
 def report(jobs: FioJobs, result: api.Result) -> dict[str, Any]:
     """fio's JSON document for the jobs' phases of a run."""
     by_name = {p["name"]: p for p in result.phases}
+    reports = []
+    for group_id, name in enumerate(jobs.reported):
+        phase = by_name[name]
+        for job in phase.get("jobs") or [phase]:
+            reports.append(_job_report(job["name"], jobs.options[job["name"]], job, phase["waf"], group_id))
     return {
         "fio version": "nandlab (simulated drive)",
         "device": result.device.get("preset") or "custom",
         "warnings": jobs.warnings,
-        "jobs": [_job_report(name, jobs.options[name], by_name[name]) for name in jobs.reported],
+        "jobs": reports,
     }
 
 
-def _job_report(name: str, options: dict[str, str], s: dict[str, Any]) -> dict[str, Any]:
+def _job_report(name: str, options: dict[str, str], s: dict[str, Any], waf: float, group_id: int) -> dict[str, Any]:
+    """One job's entry: ``s`` its phase summary (or its own figures in a group), ``waf`` the
+    drive's over the phase."""
     runtime_ms = s["sim_seconds"] * 1000
 
     def direction(kind: str) -> dict[str, Any]:
-        io_bytes = s[f"host_{kind}_bytes"]
-        ios = s[f"host_{kind}_requests"]
+        io_bytes = s.get(f"host_{kind}_bytes", 0)
+        ios = s.get(f"host_{kind}_requests", 0)
         seconds = s["sim_seconds"]
         lat = s[f"{kind}_latency_us"] if kind != "trim" else None
         clat = {
@@ -341,11 +380,11 @@ def _job_report(name: str, options: dict[str, str], s: dict[str, Any]) -> dict[s
 
     return {
         "jobname": name,
-        "groupid": 0,
+        "groupid": group_id,
         "error": 0,
         "job options": options,
         "read": direction("read"),
         "write": direction("write"),
         "trim": direction("trim"),
-        "waf": s["waf"],
+        "waf": waf,
     }

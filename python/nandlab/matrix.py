@@ -19,8 +19,9 @@ The states, each cell on a new drive with the same seed:
   never-written data from RAM as zeroes, and measure only the host link.)
 - **steady** (SNIA PTS): precondition with two capacities of 128 KiB sequential writes, both at
   memory speed (a ``kind = "fill"`` pass, then an ``io`` pass with ``timed = false``, which makes the
-  same flash decisions as a timed one), then rounds of the cell's workload of ``round_volume`` each,
-  on the same drive, until the last ``WINDOW`` rounds pass ``is_steady`` or ``max_rounds`` have run.
+  same flash decisions as a timed one), then rounds of the cell's workload, each writing
+  ``round_volume`` (see ``ROUND_VOLUME``), on the same drive, until the last ``WINDOW`` rounds pass
+  ``is_steady`` or ``max_rounds`` have run.
   The cell's figures are the averages over those last rounds; ``steady`` says whether the rule held.
 
 The theoretical bandwidth is the tutorial's model (``theoretical_mbps``): every die streams pages
@@ -72,7 +73,10 @@ BURST_VOLUME = 0.05
 """Host data per burst cell, × the capacity: at 7 % over-provisioning, about the free reserve above
 garbage collection's watermark, so a burst of writes ends about where GC would start."""
 ROUND_VOLUME = 0.25
-"""Host data per steady-state round, × the capacity."""
+"""Host data *written* per steady-state round, × the capacity (reads-only cells: data read): a round
+of a mix moves ``ROUND_VOLUME / write share``, so every mix rewrites the drive at the same pace and
+its window measures a drive whose garbage collection has settled, not one still living off the
+sequential preconditioning."""
 MAX_ROUNDS = 25
 """The PTS's limit: a cell not steady after 25 rounds is reported as such."""
 WINDOW = 5
@@ -317,8 +321,8 @@ def run(
     Args:
         device: a preset name, a TOML file (its ``[device]`` and ``[ftl]``) or a config dict.
         capacity: sets ``[device] capacity`` (the nominal capacity, e.g. ``"1GiB"``).
-        burst_volume, round_volume: host data per burst cell and per steady round: a multiple of
-            the capacity, or a size string (``"256MiB"``).
+        burst_volume, round_volume: host data per burst cell, and host data written per steady
+            round (read, for reads only): a multiple of the capacity, or a size string (``"256MiB"``).
         max_rounds: steady rounds per cell at most (at least ``WINDOW``).
         scaling_dies: die counts (default: 1, 2, 4, ... up to the drive's); each a drive with
             min(dies, the drive's channels) channels and the rest as chips (or dies) per channel.
@@ -458,7 +462,8 @@ def _steady(
 ) -> dict[str, Any]:
     """A steady-state cell: precondition, then rounds of the workload until ``steady_round`` finds
     a window or ``max_rounds`` have run; the figures are the last window's means."""
-    sim = api.make_simulator({**config, "phase": [*PRECONDITION, {**workload, "volume": volume}]}, seed=seed)
+    round_volume = _per_write_share(volume, 1 - workload["read_fraction"])
+    sim = api.make_simulator({**config, "phase": [*PRECONDITION, {**workload, "volume": round_volume}]}, seed=seed)
     for index in range(len(PRECONDITION)):
         sim.run_phase(index)
     rounds: list[dict[str, Any]] = []
@@ -481,6 +486,15 @@ def _steady(
         "steady_round": found,
         "round_mbps": [float(r["mbps"]) for r in rounds],
     }
+
+
+def _per_write_share(volume: float | str, write_share: float) -> float | str:
+    """A round's volume (× capacity, or a size) when ``volume`` is the host data it writes."""
+    if write_share <= 0:
+        return volume
+    if isinstance(volume, str):
+        return f"{round(_size(volume, 'round volume') / write_share)}B"
+    return volume / write_share
 
 
 def _with_theory(

@@ -1,5 +1,6 @@
 """fio job files: the same workload as a fio job and as a nandlab phase gives the same numbers (same
-seed); unsupported options are named in warnings; bad input names the line."""
+seed), jobs run together or in sequence (stonewall) as fio runs them; unsupported options are named
+in warnings; bad input names the line."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ size=1g
 iodepth=16
 randseed=7
 verify=md5
+stonewall
 
 [randwrite]
 rw=randwrite
@@ -66,7 +68,7 @@ def test_options_without_meaning_or_support_are_named(jobs: fio.FioJobs) -> None
 
 def test_bssplit_bsrange_and_distributions_become_phase_keys() -> None:
     j = fio.parse("[a]\nrw=randread\nbssplit=4k/60:64k/40\nrandom_distribution=pareto:0.9\n"
-                  "[b]\nrw=write\nbsrange=4k-16k\nramp_time=1s\nruntime=10\ntime_based\n")
+                  "[b]\nstonewall\nrw=write\nbsrange=4k-16k\nramp_time=1s\nruntime=10\ntime_based\n")
     a, ramp, b = j.phases
     assert a["block_sizes"] == ["4096B/60", "65536B/40"] and a["distribution"] == "pareto:0.9"
     assert b["block_sizes"] == ["4096B/1", "8192B/1", "12288B/1", "16384B/1"]
@@ -90,3 +92,56 @@ def test_cli_prints_fio_json(nandlab_cli, tmp_path: Path) -> None:
     w = doc["jobs"][0]["write"]
     assert w["iops"] > 0 and w["io_bytes"] == 256 * 2**20 and "99.000000" in w["clat_ns"]["percentile"]
     assert "ioengine" in result.stderr
+
+
+TOGETHER = """
+[global]
+size=512m
+bs=4k
+randseed=3
+
+[reader]
+rw=randread
+iodepth=8
+runtime=1
+time_based
+
+[writer]
+rw=randwrite
+iodepth=4
+io_size=32m
+numjobs=2
+
+[after]
+stonewall
+rw=read
+bs=128k
+io_size=64m
+"""
+
+
+def test_jobs_without_stonewall_run_together() -> None:
+    jobs = fio.parse(TOGETHER)
+    together, after = jobs.phases
+    # fio's groups: reader and two writer copies together, then `after` once they are all done.
+    assert [j["name"] for j in together["job"]] == ["reader", "writer", "writer"]
+    assert jobs.reported == ["reader+writer", "after"] and after["name"] == "after"
+    report = fio.run(jobs, DEVICE)
+    names = [(j["jobname"], j["groupid"]) for j in report["jobs"]]
+    assert names == [("reader", 0), ("writer", 0), ("writer", 0), ("after", 1)]
+    reader, writer1, writer2, _ = report["jobs"]
+    assert writer1["write"]["io_bytes"] == writer2["write"]["io_bytes"] == 32 * 2**20
+    assert 1000 <= reader["read"]["runtime"] < 1050  # 1 s of issuing, then its last requests complete
+    # The same group written as [[phase.job]]s, seed 3: the same numbers.
+    shared = {"pattern": "shuffle", "block_size": "4KiB", "working_set": 0.125}
+    phase = {"name": "group", "job": [
+        {**shared, "name": "reader", "read_fraction": 1.0, "queue_depth": 8, "duration": "1.0s"},
+        *[{**shared, "name": "writer", "read_fraction": 0.0, "queue_depth": 4, "volume": "32MiB"}] * 2,
+    ]}
+    result = nandlab.run({**DEVICE, "phase": [phase]}, seed=3)
+    for fio_job, job in zip(report["jobs"], result.phases[0]["jobs"]):
+        kind = "read" if job["name"] == "reader" else "write"
+        assert fio_job[kind]["iops"] == pytest.approx(job["iops"], rel=1e-12)
+    # Beside the writers, the reader gets less of the drive than alone.
+    alone = fio.run(fio.parse("[reader]\nrw=randread\nsize=512m\nbs=4k\niodepth=8\nruntime=1\ntime_based\n"), DEVICE)
+    assert reader["read"]["iops"] < alone["jobs"][0]["read"]["iops"]

@@ -43,7 +43,7 @@ fn main() {
                 s.requests_per_wall_second / 1e6,
                 programs / s.wall_seconds.max(1e-9) / 1e6,
                 s.waf,
-                s.iops,
+                s.rates.iops,
                 s.write_latency_us.p99
             );
         }

@@ -1,9 +1,11 @@
 //! One SSD as the host sees it: a request comes over the link, writes stream
 //! through the DRAM write buffer into the FTL's write frontier, reads gather
 //! their units page by page (multi-plane where possible) from the dies.
-//! Returns each request's completion time.
+//! Returns each request's completion time. Commands overlap, or (with
+//! `command_order = "in-order"`) the controller takes each once the one
+//! before it has issued its flash operations.
 
-use crate::config::Config;
+use crate::config::{CommandOrder, Config};
 use crate::ftl::{Ftl, Programmed};
 use crate::mapcache::MapAccess;
 use crate::readahead::ReadAhead;
@@ -20,6 +22,11 @@ pub struct Drive {
     unit: Unit,
     multiplane: bool,
     read_ahead: Option<ReadAhead>,
+    /// In-order command processing: when the controller may take the next
+    /// command (None: commands are reordered and overlap freely).
+    dispatch_free: Option<u64>,
+    /// When the command being run had all its flash operations issued.
+    issued: u64,
 }
 
 /// The mapping unit, for byte ↔ unit arithmetic on every request: shifts
@@ -87,6 +94,8 @@ impl Drive {
             multiplane: cfg.device.multiplane,
             read_ahead: (cfg.ftl.read_ahead >= unit)
                 .then(|| ReadAhead::new(cfg.ftl.read_ahead / unit)),
+            dispatch_free: (cfg.ftl.command_order == CommandOrder::InOrder).then_some(0),
+            issued: 0,
             ftl,
         }
     }
@@ -94,6 +103,18 @@ impl Drive {
     /// Runs one request arriving at `t`; returns when it completes.
     #[inline]
     pub fn submit(&mut self, req: Request, t: u64) -> Result<u64, SimError> {
+        let Some(free) = self.dispatch_free else {
+            return self.run(req, t);
+        };
+        // In order: the controller takes this command once the previous
+        // one's flash operations have been issued.
+        let done = self.run(req, t.max(free))?;
+        self.dispatch_free = Some(self.issued);
+        Ok(done)
+    }
+
+    #[inline]
+    fn run(&mut self, req: Request, t: u64) -> Result<u64, SimError> {
         match req.op {
             Op::Write => self.write(req, t),
             Op::Read => Ok(self.read(req, t)),
@@ -138,6 +159,7 @@ impl Drive {
             ra.invalidate(first, last);
         }
         let cmd = self.tl.command(t);
+        self.issued = cmd;
         // Partial units are read, merged and written whole (read-modify-write).
         let mut merged_ready = cmd;
         if !unit.is_aligned(req.offset) {
@@ -152,6 +174,7 @@ impl Drive {
         while lpn <= last {
             let n = (last - lpn + 1).min(chunk);
             let space = self.buffer.acquire(n, cmd);
+            self.issued = self.issued.max(space);
             let lo = req.offset.max(lpn * size);
             let hi = end_byte.min((lpn + n) * size);
             done = self.tl.link_transfer(space, hi - lo, true);
@@ -171,6 +194,7 @@ impl Drive {
         self.ftl.counters.read_requests += 1;
         self.ftl.counters.host_read_bytes += req.len as u64;
         let cmd = self.tl.command(t);
+        self.issued = cmd;
         let Some(mut ra) = self.read_ahead.take() else {
             return self.read_units(first, last, req.len, cmd);
         };
@@ -247,7 +271,7 @@ impl Drive {
     fn read_ahead_page(&mut self, g: ReadGroup, ready: &mut [u64]) {
         self.ftl.counters.flash_reads_host += 1;
         let start = ready.iter().copied().max().unwrap_or(0);
-        let done = self.tl.host_read(start, g.die, g.read_ns, g.units);
+        let (_, done) = self.tl.host_read(start, g.die, g.read_ns, g.units);
         ready.fill(done);
     }
 
@@ -318,7 +342,8 @@ impl Drive {
     /// host; returns when the host has it.
     fn flash_read_group(&mut self, g: ReadGroup, t: u64, unsent: &mut u64) -> u64 {
         self.ftl.counters.flash_reads_host += g.planes.count_ones() as u64;
-        let in_ram = self.tl.host_read(t, g.die, g.read_ns, g.units);
+        let (start, in_ram) = self.tl.host_read(t, g.die, g.read_ns, g.units);
+        self.issued = self.issued.max(start);
         let bytes = (g.units as u64 * self.unit.size).min(*unsent);
         *unsent -= bytes;
         if bytes == 0 {
@@ -337,6 +362,7 @@ impl Drive {
             ra.invalidate(first, end - 1);
         }
         let cmd = self.tl.command(t);
+        self.issued = cmd;
         for lpn in first..end {
             self.ftl
                 .map_access(lpn as u32, MapAccess::Update, cmd, &mut self.tl);

@@ -194,7 +194,7 @@ impl MapCache {
         let die = self.dies.remainder(tpage);
         // A lookup gates a host request: it goes ahead of queued programs
         // and erases, as host reads do.
-        tl.host_read(t, die, self.read_ns, self.page_units)
+        tl.host_read(t, die, self.read_ns, self.page_units).1
     }
 
     /// CLOCK: the first slot from the hand not referenced since the hand

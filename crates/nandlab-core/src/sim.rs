@@ -6,9 +6,9 @@ use crate::config::{Arrival, Config, Interval, Pattern, PhaseConfig, PhaseKind};
 use crate::drive::Drive;
 use crate::ftl::Ftl;
 use crate::memory;
-use crate::stats::{Counters, Latency, Row, Summary, SummaryParts};
+use crate::stats::{Counters, JobSummary, Latency, Row, Summary, SummaryParts};
 use crate::trace::replay::Replay;
-use crate::workload::{derive_seed, Generator, Request, Scatter};
+use crate::workload::{derive_seed, Generator, Op, Request, Scatter};
 use crate::SimError;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -43,6 +43,8 @@ const ROWS_PER_PHASE: u64 = 200;
 pub struct PhaseResult {
     pub summary: Summary,
     pub rows: Vec<Row>,
+    /// Each `[[phase.job]]`'s own figures (empty for a one-workload phase).
+    pub jobs: Vec<JobSummary>,
 }
 
 /// One drive and everything that has happened to it.
@@ -163,6 +165,19 @@ struct Stop {
 }
 
 impl Stop {
+    /// The stop conditions of `p`, starting at `start`.
+    fn of(p: &PhaseConfig, start: u64, user_bytes: u64) -> Stop {
+        Stop {
+            bytes: p.volume.map(|v| v.bytes(user_bytes)),
+            requests: p.requests,
+            until: p.duration_ns.map(|d| start + d),
+        }
+    }
+
+    fn is_none(&self) -> bool {
+        self.bytes.is_none() && self.requests.is_none() && self.until.is_none()
+    }
+
     fn reached(&self, t: u64, bytes: u64, requests: u64) -> bool {
         self.bytes.is_some_and(|b| bytes >= b)
             || self.requests.is_some_and(|r| requests >= r)
@@ -182,6 +197,43 @@ impl Stop {
         }
         f.min(1.0)
     }
+}
+
+/// What an io phase has issued so far, and where its results go.
+struct Tally<'a> {
+    start: u64,
+    stop: Stop,
+    until_dead: bool,
+    issued: u64,
+    issued_bytes: u64,
+    /// The latest completion.
+    end: u64,
+    last_report: Instant,
+    run_start: Counters,
+    /// Progress of a phase stopped only by its jobs' stop conditions.
+    jobs_fraction: f64,
+    rec: &'a mut Recorder,
+    reads: &'a mut Latency,
+    writes: &'a mut Latency,
+}
+
+impl Tally<'_> {
+    fn over(&self, t: u64) -> bool {
+        self.stop.reached(t, self.issued_bytes, self.issued)
+    }
+}
+
+/// One `[[phase.job]]` of a phase being run: its workload, stop and results.
+struct JobRun {
+    source: Generator,
+    stop: Stop,
+    queue_depth: u32,
+    issued: u64,
+    issued_bytes: u64,
+    counters: Counters,
+    reads: Latency,
+    writes: Latency,
+    end: u64,
 }
 
 impl Simulator {
@@ -252,6 +304,7 @@ impl Simulator {
         let mut rec = Recorder::new(index as u32, interval, start, before);
         let mut reads = Latency::new(3);
         let mut writes = Latency::new(3);
+        let mut jobs = Vec::new();
         self.drive.ftl.set_data_factor(p.data_factor);
         if let Some(reason) = &self.death {
             return Err(SimError::Dead {
@@ -263,13 +316,22 @@ impl Simulator {
             PhaseKind::Io | PhaseKind::Trace if !p.timed => {
                 self.drive.tl.enabled = false;
                 let (mut r, mut w) = (Latency::new(2), Latency::new(2));
-                let end = self.io(p, seed, start, &mut rec, &mut r, &mut w, progress);
+                let end = self.io(
+                    p, seed, start, &mut rec, &mut r, &mut w, progress, &mut jobs,
+                );
                 self.drive.tl.enabled = true;
                 end
             }
-            PhaseKind::Io | PhaseKind::Trace => {
-                self.io(p, seed, start, &mut rec, &mut reads, &mut writes, progress)
-            }
+            PhaseKind::Io | PhaseKind::Trace => self.io(
+                p,
+                seed,
+                start,
+                &mut rec,
+                &mut reads,
+                &mut writes,
+                progress,
+                &mut jobs,
+            ),
         };
         let mut phase_death = None;
         let end = match outcome {
@@ -326,6 +388,7 @@ impl Simulator {
         Ok(PhaseResult {
             summary,
             rows: rec.rows,
+            jobs,
         })
     }
 
@@ -456,30 +519,38 @@ impl Simulator {
         reads: &mut Latency,
         writes: &mut Latency,
         progress: ProgressFn,
+        jobs: &mut Vec<JobSummary>,
     ) -> Result<u64, SimError> {
         let user = self.cfg.geometry.user_capacity_bytes;
         let unit = self.cfg.geometry.unit_size as u64;
+        let mut tally = Tally {
+            start,
+            stop: Stop::of(p, start, user),
+            until_dead: p.until_dead,
+            issued: 0,
+            issued_bytes: 0,
+            end: start,
+            last_report: Instant::now(),
+            run_start: Counters::default(),
+            jobs_fraction: 0.0,
+            rec,
+            reads,
+            writes,
+        };
+        if !p.jobs.is_empty() {
+            return self.io_jobs(p, seed, &mut tally, progress, jobs);
+        }
         let mut src = match &p.trace {
             Some(t) => Source::Trace(Replay::open(t, user, unit)?),
             None => Source::Synthetic(Generator::new(p, user, unit, seed)),
         };
-        let stop = Stop {
-            bytes: p.volume.map(|v| v.bytes(user)),
-            requests: p.requests,
-            until: p.duration_ns.map(|d| start + d),
-        };
         let idle_every = p.idle_every.map(|v| v.bytes(user).max(1));
         let mut next_idle = idle_every.unwrap_or(u64::MAX);
-        let mut issued = 0u64;
-        let mut issued_bytes = 0u64;
-        let mut end = start;
-        let mut last_report = Instant::now();
-        let run_start = Counters::default();
         let mut next = src.next()?;
         // Whether the phase is over: a stop condition, or the trace has ended.
         macro_rules! over {
             ($t:expr) => {
-                next.is_none() || stop.reached($t, issued_bytes, issued)
+                next.is_none() || tally.over($t)
             };
         }
 
@@ -494,52 +565,7 @@ impl Simulator {
                 }
                 self.last_issue = t;
                 let done = self.drive.submit(req, t)?;
-                let lat = done - t;
-                match req.op {
-                    crate::workload::Op::Read => {
-                        reads.record(lat);
-                        rec.reads.record(lat);
-                    }
-                    crate::workload::Op::Write => {
-                        writes.record(lat);
-                        rec.writes.record(lat);
-                    }
-                    crate::workload::Op::Trim => {}
-                }
-                issued += 1;
-                issued_bytes += req.len as u64;
-                end = end.max(done);
-                if rec.position(t - start, issued_bytes, issued) >= rec.next_mark {
-                    let step = match rec.interval {
-                        Interval::Time(x) | Interval::Bytes(x) | Interval::Requests(x) => x,
-                    };
-                    while rec.next_mark <= rec.position(t - start, issued_bytes, issued) {
-                        rec.next_mark += step;
-                    }
-                    let c = self.drive.ftl.counters;
-                    rec.row(t, c, &run_start, &self.drive.ftl);
-                }
-                if issued & 0x3FF == 0 && last_report.elapsed().as_secs_f64() > PROGRESS_EVERY {
-                    last_report = Instant::now();
-                    let c = self.drive.ftl.counters;
-                    let reserve_used = self.drive.ftl.reserve_used();
-                    let pr = Progress {
-                        fraction: if p.until_dead {
-                            reserve_used
-                        } else {
-                            stop.fraction(start, t, issued_bytes, issued)
-                        },
-                        sim_seconds: t as f64 / 1e9,
-                        host_write_bytes: c.host_write_bytes,
-                        host_read_bytes: c.host_read_bytes,
-                        requests: issued,
-                        wear_used: self.drive.ftl.blocks.wear_used(),
-                        reserve_used,
-                    };
-                    if !progress(&pr) {
-                        return Err(SimError::Aborted);
-                    }
-                }
+                self.tally(&mut tally, &req, t, done, &mut *progress)?;
                 done
             }};
         }
@@ -555,7 +581,7 @@ impl Simulator {
                     if over!(t) {
                         break;
                     }
-                    if t > end + idle {
+                    if t > tally.end + idle {
                         self.drive.ftl.background_gc(t, &mut self.drive.tl)?;
                     }
                     issue!(t);
@@ -568,7 +594,7 @@ impl Simulator {
                 'run: loop {
                     // Fill the queue, then keep it full until a stop or an idle gap.
                     for _ in 0..queue_depth {
-                        if over!(t) || issued_bytes >= next_idle {
+                        if over!(t) || tally.issued_bytes >= next_idle {
                             break;
                         }
                         let done = issue!(t);
@@ -576,7 +602,7 @@ impl Simulator {
                     }
                     while let Some(Reverse(done)) = queue.pop() {
                         t = done;
-                        if !over!(t) && issued_bytes < next_idle {
+                        if !over!(t) && tally.issued_bytes < next_idle {
                             let d = issue!(t);
                             queue.push(Reverse(d));
                         }
@@ -585,10 +611,10 @@ impl Simulator {
                         break 'run;
                     }
                     // Idle gap: the host waits, background GC works.
-                    let idle_start = end.max(self.drive.tl.all_idle_at());
+                    let idle_start = tally.end.max(self.drive.tl.all_idle_at());
                     t = idle_start + p.idle_duration_ns;
                     self.drive.ftl.background_gc(t, &mut self.drive.tl)?;
-                    end = end.max(t);
+                    tally.end = tally.end.max(t);
                     next_idle += idle_every.unwrap_or(u64::MAX);
                 }
             }
@@ -599,12 +625,12 @@ impl Simulator {
                 let mut arrival = start as f64;
                 let idle = self.cfg.ftl.idle_threshold_ns;
                 while !over!(t) {
-                    if issued_bytes >= next_idle {
+                    if tally.issued_bytes >= next_idle {
                         arrival += p.idle_duration_ns as f64;
                         next_idle += idle_every.unwrap_or(u64::MAX);
                     }
                     t = arrival as u64;
-                    if t > end + idle {
+                    if t > tally.end + idle {
                         self.drive.ftl.background_gc(t, &mut self.drive.tl)?;
                     }
                     if over!(t) {
@@ -620,7 +646,185 @@ impl Simulator {
                 }
             }
         }
-        Ok(end)
+        Ok(tally.end)
+    }
+
+    /// A phase of `[[phase.job]]`s: each job keeps its own queue full, all on
+    /// the one drive, until its own stop condition or the phase's. Requests
+    /// go to the drive in time order (ties: the earlier job first).
+    fn io_jobs(
+        &mut self,
+        p: &PhaseConfig,
+        seed: u64,
+        tally: &mut Tally,
+        progress: ProgressFn,
+        summaries: &mut Vec<JobSummary>,
+    ) -> Result<u64, SimError> {
+        let user = self.cfg.geometry.user_capacity_bytes;
+        let unit = self.cfg.geometry.unit_size as u64;
+        let start = tally.start;
+        // The first job draws as the phase would: one job is the plain phase.
+        let job_seed = |j: u64| {
+            if j == 0 {
+                seed
+            } else {
+                derive_seed(seed, "job", j)
+            }
+        };
+        let mut jobs: Vec<JobRun> = p
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(j, job)| JobRun {
+                source: Generator::new(job, user, unit, job_seed(j as u64)),
+                stop: Stop::of(job, start, user),
+                queue_depth: match job.arrival {
+                    Arrival::Closed { queue_depth } => queue_depth,
+                    Arrival::Open { .. } => unreachable!("validated: jobs run closed loop"),
+                },
+                issued: 0,
+                issued_bytes: 0,
+                counters: Counters::default(),
+                reads: Latency::new(3),
+                writes: Latency::new(3),
+                end: start,
+            })
+            .collect();
+        // A free queue slot of a job, by the time it frees.
+        let mut slots: BinaryHeap<Reverse<(u64, usize)>> = jobs
+            .iter()
+            .enumerate()
+            .flat_map(|(j, job)| (0..job.queue_depth).map(move |_| Reverse((start, j))))
+            .collect();
+        while let Some(Reverse((t, j))) = slots.pop() {
+            let job = &mut jobs[j];
+            if tally.over(t) {
+                break;
+            }
+            if job.stop.reached(t, job.issued_bytes, job.issued) {
+                continue;
+            }
+            let req = job.source.next_request();
+            self.last_issue = t;
+            let done = self.drive.submit(req, t)?;
+            let job = &mut jobs[j];
+            job.issued += 1;
+            job.issued_bytes += req.len as u64;
+            job.end = job.end.max(done);
+            let (c, len) = (&mut job.counters, req.len as u64);
+            match req.op {
+                Op::Read => {
+                    c.read_requests += 1;
+                    c.host_read_bytes += len;
+                    job.reads.record(done - t);
+                }
+                Op::Write => {
+                    c.write_requests += 1;
+                    c.host_write_bytes += len;
+                    job.writes.record(done - t);
+                }
+                Op::Trim => {
+                    c.trim_requests += 1;
+                    c.host_trim_bytes += len;
+                }
+            }
+            slots.push(Reverse((done, j)));
+            if tally.issued & 0x3FF == 0x3FF && tally.stop.is_none() {
+                // The phase ends with its last job: report the slowest one.
+                let f = |job: &JobRun| job.stop.fraction(start, t, job.issued_bytes, job.issued);
+                tally.jobs_fraction = jobs.iter().map(f).fold(1.0, f64::min);
+            }
+            self.tally(tally, &req, t, done, &mut *progress)?;
+        }
+        summaries.extend(p.jobs.iter().zip(&jobs).map(|(cfg, job)| {
+            JobSummary::new(
+                &cfg.name,
+                &job.counters,
+                &job.reads,
+                &job.writes,
+                job.end - start,
+            )
+        }));
+        Ok(tally.end)
+    }
+
+    /// Counts a request issued at `t` and done at `done`: latencies, then
+    /// (now and then) time-series rows and progress reports.
+    #[inline]
+    fn tally(
+        &mut self,
+        tally: &mut Tally,
+        req: &Request,
+        t: u64,
+        done: u64,
+        progress: ProgressFn,
+    ) -> Result<(), SimError> {
+        let lat = done - t;
+        match req.op {
+            Op::Read => {
+                tally.reads.record(lat);
+                tally.rec.reads.record(lat);
+            }
+            Op::Write => {
+                tally.writes.record(lat);
+                tally.rec.writes.record(lat);
+            }
+            Op::Trim => {}
+        }
+        tally.issued += 1;
+        tally.issued_bytes += req.len as u64;
+        tally.end = tally.end.max(done);
+        let position = tally
+            .rec
+            .position(t - tally.start, tally.issued_bytes, tally.issued);
+        if position >= tally.rec.next_mark || tally.issued & 0x3FF == 0 {
+            return self.report(tally, t, progress);
+        }
+        Ok(())
+    }
+
+    /// A time-series row if one is due, a progress report if one is due.
+    #[cold]
+    #[inline(never)]
+    fn report(&mut self, tally: &mut Tally, t: u64, progress: ProgressFn) -> Result<(), SimError> {
+        let elapsed = t - tally.start;
+        let rec = &mut *tally.rec;
+        if rec.position(elapsed, tally.issued_bytes, tally.issued) >= rec.next_mark {
+            let step = match rec.interval {
+                Interval::Time(x) | Interval::Bytes(x) | Interval::Requests(x) => x,
+            };
+            while rec.next_mark <= rec.position(elapsed, tally.issued_bytes, tally.issued) {
+                rec.next_mark += step;
+            }
+            let c = self.drive.ftl.counters;
+            rec.row(t, c, &tally.run_start, &self.drive.ftl);
+        }
+        if tally.issued & 0x3FF == 0 && tally.last_report.elapsed().as_secs_f64() > PROGRESS_EVERY {
+            tally.last_report = Instant::now();
+            let c = self.drive.ftl.counters;
+            let reserve_used = self.drive.ftl.reserve_used();
+            let pr = Progress {
+                fraction: if tally.until_dead {
+                    reserve_used
+                } else if tally.stop.is_none() {
+                    tally.jobs_fraction
+                } else {
+                    tally
+                        .stop
+                        .fraction(tally.start, t, tally.issued_bytes, tally.issued)
+                },
+                sim_seconds: t as f64 / 1e9,
+                host_write_bytes: c.host_write_bytes,
+                host_read_bytes: c.host_read_bytes,
+                requests: tally.issued,
+                wear_used: self.drive.ftl.blocks.wear_used(),
+                reserve_used,
+            };
+            if !progress(&pr) {
+                return Err(SimError::Aborted);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -260,10 +260,8 @@ pub struct Summary {
     /// pSLC: data folded into native blocks, and host data written straight to them.
     pub folded_bytes: u64,
     pub direct_bytes: u64,
-    pub iops: f64,
-    pub mbps: f64,
-    pub read_mbps: f64,
-    pub write_mbps: f64,
+    #[serde(flatten)]
+    pub rates: Rates,
     pub read_latency_us: LatencySummary,
     pub write_latency_us: LatencySummary,
     pub sim_seconds: f64,
@@ -299,7 +297,6 @@ pub struct SummaryParts<'a> {
 impl Summary {
     pub fn new(c: &Counters, p: SummaryParts) -> Summary {
         let secs = p.sim_ns as f64 / 1e9;
-        let per_sec = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
         let (erase_count, erase_count_histogram) = EraseStats::of(p.erase_counts);
         let requests = c.requests();
         Summary {
@@ -326,10 +323,7 @@ impl Summary {
             map_programs: c.map_programs,
             folded_bytes: c.folded_units * p.unit_bytes,
             direct_bytes: c.direct_units * p.unit_bytes,
-            iops: per_sec(requests as f64),
-            mbps: per_sec((c.host_read_bytes + c.host_write_bytes) as f64 / 1e6),
-            read_mbps: per_sec(c.host_read_bytes as f64 / 1e6),
-            write_mbps: per_sec(c.host_write_bytes as f64 / 1e6),
+            rates: Rates::of(c, secs),
             read_latency_us: p.reads.summary(),
             write_latency_us: p.writes.summary(),
             sim_seconds: secs,
@@ -346,6 +340,64 @@ impl Summary {
             erase_count,
             erase_count_histogram,
             death: p.death,
+        }
+    }
+}
+
+/// Host requests and MB/s (10^6 bytes) per simulated second.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rates {
+    pub iops: f64,
+    pub mbps: f64,
+    pub read_mbps: f64,
+    pub write_mbps: f64,
+}
+
+impl Rates {
+    /// The rates of the host traffic in `c` over `secs` (zero over no time).
+    pub fn of(c: &Counters, secs: f64) -> Rates {
+        let per_sec = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+        Rates {
+            iops: per_sec(c.requests() as f64),
+            mbps: per_sec((c.host_read_bytes + c.host_write_bytes) as f64 / 1e6),
+            read_mbps: per_sec(c.host_read_bytes as f64 / 1e6),
+            write_mbps: per_sec(c.host_write_bytes as f64 / 1e6),
+        }
+    }
+}
+
+/// One `[[phase.job]]`'s own figures, as fio reports each job of a group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobSummary {
+    pub name: String,
+    pub host_read_bytes: u64,
+    pub host_write_bytes: u64,
+    pub host_requests: u64,
+    pub host_read_requests: u64,
+    pub host_write_requests: u64,
+    #[serde(flatten)]
+    pub rates: Rates,
+    pub read_latency_us: LatencySummary,
+    pub write_latency_us: LatencySummary,
+    /// From the phase's start to the job's last completion.
+    pub sim_seconds: f64,
+}
+
+impl JobSummary {
+    /// `c`: the host counters of the job's own requests.
+    pub fn new(name: &str, c: &Counters, reads: &Latency, writes: &Latency, ns: u64) -> JobSummary {
+        let secs = ns as f64 / 1e9;
+        JobSummary {
+            name: name.to_string(),
+            host_read_bytes: c.host_read_bytes,
+            host_write_bytes: c.host_write_bytes,
+            host_requests: c.requests(),
+            host_read_requests: c.read_requests,
+            host_write_requests: c.write_requests,
+            rates: Rates::of(c, secs),
+            read_latency_us: reads.summary(),
+            write_latency_us: writes.summary(),
+            sim_seconds: secs,
         }
     }
 }

@@ -270,18 +270,19 @@ impl Timeline {
 
     /// A host read: like [`flash_read`](Self::flash_read), but with read
     /// priority it waits only for the operations in progress on the die and
-    /// the channel, and moves those queued there back.
+    /// the channel, and moves those queued there back. Returns when the die
+    /// starts sensing and when the data is in the controller.
     #[inline]
-    pub fn host_read(&mut self, t: u64, die: u32, read_ns: u64, units: u32) -> u64 {
+    pub fn host_read(&mut self, t: u64, die: u32, read_ns: u64, units: u32) -> (u64, u64) {
         if !self.enabled {
-            return t;
+            return (t, t);
         }
         let (d, c) = (die as usize, self.channel(die));
         let start = self.dies[d].read_start(t);
         let xfer_end =
             self.channels[c].book(t, start + read_ns, self.chan_units_ns[units as usize]);
         self.dies[d].insert_read(start, xfer_end);
-        xfer_end
+        (start, xfer_end)
     }
 
     /// Moves `units` mapping units to `die` once they are ready at `t`, then

@@ -69,10 +69,10 @@ fn a_burst_lands_in_the_static_cache_reads_fast_and_is_folded_in_idle() {
     );
     let (burst_c, burst_n) = (&cached[1].summary, &native[1].summary);
     assert!(
-        burst_c.write_mbps > 3.0 * burst_n.write_mbps,
+        burst_c.rates.write_mbps > 3.0 * burst_n.rates.write_mbps,
         "burst: {:.0} MB/s into pSLC, {:.0} MB/s into TLC",
-        burst_c.write_mbps,
-        burst_n.write_mbps
+        burst_c.rates.write_mbps,
+        burst_n.rates.write_mbps
     );
     // Reads of pSLC data sense faster than reads of TLC pages.
     let (slc_read, tlc_read) = (

@@ -111,7 +111,7 @@ erase_us = 1500"#
     );
     let mut sim = Simulator::new(cfg);
     let r = sim.run_phase(0, &mut |_| true).unwrap();
-    r.summary.write_mbps
+    r.summary.rates.write_mbps
 }
 
 #[test]
@@ -142,10 +142,9 @@ fn random_and_sequential_writes_cost_the_same_at_chip_level() {
     );
 }
 
-/// Latency of a read issued right after a burst of writes filled the write buffer.
-/// Returns the read's latency and how far it pushed back the die's last operation.
-fn read_behind_a_write_backlog(read_priority: bool) -> (u64, u64) {
-    let cfg = config(
+/// One SLC die (25 µs reads, 200 µs programs) on a fast link, `ftl` its `[ftl]` keys.
+fn one_die(ftl: &str) -> Config {
+    config(
         &format!(
             r#"cell = "slc"
 channels = 1
@@ -160,10 +159,16 @@ read_us = [25]
 program_us = [200]
 erase_us = 1500
 [ftl]
-read_priority = {read_priority}"#
+{ftl}"#
         ),
         ONE_PHASE,
-    );
+    )
+}
+
+/// Latency of a read issued right after a burst of writes filled the write buffer.
+/// Returns the read's latency and how far it pushed back the die's last operation.
+fn read_behind_a_write_backlog(read_priority: bool) -> (u64, u64) {
+    let cfg = one_die(&format!("read_priority = {read_priority}"));
     let mut drive = Drive::new(&cfg, 1);
     // 1,024 units buffered: about 200 ms of programs queue on the single die.
     let t = write_units(&mut drive, 1024, 0);
@@ -193,6 +198,44 @@ fn host_reads_go_ahead_of_queued_programs() {
     assert!(fcfs_push < 50_000, "{fcfs_push}");
 }
 
+/// A read behind a backlog of programs on its die (first come, first served),
+/// and a write arriving with it. Returns both latencies.
+fn write_behind_a_colliding_read(command_order: &str) -> (u64, u64) {
+    let cfg = one_die(&format!(
+        "read_priority = false\ncommand_order = \"{command_order}\""
+    ));
+    let mut drive = Drive::new(&cfg, 1);
+    // LPN 0 on flash, then 256 programs (about 51 ms) queued on the one die.
+    write_units(&mut drive, 1, 0);
+    drive.flush();
+    let t = write_units(&mut drive, 256, 1_000_000_000);
+    let read = Request {
+        op: Op::Read,
+        offset: 0,
+        len: 4096,
+    };
+    let write = Request {
+        op: Op::Write,
+        offset: 1000 * 4096,
+        len: 4096,
+    };
+    let read_latency = drive.submit(read, t).unwrap() - t;
+    let write_latency = drive.submit(write, t).unwrap() - t;
+    (read_latency, write_latency)
+}
+
+#[test]
+fn in_order_commands_make_reads_collide_with_writes() {
+    let (read, reordered) = write_behind_a_colliding_read("reordered");
+    let (read_in_order, in_order) = write_behind_a_colliding_read("in-order");
+    // The read waits for the die's backlog either way.
+    assert!(read > 40_000_000 && read == read_in_order, "{read} ns");
+    // Reordered, the write lands in the DRAM buffer at once; in order, the
+    // controller takes it only once the read has reached the die.
+    assert!(reordered < 100_000, "{reordered} ns");
+    assert!(in_order > read - 100_000, "{in_order} ns vs {read} ns");
+}
+
 /// MB/s of a QD-1 write phase of `block_size` requests into a large DRAM buffer
 /// (so that only the host interface counts).
 fn buffered_write_mbps(interface: &str, block_size: &str) -> f64 {
@@ -210,7 +253,11 @@ write_buffer = "256MiB""#
         &format!("[[phase]]\npattern = \"sequential\"\nblock_size = \"{block_size}\"\nqueue_depth = 1\nvolume = \"32MiB\"\n"),
     );
     let mut sim = Simulator::new(cfg);
-    sim.run_phase(0, &mut |_| true).unwrap().summary.write_mbps
+    sim.run_phase(0, &mut |_| true)
+        .unwrap()
+        .summary
+        .rates
+        .write_mbps
 }
 
 #[test]
@@ -273,11 +320,11 @@ fn random_read_iops(interface: &str, queue_depth: u32) -> f64 {
     let cfg = config(
         &format!("preset = \"snia-mlc\"\nblocks_per_plane = 256\ninterface = \"{interface}\""),
         &format!(
-            "[[phase]]\nkind = \"fill\"\nvolume = 1.0\n[[phase]]\npattern = \"random\"\nread_fraction = 1.0\nblock_size = \"4KiB\"\nqueue_depth = {queue_depth}\nrequests = 20000\n"
+            "[ftl]\ncommand_order = \"reordered\"\nread_priority = true\n[[phase]]\nkind = \"fill\"\nvolume = 1.0\n[[phase]]\npattern = \"random\"\nread_fraction = 1.0\nblock_size = \"4KiB\"\nqueue_depth = {queue_depth}\nrequests = 20000\n"
         ),
     );
     let mut sim = Simulator::new(cfg);
-    sim.run_all(&mut |_| true).unwrap()[1].summary.iops
+    sim.run_all(&mut |_| true).unwrap()[1].summary.rates.iops
 }
 
 #[test]
@@ -314,7 +361,7 @@ fn a_read_smaller_than_a_mapping_unit_sends_only_its_bytes() {
         );
         let mut sim = Simulator::new(cfg);
         let p = sim.run_all(&mut |_| true).unwrap();
-        (p[1].summary.iops, p[1].summary.host_read_bytes)
+        (p[1].summary.rates.iops, p[1].summary.host_read_bytes)
     };
     let (small, small_bytes) = iops("512B");
     let (unit, _) = iops("4KiB");

@@ -101,7 +101,8 @@ impl Simulator {
             .collect()
     }
 
-    /// Runs phase `index`; returns {"summary": dict, "timeseries": {column: list}}.
+    /// Runs phase `index`; returns {"summary": dict, "jobs": [dict], "timeseries": {column: list}}
+    /// (`jobs`: each `[[phase.job]]`'s own figures).
     /// `progress(fraction, info)` is called about every 0.2 s; if it raises, the run stops.
     #[pyo3(signature = (index, progress = None))]
     fn run_phase<'py>(
@@ -150,6 +151,7 @@ impl Simulator {
         };
         let out = PyDict::new(py);
         out.set_item("summary", to_py(py, &phase.summary)?)?;
+        out.set_item("jobs", to_py(py, &phase.jobs)?)?;
         let series = PyDict::new(py);
         for (i, name) in ROW_COLUMNS.iter().enumerate() {
             let col = phase.rows.iter().map(|r| r.values()[i]);

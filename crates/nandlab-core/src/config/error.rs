@@ -66,10 +66,16 @@ pub fn toml_location(path: &str) -> String {
             phase = rest.trim_end_matches(']').parse::<usize>().ok();
             continue;
         }
+        if let Some(rest) = seg.strip_prefix("job[") {
+            if let Ok(j) = rest.trim_end_matches(']').parse::<usize>() {
+                tables.push(format!("job #{}", j + 1));
+                continue;
+            }
+        }
         tables.push(seg.to_string());
     }
     if let Some(i) = phase {
-        let key = tables.join(".");
+        let key = tables.join(" ");
         return format!("[[phase]] #{} {}", i + 1, key)
             .trim_end()
             .to_string();

@@ -103,6 +103,8 @@ pub struct FtlConfig {
     pub idle_threshold_ns: u64,
     /// Host reads go ahead of programs, erases and GC waiting on a die.
     pub read_priority: bool,
+    /// Whether the controller overlaps host commands or takes them one at a time.
+    pub command_order: CommandOrder,
     /// The blocks that share free queue, victims, watermarks and frontiers.
     pub gc_scope: GcScope,
     /// ZombieNAND: a block dead at its bit mode drops one bit per cell (TLC →
@@ -159,6 +161,20 @@ pub struct PslcConfig {
     /// long bypasses a cache that has no room, into native blocks.
     pub direct_write: bool,
     pub direct_write_after: u64,
+}
+
+/// How the controller takes host commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommandOrder {
+    /// Commands overlap freely (NCQ/NVMe queues, reordered by the firmware):
+    /// each waits only for the resources it uses.
+    Reordered,
+    /// One command at a time, in arrival order, each once the previous one's
+    /// flash operations have been issued (firmware without command
+    /// reordering): a read waiting for a busy die holds up every command
+    /// behind it, so reads and writes collide.
+    InOrder,
 }
 
 /// What a GC pool is.
@@ -285,9 +301,22 @@ pub struct PhaseConfig {
     pub order_seed: Option<u64>,
     /// `kind = "trace"`: the trace and how to replay it.
     pub trace: Option<crate::trace::replay::ReplayConfig>,
+    /// `[[phase.job]]`: workloads that run together, each with its own queue
+    /// depth, stop condition and results (empty: the phase is one workload).
+    pub jobs: Vec<PhaseConfig>,
 }
 
 const SECTOR: u64 = 512;
+
+impl PhaseConfig {
+    /// Whether the phase stops by itself (else a trace's end or its phase stops it).
+    pub fn has_stop(&self) -> bool {
+        self.volume.is_some()
+            || self.requests.is_some()
+            || self.duration_ns.is_some()
+            || self.until_dead
+    }
+}
 
 impl Config {
     /// Loads a TOML config. `source` names it in error messages.
@@ -318,6 +347,7 @@ impl Config {
             return Err(ConfigError::new("", "a config must be a table of keys"));
         }
         apply_preset(&mut value)?;
+        inherit_job_keys(&mut value);
         let raw: RawConfig = serde_path_to_error::deserialize(value).map_err(|e| {
             let mut path = e.path().to_string();
             let msg = polish_serde_message(&e.inner().to_string());
@@ -361,6 +391,34 @@ fn apply_preset(value: &mut Value) -> Result<(), ConfigError> {
     deep_merge(&mut base, value.take());
     *value = base;
     Ok(())
+}
+
+/// Phase keys a `[[phase.job]]` does not take from its phase: its name, the
+/// phase's stop conditions (which stop all jobs together) and time series.
+const PHASE_ONLY_KEYS: [&str; 6] = ["job", "name", "volume", "requests", "duration", "interval"];
+
+/// Gives each `[[phase.job]]` its phase's workload keys (as fio's `[global]`),
+/// under the job's own.
+fn inherit_job_keys(value: &mut Value) {
+    let Some(phases) = value.get_mut("phase").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for phase in phases.iter_mut().filter_map(Value::as_object_mut) {
+        let mut shared = phase.clone();
+        for key in PHASE_ONLY_KEYS {
+            shared.remove(key);
+        }
+        let Some(jobs) = phase.get_mut("job").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for job in jobs.iter_mut() {
+            if let Value::Object(own) = job.take() {
+                let mut merged = shared.clone();
+                merged.extend(own);
+                *job = Value::Object(merged);
+            }
+        }
+    }
 }
 
 /// Overlays `top` onto `base`, table by table.
@@ -419,7 +477,15 @@ fn validate(raw: RawConfig) -> Result<Config, ConfigError> {
         .phases
         .into_iter()
         .enumerate()
-        .map(|(i, p)| validate_phase(i, p, &geometry, default_interval))
+        .map(|(i, p)| {
+            validate_phase(
+                &format!("[[phase]] #{}", i + 1),
+                i + 1,
+                p,
+                &geometry,
+                default_interval,
+            )
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Config {
         seed: raw.seed.unwrap_or(0),
@@ -664,6 +730,16 @@ fn validate_device(
         (Some(user), _) => user,
         (None, Capacity::OverProvisioning(op)) => (slots as f64 / (1.0 + op)).floor() as u64,
         (None, Capacity::Reserve(r)) => (slots as f64 * (1.0 - r)).floor() as u64,
+    };
+    let command_order = match f.command_order.as_deref().unwrap_or("reordered") {
+        "reordered" => CommandOrder::Reordered,
+        "in-order" => CommandOrder::InOrder,
+        s => {
+            return err(
+                "[ftl] command_order",
+                unknown("command order", s, &["reordered", "in-order"]),
+            )
+        }
     };
     let gc_scope = match f.gc_scope.as_deref().unwrap_or("plane") {
         "plane" => GcScope::Plane,
@@ -939,6 +1015,7 @@ fn validate_device(
         stripe_order,
         idle_threshold_ns: f.idle_threshold.map(|d| d.0).unwrap_or(1_000_000),
         read_priority: f.read_priority.unwrap_or(true),
+        command_order,
         gc_scope,
         zombie,
         wear_leveling,
@@ -1085,13 +1162,16 @@ pub fn early_switch_pool(g: &Geometry, gc_stop: u32) -> u32 {
         as u32
 }
 
+/// A phase (or a job of one): `label` names it in errors, `number` names it
+/// by default (`phase-N`).
 fn validate_phase(
-    i: usize,
-    p: RawPhase,
+    label: &str,
+    number: usize,
+    mut p: RawPhase,
     g: &Geometry,
     default_interval: Option<Interval>,
 ) -> Result<PhaseConfig, ConfigError> {
-    let k = |key: &str| format!("[[phase]] #{} {key}", i + 1);
+    let k = |key: &str| format!("{label} {key}");
     let kind = match p.kind.as_deref().unwrap_or("io") {
         "io" => PhaseKind::Io,
         "fill" => PhaseKind::Fill,
@@ -1105,7 +1185,14 @@ fn validate_phase(
         }
     };
     let trace = validate_trace(&p, kind, &k)?;
-    let name = p.name.unwrap_or_else(|| format!("phase-{}", i + 1));
+    if p.job.is_some() && kind != PhaseKind::Io {
+        return err(
+            &k("job"),
+            "jobs run synthetic workloads together: their phase is kind = \"io\"",
+        );
+    }
+    let jobs = validate_jobs(label, p.job.take(), g)?;
+    let name = p.name.unwrap_or_else(|| format!("phase-{number}"));
     let pattern = match p.pattern.as_deref().unwrap_or(if kind == PhaseKind::Io {
         "random"
     } else {
@@ -1332,7 +1419,13 @@ fn validate_phase(
             volume
         }
         PhaseKind::Io | PhaseKind::Trace => {
-            if volume.is_none() && p.requests.is_none() && duration_ns.is_none() && !until_dead {
+            let jobs_stop = !jobs.is_empty() && jobs.iter().all(PhaseConfig::has_stop);
+            if volume.is_none()
+                && p.requests.is_none()
+                && duration_ns.is_none()
+                && !until_dead
+                && !jobs_stop
+            {
                 return err(
                     &k("volume"),
                     "the phase needs a stop condition: one of volume, requests, duration, until",
@@ -1414,7 +1507,44 @@ fn validate_phase(
         data_factor,
         until_dead,
         order_seed: p.order_seed,
+        jobs,
     })
+}
+
+/// `[[phase.job]]` of the phase `label`: closed-loop synthetic workloads,
+/// each a phase of its own to the checks (its stop condition optional).
+fn validate_jobs(
+    label: &str,
+    jobs: Option<Vec<RawPhase>>,
+    g: &Geometry,
+) -> Result<Vec<PhaseConfig>, ConfigError> {
+    let mut out = Vec::new();
+    for (j, mut raw) in jobs.unwrap_or_default().into_iter().enumerate() {
+        let job_label = format!("{label} job #{}", j + 1);
+        let k = |key: &str| format!("{job_label} {key}");
+        let has_stop = raw.volume.is_some() || raw.requests.is_some() || raw.duration.is_some();
+        if raw.job.is_some() {
+            return err(&k("job"), "a job cannot have jobs of its own");
+        }
+        if raw.rate.is_some() || raw.idle_every.is_some() || raw.until.is_some() {
+            return err(
+                &k(if raw.rate.is_some() { "rate" } else if raw.idle_every.is_some() { "idle_every" } else { "until" }),
+                "jobs run closed loop (queue_depth) without idle gaps, until a volume, request count or duration",
+            );
+        }
+        if !has_stop {
+            // Checked as a phase: stopped by the phase's stop conditions.
+            raw.requests = Some(u64::MAX);
+        }
+        let name = raw.name.take().unwrap_or_else(|| format!("job-{}", j + 1));
+        let mut job = validate_phase(&job_label, j + 1, raw, g, None)?;
+        if !has_stop {
+            job.requests = None;
+        }
+        job.name = name;
+        out.push(job);
+    }
+    Ok(out)
 }
 
 /// The keys of a `kind = "trace"` phase (and that no other kind has them).

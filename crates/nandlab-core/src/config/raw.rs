@@ -206,6 +206,7 @@ pub struct RawFtl {
     pub stripe_order: Option<String>,
     pub idle_threshold: Option<Duration>,
     pub read_priority: Option<bool>,
+    pub command_order: Option<String>,
     pub gc_scope: Option<String>,
     pub zombie: Option<bool>,
     pub wear_leveling: Option<bool>,
@@ -266,4 +267,7 @@ pub struct RawPhase {
     pub unique_bytes: Option<Size>,
     #[serde(rename = "loop")]
     pub looping: Option<bool>,
+    /// `[[phase.job]]`: workloads run together (each has inherited the
+    /// phase's workload keys before deserialisation).
+    pub job: Option<Vec<RawPhase>>,
 }
