@@ -226,16 +226,16 @@ def lifetime_grid(
     for kind in kinds:
         if f"zombienand-synthetic-{kind}" not in presets():
             raise click.BadParameter(f"no preset zombienand-synthetic-{kind}; expected tlc or mlc", param_hint="--cells")
-    total = 2 * len(kinds) * len(_floats(reserves)) * len(_floats(working_sets)) * len(levels)
+    cells_total = len(kinds) * len(_floats(reserves)) * len(_floats(working_sets)) * len(levels)
     started = time.monotonic()
     with Progress(
-        TextColumn("lifetime runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-        console=Console(stderr=True, quiet=quiet), transient=True,
+        TextColumn("grid cells (2 lifetime runs each)"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TimeRemainingColumn(), console=Console(stderr=True, quiet=quiet), transient=True,
     ) as bar:
-        task = bar.add_task("", total=total)
+        task = bar.add_task("", total=cells_total)
         table = lifetime.grid(
             kinds, _floats(reserves), _floats(working_sets), levels, workers=workers, seed=seed,
-            on_run=lambda done, _total: bar.update(task, completed=done),
+            on_run=lambda done, total: bar.update(task, completed=done, total=total), out=out / "sweep",
         )
     wall = time.monotonic() - started
     from nandlab import plots  # matplotlib only when drawing
@@ -256,7 +256,8 @@ def lifetime_grid(
         )
     console = _stdout_console()
     console.print(summary)
-    console.print(f"{total} runs in {wall:.0f} s on {workers} workers; table and heatmaps in {escape(str(out))}/")
+    console.print(f"{2 * cells_total} runs in {wall:.0f} s on {workers} workers; table and heatmaps in {escape(str(out))}/ "
+                  f"(the sweep's dataset in {escape(str(out / 'sweep'))}/: run again to resume)")
 
 
 @cli.group()
@@ -816,6 +817,71 @@ def _stdout_console() -> Console:
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPED_WIDTH
     return console
+
+
+@cli.command("sweep", short_help="Run a parameter sweep: one run per grid point, on this machine or a dask cluster.")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path), metavar="SWEEP.toml")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Where the dataset goes (default: results/<sweep name>). Finished runs there are not run again.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, show_default="all cores", metavar="N",
+              help="Runs at once on this machine (processes).")
+@click.option("--scheduler", metavar="tcp://HOST:PORT", help="Run on a dask.distributed cluster: its scheduler's address.")
+@click.option("--local-cluster", type=click.IntRange(min=1), metavar="N",
+              help="Run on a dask LocalCluster of N worker processes.")
+@click.option("--only", "only", multiple=True, metavar="AXIS=V1,V2",
+              help="Only these positions of an axis (by label or value); repeatable.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: str | None,
+                  local_cluster: int | None, only: tuple[str, ...], quiet: bool) -> None:
+    """Run every point of a sweep file (a base config and axes: lists, ranges, zipped keys, labels)
+    into one Parquet dataset: results.parquet (one row per run: axis values and every summary
+    figure) and timeseries/ (one partition per run). A killed sweep started again skips the runs it
+    finished. A failed run is recorded and the others go on; the exit status is the number of
+    failed runs (at most 100)."""
+    from nandlab import sweep
+
+    if scheduler is not None and local_cluster is not None:
+        raise click.BadParameter("give either --scheduler or --local-cluster", param_hint="--local-cluster")
+    study = sweep.load(file)
+    selection: dict[str, list[str]] = {}
+    for item in only:
+        name, equals, values = item.partition("=")
+        if not equals or not values:
+            raise click.BadParameter(f"expected AXIS=V1,V2, found {item!r}", param_hint="--only")
+        selection.setdefault(name.strip(), []).extend(v.strip() for v in values.split(","))
+    try:
+        study = study.only(**selection)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--only") from None
+    directory = out if out is not None else Path("results") / study.name
+    stderr = Console(stderr=True, quiet=quiet)
+    started = time.monotonic()
+    with Progress(
+        TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
+        TimeElapsedColumn(), TimeRemainingColumn(), console=stderr, transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None, failed="")
+
+        def progress(done: int, total: int, failed: int) -> None:
+            bar.update(task, completed=done, total=total, failed=f"{failed} failed" if failed else "")
+
+        outcome = sweep.run(study, directory, workers=workers, scheduler=scheduler,
+                            local_cluster=local_cluster, progress=progress)
+    wall = time.monotonic() - started
+    where = scheduler or (f"a dask LocalCluster of {local_cluster}" if local_cluster else
+                          f"{workers or os.cpu_count() or 1} processes")
+    console = _stdout_console()
+    console.print(
+        f"{study.name}: {outcome.results.height} runs — {outcome.ran} ran now on {escape(where)} in {wall:.1f} s, "
+        f"{outcome.reused} finished earlier, {outcome.failed} failed. Dataset in {escape(str(directory))}/",
+        highlight=False, soft_wrap=True,
+    )
+    failures = outcome.results.filter(pl.col("status") == "failed")
+    for row in failures.head(10).iter_rows(named=True):
+        console.print(f"  failed: run {row['run']} ({row['run_id']}): {escape(str(row['error']))}", highlight=False,
+                      soft_wrap=True)
+    if failures.height:
+        raise click.exceptions.Exit(min(failures.height, 100))
 
 
 @cli.command("matrix", short_help="SNIA-style matrices: IOPS and MB/s over R/W mix x block size, burst and steady.")

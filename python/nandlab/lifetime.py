@@ -8,29 +8,29 @@ paper's synthetic grid (its Fig. 3)::
     report["lifetime_ratio"], report["latency_ratio"]
 
     report = lifetime.compare(lifetime.synthetic("zombienand-synthetic-tlc", reserve=0.3, working_set=0.1))
-    table = lifetime.grid(workers=2)                     # polars DataFrame, one row per cell
+    table = lifetime.grid(workers=2)                     # polars DataFrame, one row per cell (a sweep)
 """
 
 from __future__ import annotations
 
-import itertools
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 import polars as pl
 
 from nandlab import api
-from nandlab._core import ConfigError
+from nandlab._core import ConfigError, SimulationError
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-__all__ = ["GRID_READ_LEVELS", "compare", "grid", "run", "synthetic"]
+__all__ = ["GRID_READ_LEVELS", "compare", "grid", "grid_sweep", "run", "synthetic"]
 
 GRID_CELLS = ("tlc", "mlc")
 GRID_RESERVES = (0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
@@ -121,20 +121,26 @@ def _mean_latency(ts: pl.DataFrame, upto_bytes: float | None = None, after_bytes
     return float((ts["latency_mean_us"] * ts["requests"]).sum() / weight)
 
 
-def compare(config: api.ConfigSource, seed: int | None = None, progress: Any = None) -> dict[str, Any]:
+def compare(
+    config: api.ConfigSource, seed: int | None = None, progress: Any = None, timeseries: bool = False
+) -> dict[str, Any]:
     """Run ZombieNAND and the baseline from the same config, each until death.
 
     Returns ``lifetime_ratio`` (host bytes written until death, ZombieNAND / baseline),
     ``latency_ratio`` (mean request latency over the baseline's life, ZombieNAND / baseline),
     ``latency_ratio_after`` (ZombieNAND's mean after the baseline died / the baseline's mean), and
-    ``zombie`` and ``baseline`` (each as ``run`` returns it, without ``result``).
+    ``zombie`` and ``baseline`` (each as ``run`` returns it, without ``result``); with
+    ``timeseries``, also ``zombie_timeseries`` and ``baseline_timeseries`` (each run's whole time series).
     """
     # Both drives level wear the same way (ZombieNAND's usage-table GC), so
     # only the bit-mode switch and the early-switch pool differ.
     cfg = _with_wear_leveling(config)
-    zombie = _slim(run(cfg, zombie=True, seed=seed, progress=progress))
-    baseline = _slim(run(cfg, zombie=False, seed=seed, progress=progress))
-    return _report(zombie, baseline)
+    zombie = run(cfg, zombie=True, seed=seed, progress=progress)
+    baseline = run(cfg, zombie=False, seed=seed, progress=progress)
+    report = _report(_slim(zombie), _slim(baseline))
+    if timeseries:
+        report.update(zombie_timeseries=zombie["result"].timeseries, baseline_timeseries=baseline["result"].timeseries)
+    return report
 
 
 def _with_wear_leveling(config: api.ConfigSource) -> dict[str, Any]:
@@ -172,48 +178,53 @@ def grid(
     reserves: Sequence[float] = GRID_RESERVES,
     working_sets: Sequence[float] = GRID_WORKING_SETS,
     read_levels: dict[str, float] | None = None,
-    workers: int = 1,
+    workers: int | None = None,
     seed: int = 1,
     on_run: Callable[[int, int], None] | None = None,
+    out: str | os.PathLike[str] | None = None,
 ) -> pl.DataFrame:
     """The paper's synthetic grid (Fig. 3): for each cell type (``tlc``, ``mlc``: the
     ``zombienand-synthetic-*`` presets), reserve, working set and read level, ZombieNAND and the
-    baseline run until death. ``workers`` runs go at once (threads: the engine releases the GIL);
-    ``on_run(done, total)`` is called as runs finish. One row per grid cell, with ``lifetime_ratio``,
-    ``latency_ratio``, ``latency_ratio_after`` and both runs' host bytes, drive writes, wall times
-    and causes of death."""
+    baseline run until death — a ``lifetime-compare`` sweep (``grid_sweep``) on ``workers``
+    processes, its dataset in ``out`` (resumable; a temporary directory without one).
+    ``on_run(done, total)`` is called as grid cells finish. One row per grid cell, with
+    ``lifetime_ratio``, ``latency_ratio``, ``latency_ratio_after`` and both runs' host bytes, drive
+    writes and causes of death. Raises SimulationError if a run failed."""
+    from nandlab import sweep
+
+    study = grid_sweep(cells, reserves, working_sets, read_levels, seed)
+    progress = None if on_run is None else (lambda done, total, _failed: on_run(done, total))
+    with tempfile.TemporaryDirectory(prefix="nandlab-grid-") as scratch:
+        table = sweep.run(study, out if out is not None else scratch, workers=workers, progress=progress).results
+    failed = table.filter(pl.col("status") == "failed")
+    if failed.height:
+        raise SimulationError(f"{failed.height} grid runs failed; the first: {failed['error'][0]}")
+    sides = [f"{side}_{key}" for side in ("zombie", "baseline") for key in ("host_write_bytes", "drive_writes", "death")]
+    return table.select(
+        "cell", "reserve", "working_set", "read_level", pl.col("phase.0.read_fraction").alias("read_fraction"),
+        "lifetime_ratio", "latency_ratio", "latency_ratio_after", *sides,
+    )
+
+
+def grid_sweep(
+    cells: Sequence[str] = GRID_CELLS,
+    reserves: Sequence[float] = GRID_RESERVES,
+    working_sets: Sequence[float] = GRID_WORKING_SETS,
+    read_levels: dict[str, float] | None = None,
+    seed: int = 1,
+) -> Any:
+    """The grid as a ``nandlab.sweep.Sweep`` (``examples/zombienand-grid.toml`` is the same, as a file)."""
+    from nandlab import sweep
+
     levels = GRID_READ_LEVELS if read_levels is None else read_levels
-    points = list(itertools.product(cells, reserves, working_sets, levels.items()))
-    configs = {
-        point: _with_wear_leveling(synthetic(f"zombienand-synthetic-{point[0]}", point[1], point[2], point[3][1], seed))
-        for point in points
-    }
-    jobs = [(point, zombie) for point in points for zombie in (True, False)]
-    # Longest first (MLC, small working sets), so that the pool does not end on one long run.
-    jobs.sort(key=lambda job: (job[0][0] != "mlc", job[0][2]))
-    runs: dict[tuple, dict[str, Any]] = {}
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(run, configs[point], zombie=zombie): (point, zombie) for point, zombie in jobs}
-        for done, future in enumerate(as_completed(futures), 1):
-            runs[futures[future]] = _slim(future.result())
-            if on_run is not None:
-                on_run(done, len(jobs))
-    rows = []
-    for point in points:
-        cell, reserve, working_set, (level, read_fraction) = point
-        report = _report(runs[(point, True)], runs[(point, False)])
-        row = {
-            "cell": cell,
-            "reserve": reserve,
-            "working_set": working_set,
-            "read_level": level,
-            "read_fraction": read_fraction,
-            "lifetime_ratio": report["lifetime_ratio"],
-            "latency_ratio": report["latency_ratio"],
-            "latency_ratio_after": report["latency_ratio_after"],
-        }
-        for side in ("zombie", "baseline"):
-            for key in ("host_write_bytes", "drive_writes", "wall_seconds", "death"):
-                row[f"{side}_{key}"] = report[side][key]
-        rows.append(row)
-    return pl.DataFrame(rows)
+    presets = [f"zombienand-synthetic-{cell}" for cell in cells]
+    base = _with_wear_leveling(synthetic(presets[0], seed=seed))
+    base["description"] = "ZombieNAND synthetic workload (the paper's Fig. 3 grid)"
+    axes = (
+        sweep.Axis("cell", ("device.preset", "phase.0.block_size"),
+                   tuple((preset, synthetic(preset)["phase"][0]["block_size"]) for preset in presets), tuple(cells)),
+        sweep.Axis("reserve", ("device.reserve",), tuple((r,) for r in reserves)),
+        sweep.Axis("working_set", ("phase.0.working_set",), tuple((w,) for w in working_sets)),
+        sweep.Axis("read_level", ("phase.0.read_fraction",), tuple((f,) for f in levels.values()), tuple(levels)),
+    )
+    return sweep.Sweep(name="zombienand-synthetic-grid", procedure="lifetime-compare", base=base, axes=axes)

@@ -1,0 +1,189 @@
+"""Sweeps (`nandlab sweep`, issue 7): the sweep file and its errors; the ZombieNAND grid shipped in
+examples/ on a process pool and on a dask LocalCluster with the same results (and the same as
+`lifetime.grid`); a sweep killed with SIGKILL and started again runs only what it had not finished
+and ends with the dataset of an uninterrupted sweep; a failing run is recorded and counted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from nandlab import lifetime, sweep
+from nandlab._core import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+GRID = ROOT / "examples" / "zombienand-grid.toml"
+SMALL = {"cell": ["tlc"], "reserve": [0.3], "working_set": [1.0], "read_level": ["low", "high"]}
+
+QUICK = """
+[sweep]
+name = "quick"
+[base]
+[base.device]
+preset = "snia-slc"
+capacity = "1GiB"
+[[base.phase]]
+kind = "fill"
+[[base.phase]]
+name = "writes"
+pattern = "random"
+block_size = "4KiB"
+queue_depth = 32
+volume = {volume}
+[[axis]]
+key = "seed"
+range = {{ start = 1, stop = {runs}, step = 1 }}
+"""
+
+
+def quick(tmp_path: Path, runs: int, volume: float = 0.25) -> Path:
+    path = tmp_path / "quick.toml"
+    path.write_text(QUICK.format(runs=runs, volume=volume))
+    return path
+
+
+# --- the sweep file ----------------------------------------------------------------------------
+
+
+def test_the_grid_file_has_the_papers_axes() -> None:
+    s = sweep.load(GRID)
+    assert [(a.name, len(a)) for a in s.axes] == [("cell", 2), ("reserve", 6), ("working_set", 4), ("read_level", 3)]
+    assert len(s) == 144 and s.procedure == "lifetime-compare"
+    assert [v for (v,) in s.axes[1].values] == [0.05, 0.1, 0.15, 0.2, 0.25, 0.3]  # range, stop included
+    cell = s.axes[0]
+    assert cell.keys == ("device.preset", "phase.0.block_size") and cell.values[1] == ("zombienand-synthetic-mlc", "4KiB")
+    first = sweep.points(s.only(**SMALL))[1]
+    assert first.coordinates == {"cell": "tlc", "reserve": 0.3, "working_set": 1.0, "read_level": "high"}
+    assert first.config["phase"][0]["read_fraction"] == 0.75 and first.config["device"]["reserve"] == 0.3
+
+
+def test_linspace_zip_and_star_keys(tmp_path: Path) -> None:
+    s = sweep.parse("""
+[base]
+[base.device]
+preset = "snia-slc"
+capacity = "1GiB"
+[[base.phase]]
+kind = "fill"
+[[base.phase]]
+volume = 0.1
+[[axis]]
+name = "mix"
+key = "phase.*.read_fraction"
+linspace = { start = 0.0, stop = 1.0, num = 5 }
+""")
+    assert [v for (v,) in s.axes[0].values] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    p = sweep.points(s)[2]
+    assert [phase["read_fraction"] for phase in p.config["phase"]] == [0.5, 0.5]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[[axis]]\nkey = 'device.reserve'\nvalues = [0.1, 0.2]\nlabels = ['a']", r"\[\[axis\]\] #1 labels: expected 2 distinct labels"),
+    ("[[axis]]\nzip = [{ key = 'a.b', values = [1, 2] }, { key = 'c.d', values = [1] }]", r"zipped keys need as many values each"),
+    ("[[axis]]\nkey = 'device.reserve'\nvalues = [0.1]\nrange = { start = 0, stop = 1, step = 1 }", r"exactly one of values, range, linspace"),
+    ("[[axis]]\nkey = 'device.reserve'\nrange = { start = 0, stop = 1, step = -1 }", r"range: step -1 does not lead from 0 to 1"),
+    ("[[axis]]\nkey = 'phase.3.volume'\nvalues = [1]", r"phase.3 is not an item of the base config's list of 1"),
+    ("[[axis]]\nkey = 'device.reserve'\nvalues = [0.1]\nvalue = 2", r"unknown key 'value'"),
+    ("[[axis]]\nkey = 'device.reserve'\nvalues = [7]", r"the run at reserve = 7: \[device\] reserve"),
+])
+def test_bad_sweep_files_name_the_axis_and_key(text: str, message: str) -> None:
+    base = "[base]\n[base.device]\npreset = 'snia-slc'\ncapacity = '1GiB'\n[[base.phase]]\nvolume = 0.1\n"
+    with pytest.raises(ConfigError, match=message):
+        sweep.points(sweep.parse(base + text, "bad.toml"))
+
+
+def test_only_names_what_is_missing() -> None:
+    with pytest.raises(ValueError, match="axis 'reserve' has no '0.9'"):
+        sweep.load(GRID).only(reserve=["0.9"])
+    with pytest.raises(ValueError, match="no axis 'size'"):
+        sweep.load(GRID).only(size=[1])
+
+
+# --- running -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def local_grid(tmp_path_factory: pytest.TempPathFactory) -> sweep.Outcome:
+    return sweep.run(sweep.load(GRID).only(**SMALL), tmp_path_factory.mktemp("local"), workers=2)
+
+
+def test_the_grid_matches_lifetime_grid(local_grid: sweep.Outcome) -> None:
+    table = local_grid.results
+    assert table["status"].to_list() == ["ok", "ok"] and table["read_level"].to_list() == ["low", "high"]
+    direct = lifetime.grid(["tlc"], [0.3], [1.0], {"low": 0.25, "high": 0.75}, workers=2)
+    for key in ("lifetime_ratio", "latency_ratio", "latency_ratio_after"):
+        assert table[key].to_list() == direct[key].to_list()
+    assert table["zombie_host_write_bytes"].to_list() == direct["zombie_host_write_bytes"].to_list()
+    series = pl.read_parquet(local_grid.directory / "timeseries", hive_partitioning=True)
+    assert set(series["run_id"].unique()) == set(table["run_id"]) and set(series["side"]) == {"zombie", "baseline"}
+
+
+def test_a_dask_local_cluster_gives_the_same_dataset(local_grid: sweep.Outcome, tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    on_dask = sweep.run(sweep.load(GRID).only(**SMALL), tmp_path / "dask", local_cluster=2)
+    assert on_dask.ran == 2 and on_dask.results.equals(local_grid.results)
+
+
+def test_a_killed_sweep_resumes_with_only_the_unfinished_runs(tmp_path: Path) -> None:
+    file = quick(tmp_path, runs=8, volume=2.0)
+    command = [str(Path(sys.executable).parent / "nandlab"), "sweep", str(file), "--workers", "1", "--quiet"]
+    killed, whole = tmp_path / "killed", tmp_path / "whole"
+    process = subprocess.Popen([*command, "--out", str(killed)], start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    finished = lambda: len(list((killed / "runs").glob("*[0-9a-f].parquet")))  # noqa: E731
+    deadline = time.monotonic() + 120
+    while finished() < 3 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)  # the sweep and its worker processes, mid-run
+    process.wait()
+    done = finished()
+    assert 3 <= done < 8, f"{done} runs finished before the kill"
+    assert not (killed / "results.parquet").exists()
+    again = subprocess.run([*command, "--out", str(killed)], capture_output=True, text=True, check=True)
+    assert f"{8 - done} ran now" in again.stdout and f"{done} finished earlier" in again.stdout, again.stdout
+    subprocess.run([*command, "--out", str(whole)], capture_output=True, check=True)
+    resumed, uninterrupted = pl.read_parquet(killed / "results.parquet"), pl.read_parquet(whole / "results.parquet")
+    assert resumed.height == 8 and resumed.equals(uninterrupted)
+    assert len(list((killed / "timeseries").iterdir())) == 8
+
+
+def test_a_failing_run_is_recorded_and_counted(nandlab_cli, tmp_path: Path) -> None:
+    # An MSR trace with a malformed line 80: replayed with skip_bad it runs, without it the run
+    # fails when it reaches that line (the config itself is valid).
+    lines = [f"{128166372000000000 + i * 1000},host,0,Write,{i * 4096},4096,100" for i in range(100)]
+    lines[79] = "not,a,record"
+    trace = tmp_path / "t.csv"
+    trace.write_text("\n".join(lines) + "\n")
+    file = tmp_path / "s.toml"
+    file.write_text(f"""
+[sweep]
+procedure = "run"
+[base]
+[base.device]
+preset = "snia-slc"
+capacity = "1GiB"
+[[base.phase]]
+kind = "trace"
+trace = "{trace}"
+format = "msr"
+[[axis]]
+name = "bad_lines"
+key = "phase.0.skip_bad"
+values = [true, false]
+labels = ["skip", "stop"]
+""")
+    result = nandlab_cli("sweep", file, "--out", tmp_path / "out", "--workers", "2")
+    assert result.exit_code == 1, result.output  # one run failed
+    assert "1 failed" in result.stdout and "t.csv:80:" in result.stdout
+    table = pl.read_parquet(tmp_path / "out" / "results.parquet")
+    assert table["status"].to_list() == ["ok", "failed"]
+    assert table["host_write_bytes"].to_list() == [99 * 4096, None]
+    assert "TraceError" in table["error"][1] and "t.csv:80:" in table["error"][1]
+    assert (tmp_path / "out" / "failures" / f"{table['run_id'][1]}.json").exists()
