@@ -15,11 +15,13 @@ Procedures live in their own modules: ``nandlab.lifetime`` (pristine to dead, Zo
 baseline, the paper's grid), ``nandlab.qualify`` (Swissbit AN2103's write, read and pSLC tests),
 ``nandlab.traces`` (what a block I/O trace holds; ``kind = "trace"`` phases replay one),
 ``nandlab.fio`` (fio job files) and ``nandlab.matrix`` (the SNIA tutorial's IOPS and bandwidth
-matrices, burst and steady state).
+matrices, burst and steady state), ``nandlab.sweep`` (parameter studies on a process pool or a dask
+cluster).
 """
 
 from nandlab._core import (
     ConfigError,
+    InternalError,
     SimulationError,
     Simulator,
     default_config_toml,
@@ -30,6 +32,7 @@ from nandlab.api import Result, make_simulator, run
 
 __all__ = [
     "ConfigError",
+    "InternalError",
     "Result",
     "SimulationError",
     "Simulator",

@@ -1,5 +1,8 @@
-"""Shared fixtures: a tiny drive config (as TOML text, dict and file) and a CLI runner."""
+"""Shared fixtures: a tiny drive config (as TOML text, dict and file) and a CLI runner. Every test
+runs with the integrity oracle on (``NANDLAB_INTEGRITY=1``): any read that does not get the latest
+acknowledged write fails the run that made it."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,8 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib
 
 from nandlab.cli import cli
+
+os.environ["NANDLAB_INTEGRITY"] = "1"
 
 TINY_TOML = """\
 seed = 1

@@ -117,9 +117,30 @@ impl Drive {
     fn run(&mut self, req: Request, t: u64) -> Result<u64, SimError> {
         match req.op {
             Op::Write => self.write(req, t),
-            Op::Read => Ok(self.read(req, t)),
+            Op::Read => {
+                if self.ftl.oracle.is_some() {
+                    self.verify(req)?;
+                }
+                Ok(self.read(req, t))
+            }
             Op::Trim => Ok(self.trim(req, t)),
         }
+    }
+
+    /// With the integrity oracle on: every unit a read covers maps to its
+    /// latest acknowledged write (or, never written or trimmed, to nothing).
+    fn verify(&mut self, req: Request) -> Result<(), SimError> {
+        let first = self.unit.of(req.offset);
+        let last = self.unit.of(req.offset + req.len as u64 - 1);
+        for lpn in first..=last {
+            self.ftl
+                .check_read(lpn as u32)
+                .map_err(SimError::Integrity)?;
+        }
+        if let Some(o) = &mut self.ftl.oracle {
+            o.checked_reads += last - first + 1;
+        }
+        Ok(())
     }
 
     /// Hints the request after this one, so its map entry is in cache in time.

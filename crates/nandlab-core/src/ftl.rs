@@ -307,6 +307,9 @@ impl Ftl {
     /// Removes `lpn`'s mapping (TRIM). Returns whether it was mapped.
     #[inline]
     pub fn trim(&mut self, lpn: u32) -> bool {
+        if let Some(o) = &mut self.oracle {
+            o.trim(lpn);
+        }
         let old = self.l2p[lpn as usize];
         if old == 0 {
             return false;
@@ -797,7 +800,7 @@ impl Ftl {
         self.map_access(lpn, MapAccess::Update, ready, tl);
         self.map(lpn, slot);
         if let Some(o) = &mut self.oracle {
-            o.moved(from, slot);
+            o.moved(lpn, from, slot);
         }
         self.gc_fill[p] += 1;
         self.gc_ready[p] = self.gc_ready[p].max(ready);

@@ -65,6 +65,14 @@ pub enum SimError {
     Aborted,
     /// A trace phase's trace could not be read.
     Trace(trace::TraceError),
+    /// The integrity oracle caught a read that does not get the latest
+    /// acknowledged write (the report names the unit and its history).
+    Integrity(String),
+    /// The drive's state would not fit in the memory left on this machine.
+    OutOfMemory {
+        needed: u64,
+        available: u64,
+    },
 }
 
 impl From<trace::TraceError> for SimError {
@@ -77,6 +85,14 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             SimError::Trace(e) => write!(f, "{e}"),
+            SimError::Integrity(report) => write!(f, "{report}"),
+            SimError::OutOfMemory { needed, available } => write!(
+                f,
+                "this drive's state needs about {}, and only {} of RAM is available: \
+                 simulate a smaller capacity (or a larger mapping unit)",
+                units::human_bytes(*needed),
+                units::human_bytes(*available)
+            ),
             SimError::NoFreeBlock { pool } => write!(
                 f,
                 "GC pool {pool} has no erased block left for writing (worn-out blocks are retired; \

@@ -1,6 +1,7 @@
-//! Large zeroed arrays (the mapping tables) backed by transparent huge pages
-//! where the OS offers them: far fewer page faults and TLB misses when a run
-//! touches hundreds of megabytes of map, which matters most in virtual machines.
+//! Memory: large zeroed arrays (the mapping tables) backed by transparent huge
+//! pages where the OS offers them (far fewer page faults and TLB misses when a
+//! run touches hundreds of megabytes of map, which matters most in virtual
+//! machines), and the check that a drive's state fits before a run starts.
 
 /// A zero-filled `Vec<u32>` of `n` entries whose pages the OS provides lazily,
 /// as 2 MiB huge pages on Linux.
@@ -77,4 +78,33 @@ pub fn populate(regions: &[Region]) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = regions;
+}
+
+/// Bytes of RAM a drive's state can take at most: the two mapping tables
+/// (4 bytes per user unit, 4 per physical slot), per-block state, the
+/// integrity oracle's stamps when on (4 + 1 per unit, 4 per slot), and a
+/// fixed allowance for histograms, buffers and trace replay.
+pub fn state_bytes(g: &crate::geometry::Geometry, integrity: bool) -> u64 {
+    const PER_BLOCK: u64 = 96;
+    const FIXED: u64 = 64 << 20;
+    let maps = 4 * g.user_units + 4 * g.slots;
+    let oracle = if integrity {
+        5 * g.user_units + 4 * g.slots
+    } else {
+        0
+    };
+    maps + oracle + PER_BLOCK * g.blocks as u64 + FIXED
+}
+
+/// Bytes of RAM the OS can still give (`MemAvailable`), or the
+/// `NANDLAB_MEMORY_LIMIT` environment variable (bytes, or a size such as
+/// `512MiB`) where set; None where neither is known.
+pub fn available_bytes() -> Option<u64> {
+    if let Ok(limit) = std::env::var("NANDLAB_MEMORY_LIMIT") {
+        return crate::units::parse_size(limit.trim()).ok();
+    }
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }

@@ -6,7 +6,7 @@ use crate::config::{Arrival, Config, Interval, Pattern, PhaseConfig, PhaseKind};
 use crate::drive::Drive;
 use crate::ftl::Ftl;
 use crate::memory;
-use crate::stats::{Counters, JobSummary, Latency, Row, Summary, SummaryParts};
+use crate::stats::{Counters, IntegrityCounts, JobSummary, Latency, Row, Summary, SummaryParts};
 use crate::trace::replay::Replay;
 use crate::workload::{derive_seed, Generator, Op, Request, Scatter};
 use crate::SimError;
@@ -237,9 +237,25 @@ struct JobRun {
 }
 
 impl Simulator {
+    /// A pristine drive for `cfg`, if its state fits in the memory available
+    /// (else an error saying how much it needs, before anything is allocated).
+    pub fn try_new(cfg: Config) -> Result<Simulator, SimError> {
+        let integrity = cfg.checks.integrity || integrity_from_env();
+        let needed = memory::state_bytes(&cfg.geometry, integrity);
+        match memory::available_bytes() {
+            Some(available) if needed > available => {
+                Err(SimError::OutOfMemory { needed, available })
+            }
+            _ => Ok(Simulator::new(cfg)),
+        }
+    }
+
     /// A pristine drive for `cfg`.
     pub fn new(cfg: Config) -> Simulator {
-        let drive = Drive::new(&cfg, derive_seed(cfg.seed, "gc", 0));
+        let mut drive = Drive::new(&cfg, derive_seed(cfg.seed, "gc", 0));
+        if cfg.checks.integrity || integrity_from_env() {
+            drive.ftl.enable_oracle();
+        }
         Simulator {
             drive,
             cfg,
@@ -383,6 +399,10 @@ impl Simulator {
                 erase_counts: &self.drive.ftl.blocks.erase_count,
                 death: phase_death,
                 unit_bytes: self.cfg.geometry.unit_size as u64,
+                integrity: self.drive.ftl.oracle.as_ref().map(|o| IntegrityCounts {
+                    stamped: o.stamped,
+                    checked_reads: o.checked_reads,
+                }),
             },
         );
         Ok(PhaseResult {
@@ -408,6 +428,10 @@ impl Simulator {
                 erase_counts: &self.drive.ftl.blocks.erase_count,
                 death: self.death.clone(),
                 unit_bytes: self.cfg.geometry.unit_size as u64,
+                integrity: self.drive.ftl.oracle.as_ref().map(|o| IntegrityCounts {
+                    stamped: o.stamped,
+                    checked_reads: o.checked_reads,
+                }),
             },
         )
     }
@@ -826,6 +850,12 @@ impl Simulator {
         }
         Ok(())
     }
+}
+
+/// `NANDLAB_INTEGRITY=1` (or true, yes): the integrity oracle on in every run
+/// (the test suites set it).
+fn integrity_from_env() -> bool {
+    std::env::var("NANDLAB_INTEGRITY").is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
 }
 
 /// Where a phase's requests come from.

@@ -276,6 +276,16 @@ pub struct Summary {
     pub erase_count_histogram: Vec<(u32, u64)>,
     /// Why the drive died, if it did (in this phase, or in the run).
     pub death: Option<String>,
+    /// With the integrity oracle on: what it has checked so far on this drive.
+    pub integrity: Option<IntegrityCounts>,
+}
+
+/// The integrity oracle's work: operations stamped (host writes, moves,
+/// TRIMs) and units checked on host reads, all passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct IntegrityCounts {
+    pub stamped: u64,
+    pub checked_reads: u64,
 }
 
 /// Inputs of a [`Summary`] besides the counters.
@@ -292,6 +302,7 @@ pub struct SummaryParts<'a> {
     pub death: Option<String>,
     /// Bytes of a mapping unit.
     pub unit_bytes: u64,
+    pub integrity: Option<IntegrityCounts>,
 }
 
 impl Summary {
@@ -340,6 +351,7 @@ impl Summary {
             erase_count,
             erase_count_histogram,
             death: p.death,
+            integrity: p.integrity,
         }
     }
 }

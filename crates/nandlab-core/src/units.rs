@@ -171,6 +171,21 @@ pub fn transfer_ns(bytes: u64, rate: u64) -> u64 {
     ((bytes as u128 * 1_000_000_000 + rate as u128 / 2) / rate as u128) as u64
 }
 
+/// `1.5 GiB`, `64.0 MiB`, `512 B`: a byte count for messages.
+pub fn human_bytes(bytes: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let b = bytes as f64;
+    if b >= KIB * KIB * KIB {
+        format!("{:.1} GiB", b / (KIB * KIB * KIB))
+    } else if b >= KIB * KIB {
+        format!("{:.1} MiB", b / (KIB * KIB))
+    } else if b >= KIB {
+        format!("{:.1} KiB", b / KIB)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,43 @@ create_exception!(
     "A run that could not go on."
 );
 
+create_exception!(
+    _core,
+    InternalError,
+    SimulationError,
+    "A bug in nandlab (a Rust panic): the message and where; the simulator that hit it is stopped."
+);
+
+/// Runs `f`, turning a Rust panic into the message of an [`InternalError`]
+/// (never a crash, nor a panic crossing into Python).
+fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_string());
+        let place = PANIC_PLACE.with(|p| p.take()).unwrap_or_default();
+        format!("internal error (a bug in nandlab, please report it): {message}{place}")
+    })
+}
+
+thread_local! {
+    /// Where the last panic on this thread happened (set by the panic hook).
+    static PANIC_PLACE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Replaces Rust's default panic report on stderr: the place goes into the
+/// Python exception's message instead (one line for the CLI).
+fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let place = info
+            .location()
+            .map(|l| format!(" (at {}:{})", l.file(), l.line()));
+        PANIC_PLACE.with(|p| *p.borrow_mut() = place);
+    }));
+}
+
 /// Turns JSON-able Rust data into Python objects through the json module.
 fn to_py<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
     let text = serde_json::to_string(v).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
@@ -41,6 +78,8 @@ fn to_py<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<'py,
 #[pyclass(module = "nandlab._core")]
 struct Simulator {
     sim: CoreSimulator,
+    /// Set when a run hit an internal error: the state may be inconsistent.
+    broken: Option<String>,
 }
 
 #[pymethods]
@@ -61,9 +100,10 @@ impl Simulator {
         if let Some(s) = seed {
             cfg.seed = s;
         }
-        Ok(Simulator {
-            sim: CoreSimulator::new(cfg),
-        })
+        let sim = guard(|| CoreSimulator::try_new(cfg))
+            .map_err(InternalError::new_err)?
+            .map_err(|e| SimulationError::new_err(e.to_string()))?;
+        Ok(Simulator { sim, broken: None })
     }
 
     /// The resolved config (preset applied, every default filled in).
@@ -111,6 +151,11 @@ impl Simulator {
         index: usize,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        if let Some(message) = &self.broken {
+            return Err(InternalError::new_err(format!(
+                "this simulator stopped after an earlier error: {message}"
+            )));
+        }
         let mut callback_error: Option<PyErr> = None;
         let sim = &mut self.sim;
         let result = py.detach(|| {
@@ -139,8 +184,15 @@ impl Simulator {
                     }
                 })
             };
-            sim.run_phase(index, &mut report)
+            guard(|| sim.run_phase(index, &mut report))
         });
+        let result = match result {
+            Ok(r) => r,
+            Err(message) => {
+                self.broken = Some(message.clone());
+                return Err(InternalError::new_err(message));
+            }
+        };
         let phase = match result {
             Ok(r) => r,
             Err(SimError::Aborted) if callback_error.is_some() => {
@@ -247,26 +299,32 @@ fn chip_endurance<'py>(
         temperature_c,
         relaxed: false,
     };
-    let result = py.detach(|| {
-        let factors = c.block_factors(blocks, seed);
-        let runs: Vec<chip::BlockRun> = factors
-            .iter()
-            .enumerate()
-            .map(|(i, &f)| chip::cycle_to_death(c, f, &conditions, if i == 0 { 2000 } else { 0 }))
-            .collect();
-        serde_json::json!({
-            "chip": c,
-            "nominal_endurance": c.nominal_endurance as u64,
-            "conditions": conditions,
-            "seed": seed,
-            "lifetimes": runs.iter().map(|r| r.lifetime).collect::<Vec<_>>(),
-            "trace": {
-                "cycle": runs[0].trace.iter().map(|t| t.0).collect::<Vec<_>>(),
-                "program_us": runs[0].trace.iter().map(|t| t.1).collect::<Vec<_>>(),
-                "erase_us": runs[0].trace.iter().map(|t| t.2).collect::<Vec<_>>(),
-            },
+    let result = py
+        .detach(|| {
+            guard(|| {
+                let factors = c.block_factors(blocks, seed);
+                let runs: Vec<chip::BlockRun> = factors
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &f)| {
+                        chip::cycle_to_death(c, f, &conditions, if i == 0 { 2000 } else { 0 })
+                    })
+                    .collect();
+                serde_json::json!({
+                    "chip": c,
+                    "nominal_endurance": c.nominal_endurance as u64,
+                    "conditions": conditions,
+                    "seed": seed,
+                    "lifetimes": runs.iter().map(|r| r.lifetime).collect::<Vec<_>>(),
+                    "trace": {
+                        "cycle": runs[0].trace.iter().map(|t| t.0).collect::<Vec<_>>(),
+                        "program_us": runs[0].trace.iter().map(|t| t.1).collect::<Vec<_>>(),
+                        "erase_us": runs[0].trace.iter().map(|t| t.2).collect::<Vec<_>>(),
+                    },
+                })
+            })
         })
-    });
+        .map_err(InternalError::new_err)?;
     to_py(py, &result)
 }
 
@@ -347,11 +405,21 @@ fn trace_stats<'py>(
     };
     let stats = py
         .detach(|| {
-            let mut reader = trace::TraceReader::open(&path, format, on_error)?;
-            trace::stats::summarize(&mut reader)
+            guard(|| {
+                let mut reader = trace::TraceReader::open(&path, format, on_error)?;
+                trace::stats::summarize(&mut reader)
+            })
         })
+        .map_err(InternalError::new_err)?
         .map_err(|e| TraceError::new_err(e.to_string()))?;
     to_py(py, &stats)
+}
+
+/// Tests only: panics inside the guard every entry point uses, to show that a
+/// Rust panic reaches Python as an `InternalError` with its message.
+#[pyfunction]
+fn _panic_for_test(message: &str) -> PyResult<()> {
+    guard(|| panic!("{message}")).map_err(InternalError::new_err)
 }
 
 /// The built-in default experiment as TOML text.
@@ -366,6 +434,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    quiet_panics();
     m.add_class::<Simulator>()?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;

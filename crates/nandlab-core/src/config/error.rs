@@ -82,7 +82,9 @@ pub fn toml_location(path: &str) -> String {
     }
     match tables.len() {
         0 => String::new(),
-        1 if matches!(tables[0].as_str(), "device" | "ftl" | "stats") => format!("[{}]", tables[0]),
+        1 if matches!(tables[0].as_str(), "device" | "ftl" | "stats" | "checks") => {
+            format!("[{}]", tables[0])
+        }
         1 => tables[0].clone(),
         n => format!("[{}] {}", tables[..n - 1].join("."), tables[n - 1]),
     }

@@ -29,6 +29,15 @@ pub struct Config {
     pub phases: Vec<PhaseConfig>,
     /// Derived from device + ftl: the drive's shape and capacities.
     pub geometry: Geometry,
+    pub checks: Checks,
+}
+
+/// `[checks]`: self-checks a run can make at some cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Checks {
+    /// The integrity oracle: every read must get the latest acknowledged
+    /// write (also on with the environment variable `NANDLAB_INTEGRITY=1`).
+    pub integrity: bool,
 }
 
 /// How spare flash is set.
@@ -494,6 +503,9 @@ fn validate(raw: RawConfig) -> Result<Config, ConfigError> {
         ftl,
         phases,
         geometry,
+        checks: Checks {
+            integrity: raw.checks.integrity.unwrap_or(false),
+        },
     })
 }
 

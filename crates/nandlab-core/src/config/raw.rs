@@ -124,6 +124,8 @@ pub struct RawConfig {
     pub ftl: RawFtl,
     #[serde(default)]
     pub stats: RawStats,
+    #[serde(default)]
+    pub checks: RawChecks,
     #[serde(default, rename = "phase")]
     pub phases: Vec<RawPhase>,
 }
@@ -222,6 +224,12 @@ pub struct RawFtl {
     pub fold_idle: Option<bool>,
     pub direct_write: Option<bool>,
     pub direct_write_after: Option<Size>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawChecks {
+    pub integrity: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -99,10 +99,20 @@ fn scaled(field: &[u8], exp: u32) -> Option<u64> {
     Some(v)
 }
 
+/// The largest request a trace may hold: far above any real block request
+/// (Linux and NVMe cap them at a few MiB), so a larger one is a broken line.
+pub const MAX_REQUEST_BYTES: u64 = 1 << 30;
+
+/// The largest end offset a request may reach (8 EiB).
+const MAX_END_BYTES: u64 = 1 << 63;
+
 fn record(time_ns: u64, op: Op, offset: u64, len: u64, device: u32) -> Parsed {
     if len == 0 {
         // Zero-length requests move no data (flushes, barriers).
         return Ok(None);
+    }
+    if len > MAX_REQUEST_BYTES || offset >= MAX_END_BYTES - len {
+        return Err("a request of at most 1 GiB, ending below 8 EiB");
     }
     Ok(Some(TraceRecord {
         time_ns,
@@ -351,6 +361,24 @@ pub fn fio_line(line: &[u8], timed: bool) -> Result<Option<FioLine<'_>>, &'stati
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absurd_sizes_and_offsets_are_broken_lines() {
+        // Found by the fuzzer: one 16 EiB request made the statistics visit
+        // every 4 KiB block of it (unbounded time and memory).
+        let huge = b"128166385295514663,hm,0,Write,0,18446744073709551615,2833";
+        assert!(line(TraceFormat::Msr, huge, false).is_err());
+        let past_end = b"128166385295514663,hm,0,Write,18446744073709551000,4096,2833";
+        assert!(line(TraceFormat::Msr, past_end, false).is_err());
+        let gib = format!("128166385295514663,hm,0,Read,0,{},2833", MAX_REQUEST_BYTES);
+        assert_eq!(
+            line(TraceFormat::Msr, gib.as_bytes(), false)
+                .unwrap()
+                .unwrap()
+                .len,
+            1 << 30
+        );
+    }
 
     #[test]
     fn numbers_parse_exactly() {
