@@ -42,6 +42,14 @@ QUALIFY_CAPTION = (
 )
 
 
+def _wrote(paths: list[Path], out: Path, console: Console | None = None) -> None:
+    """Builds ``out``'s HTML report (``nandlab.report``) and says what was written there."""
+    from nandlab import report
+
+    paths = [*paths, report.write(out)]
+    (console or Console(stderr=True)).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+
+
 class _Failure(click.ClickException):
     """An error the user can fix: printed as one ``nandlab: error: ...`` line, no traceback."""
 
@@ -107,8 +115,7 @@ def _run_and_report(
     else:
         _print_summary(_stdout_console(), result)
     if out is not None:
-        paths = output.write(result, out)
-        stderr.print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+        _wrote(output.write(result, out), out, stderr)
 
 
 @cli.command("presets")
@@ -128,6 +135,21 @@ def list_presets(name: str | None) -> None:
 def default_config() -> None:
     """Print the built-in default experiment as TOML, to copy and edit."""
     click.echo(default_config_toml().rstrip("\n"))
+
+
+@cli.command("report", short_help="Build the self-contained HTML report of a result directory.")
+@click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path), metavar="DIR")
+def report_command(directory: Path) -> None:
+    """Build DIR/report.html: one self-contained HTML file (figures embedded, nothing fetched) with
+    the configuration, summary tables and figures of a run, a sweep, or any procedure's --out
+    directory; its figures are also PNG files in DIR."""
+    from nandlab import report
+
+    try:
+        path = report.write(directory)
+    except ValueError as error:
+        raise _Failure(str(error), 2) from None
+    click.echo(str(path))
 
 
 @cli.command("lifetime")
@@ -245,6 +267,9 @@ def lifetime_grid(
     table.write_csv(out / "grid.csv")
     plots.lifetime_heatmaps(table, "lifetime_ratio", out / "lifetime-ratio.png")
     plots.lifetime_heatmaps(table, "latency_ratio", out / "latency-ratio.png")
+    from nandlab import report
+
+    report.write(out)
     summary = Table("Cell", "Lifetime ratio\nmin / max", "Latency ratio\nmin / max", "Runs", title="ZombieNAND synthetic grid")
     for kind in kinds:
         part = table.filter(pl.col("cell") == kind)
@@ -312,8 +337,7 @@ def chip_endurance(
         )
         _stdout_console().print(table)
     if out is not None:
-        paths = chipbench.write_endurance(run, out)
-        Console(stderr=True).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+        _wrote(chipbench.write_endurance(run, out), out)
 
 
 @chip.command("latency")
@@ -324,8 +348,7 @@ def chip_latency(name: str, as_json: bool, out: Path | None) -> None:
     """Read, program and erase latency over a block's life (worst / typical / best) beside the datasheet."""
     result = chipbench.latency(name)
     if out is not None:
-        paths = chipbench.write_latency(result, out)
-        Console(stderr=True).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+        _wrote(chipbench.write_latency(result, out), out)
     if as_json:
         click.echo(json.dumps(result))
         return
@@ -370,7 +393,7 @@ def fio_command(jobfile: Path, device: str, capacity: str | None, seed: int | No
     if out is not None:
         paths = output.write(result, out)
         (out / "fio.json").write_text(output.to_strict_json(document) + "\n", encoding="utf-8")
-        stderr.print(f"wrote fio.json, {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+        _wrote([out / "fio.json", *paths], out, stderr)
 
 
 def _print_fio(document: dict[str, Any]) -> None:
@@ -426,7 +449,11 @@ def trace_stats(files: tuple[Path, ...], trace_format: str | None, skip_bad: boo
         else:
             _print_trace_table(_stdout_console(), summaries)
         paths = traces.write_comparison(summaries, out) if out is not None else []
-    if paths:
+    if paths and len(files) == 1:
+        _wrote(paths, out)
+    elif paths:
+        for file in files:  # each trace's own directory gets its report
+            _wrote([], out / file.name)
         Console(stderr=True).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
 
 
@@ -606,8 +633,7 @@ def _run_procedure(
         for q, label in zip(qs, compare[1] if compare else ("",)):
             _print_qualification(_stdout_console(), q, label)
     if out is not None:
-        paths = _write_qualification(qs, out, document, compare[1] if compare else None)
-        stderr.print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+        _wrote(_write_qualification(qs, out, document, compare[1] if compare else None), out, stderr)
 
 
 def _print_qualification(console: Console, q: qualify.Qualification, label: str = "") -> None:
@@ -868,6 +894,9 @@ def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: 
         outcome = sweep.run(study, directory, workers=workers, scheduler=scheduler,
                             local_cluster=local_cluster, progress=progress)
     wall = time.monotonic() - started
+    from nandlab import report
+
+    report.write(directory)
     where = scheduler or (f"a dask LocalCluster of {local_cluster}" if local_cluster else
                           f"{workers or os.cpu_count() or 1} processes")
     console = _stdout_console()
@@ -972,8 +1001,7 @@ def matrix_command(
     else:
         _print_matrix(_stdout_console(), m)
     if out is not None:
-        paths = _write_matrix(m, out, document)
-        stderr.print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+        _wrote(_write_matrix(m, out, document), out, stderr)
     stderr.print(f"matrix: {wall:.1f} s wall", highlight=False)
 
 

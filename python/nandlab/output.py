@@ -11,6 +11,7 @@ from typing import Any
 from nandlab.api import Result
 
 SUMMARY_JSON = "summary.json"
+CONFIG_JSON = "config.json"
 TIMESERIES_PARQUET = "timeseries.parquet"
 TIMESERIES_CSV = "timeseries.csv"
 THROUGHPUT_LATENCY_PNG = "throughput_latency.png"
@@ -27,7 +28,8 @@ def to_strict_json(document: Any) -> str:
 
 
 def write(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write summary.json, timeseries.parquet, timeseries.csv and throughput_latency.png.
+    """Write summary.json, config.json (the resolved config), timeseries.parquet, timeseries.csv and
+    throughput_latency.png.
 
     Creates ``out_dir`` if needed, overwrites those files, and returns their paths.
     """
@@ -39,6 +41,9 @@ def write(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
     paths = [out / name for name in (SUMMARY_JSON, TIMESERIES_PARQUET, TIMESERIES_CSV, THROUGHPUT_LATENCY_PNG)]
     summary, parquet, csv, png = paths
     summary.write_text(to_json(result) + "\n", encoding="utf-8")
+    config = out / CONFIG_JSON
+    config.write_text(to_strict_json(result.config) + "\n", encoding="utf-8")
+    paths.insert(1, config)
     result.timeseries.write_parquet(parquet)
     result.timeseries.write_csv(csv)
     plots.throughput_latency(result, png)

@@ -1,5 +1,6 @@
-"""Plots of a run's time series, of chip tests, lifetime grids, qualification procedures and SNIA-style
-matrices, drawn with matplotlib's off-screen Agg canvas (no display needed)."""
+"""Every figure nandlab draws (the one plotting module): a run's time series and drive state, chip
+tests, qualification procedures, SNIA-style matrices, trace statistics, and the generic heatmaps, bar
+charts and overlays of sweeps and reports; matplotlib's off-screen Agg canvas (no display needed)."""
 
 from __future__ import annotations
 
@@ -180,48 +181,158 @@ def lifetime_heatmaps(table: pl.DataFrame, metric: str, path: str | os.PathLike[
     """Save a PNG of the ZombieNAND synthetic grid (the paper's Fig. 3): one heatmap of ``metric``
     (``lifetime_ratio`` or ``latency_ratio``) per cell type (columns) and read level (rows), working
     set across, reserve down, each square labelled with its value; 1.0 = the baseline."""
-    import numpy as np
-    from matplotlib.colors import LogNorm, TwoSlopeNorm
+    title = "lifetime" if metric == "lifetime_ratio" else "mean latency over the baseline's life"
+    heatmaps(
+        table, metric, x="working_set", y="reserve", path=path, rows="read_level", cols="cell",
+        title=f"ZombieNAND synthetic grid:\n{title} relative to the baseline",
+        label="lifetime / baseline" if metric == "lifetime_ratio" else "latency / baseline",
+        better="higher" if metric == "lifetime_ratio" else "lower", reference=1.0,
+    )
 
-    cells = list(dict.fromkeys(table["cell"]))
-    levels = list(dict.fromkeys(table["read_level"]))
-    reserves = sorted(set(table["reserve"]))
-    working_sets = sorted(set(table["working_set"]))
-    values = table[metric].to_numpy()
+
+def heatmaps(
+    table: pl.DataFrame,
+    value: str,
+    x: str,
+    y: str,
+    path: str | os.PathLike[str],
+    rows: str | None = None,
+    cols: str | None = None,
+    title: str = "",
+    label: str | None = None,
+    better: str = "higher",
+    reference: float | None = None,
+) -> None:
+    """Save a PNG of ``value`` over two axes (``x`` across, ``y`` up), one heatmap per combination of
+    the facet columns ``rows`` and ``cols``, each square labelled with its value. Lighter is better
+    (``better`` = "higher" or "lower"); with a ``reference`` (1.0 for ratios) the colours are
+    centred on it."""
+    import numpy as np
+    from matplotlib.colors import Normalize, TwoSlopeNorm
+
+    row_keys = list(dict.fromkeys(table[rows])) if rows else [None]
+    col_keys = list(dict.fromkeys(table[cols])) if cols else [None]
+    xs, ys = sorted(set(table[x])), sorted(set(table[y]))
+    values = table[value].cast(pl.Float64).to_numpy()
     finite = values[np.isfinite(values)]
-    if metric == "lifetime_ratio":
-        # Lighter = better, as the paper's figure: lifetime up, latency down.
-        norm, cmap, label = LogNorm(vmin=1.0, vmax=max(2.0, finite.max())), "viridis", "lifetime / baseline"
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    if reference is not None:
+        norm = TwoSlopeNorm(reference, min(low, reference - 0.05), max(high, reference + 0.05))
     else:
-        spread = max(0.05, float(np.abs(finite - 1.0).max())) if finite.size else 0.05
-        norm, cmap, label = TwoSlopeNorm(1.0, 1.0 - spread, 1.0 + spread), "viridis_r", "latency / baseline"
-    fig = Figure(figsize=(4.2 * len(cells) + 1.2, 3.2 * len(levels) + 0.6), layout="constrained")
-    grid = np.atleast_2d(fig.subplots(len(levels), len(cells), squeeze=False))
+        norm = Normalize(low, high if high > low else low + 1.0)
+    cmap = "viridis" if better == "higher" else "viridis_r"
+    fig = Figure(figsize=(4.2 * len(col_keys) + 1.2, 3.2 * len(row_keys) + 0.6), layout="constrained")
+    grid = fig.subplots(len(row_keys), len(col_keys), squeeze=False)
     image = None
-    for row, level in enumerate(levels):
-        for col, cell in enumerate(cells):
-            axes = grid[row, col]
-            part = table.filter((pl.col("cell") == cell) & (pl.col("read_level") == level))
-            z = np.full((len(reserves), len(working_sets)), np.nan)
+    for i, row_key in enumerate(row_keys):
+        for j, col_key in enumerate(col_keys):
+            axes = grid[i, j]
+            part = table
+            if rows:
+                part = part.filter(pl.col(rows) == row_key)
+            if cols:
+                part = part.filter(pl.col(cols) == col_key)
+            z = np.full((len(ys), len(xs)), np.nan)
             for r in part.iter_rows(named=True):
-                z[reserves.index(r["reserve"]), working_sets.index(r["working_set"])] = r[metric]
+                if r[value] is not None:
+                    z[ys.index(r[y]), xs.index(r[x])] = r[value]
             image = axes.imshow(np.clip(z, norm.vmin, norm.vmax), norm=norm, cmap=cmap, origin="lower", aspect="auto")
-            for (i, j), v in np.ndenumerate(z):
+            for (a, b), v in np.ndenumerate(z):
                 if np.isfinite(v):
                     # Dark squares (the low end of viridis) get white labels.
                     position = float(norm(np.clip(v, norm.vmin, norm.vmax)))
                     dark = position < 0.5 if cmap == "viridis" else position > 0.5
-                    axes.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if dark else "black")
-            axes.set_xticks(range(len(working_sets)), [f"{w:.0%}" for w in working_sets])
-            axes.set_yticks(range(len(reserves)), [f"{r:.0%}" for r in reserves])
-            read = part["read_fraction"][0] if part.height else float("nan")
-            axes.set_title(f"{cell.upper()}, {level} reads ({read:.0%})", fontsize="medium")
-            axes.set_xlabel("working set")
-            axes.set_ylabel("reserve")
+                    axes.text(b, a, f"{v:.3g}", ha="center", va="center", fontsize=7, color="white" if dark else "black")
+            axes.set_xticks(range(len(xs)), [_tick(v) for v in xs])
+            axes.set_yticks(range(len(ys)), [_tick(v) for v in ys])
+            axes.set_xlabel(x)
+            axes.set_ylabel(y)
+            facets = [f"{name} {key}" for name, key in ((cols, col_key), (rows, row_key)) if name]
+            axes.set_title(", ".join(facets), fontsize="medium")
     if image is not None:
-        fig.colorbar(image, ax=grid, label=label, shrink=0.8)
-    title = "lifetime" if metric == "lifetime_ratio" else "mean latency over the baseline's life"
-    fig.suptitle(f"ZombieNAND synthetic grid:\n{title} relative to the baseline", fontsize="medium")
+        fig.colorbar(image, ax=grid, label=label or value, shrink=0.8)
+    fig.suptitle(title or f"{value} over {x} and {y}", fontsize="medium")
+    fig.savefig(path, dpi=110)
+
+
+def _tick(value: object) -> str:
+    """A tick label: fractions as percentages, other numbers short, anything else as text."""
+    if isinstance(value, float) and 0 < value <= 1:
+        return f"{value:.0%}"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def bars(table: pl.DataFrame, x: str, values: Sequence[str], path: str | os.PathLike[str], title: str = "") -> None:
+    """Save a PNG of one bar chart per column of ``values`` against the categories of ``x``."""
+    fig = Figure(figsize=(4.0 * len(values) + 0.6, 3.6), layout="constrained")
+    panels = fig.subplots(1, len(values), squeeze=False)[0]
+    labels = [_tick(v) for v in table[x]]
+    for axes, value in zip(panels, values):
+        axes.bar(labels, table[value].cast(pl.Float64).fill_null(float("nan")).to_list(), color="tab:blue")
+        axes.set_xlabel(x)
+        axes.set_ylabel(value)
+        axes.grid(True, axis="y", alpha=0.3)
+        axes.tick_params(axis="x", labelrotation=30)
+    fig.suptitle(title or f"by {x}", fontsize="medium")
+    fig.savefig(path, dpi=110)
+
+
+def overlay(
+    series: pl.DataFrame, by: str, columns: Sequence[str], path: str | os.PathLike[str], title: str = ""
+) -> None:
+    """Save a PNG of time-series ``columns`` (one panel each) against host data written, one line per
+    value of ``by`` (a run), for comparing runs."""
+    fig = Figure(figsize=(10, 2.8 * len(columns) + 0.6), layout="constrained")
+    panels = fig.subplots(len(columns), 1, sharex=True, squeeze=False)[:, 0]
+    for key in dict.fromkeys(series[by]):
+        part = series.filter(pl.col(by) == key)
+        for axes, column in zip(panels, columns):
+            axes.plot(part["host_write_bytes"] / GIB, part[column], drawstyle="steps-pre", linewidth=1, label=str(key))
+    for axes, column in zip(panels, columns):
+        axes.set_ylabel(column)
+        axes.grid(True, alpha=0.3)
+    panels[-1].set_xlabel("host data written (GiB)")
+    if len(set(series[by])) <= 12:
+        panels[0].legend(fontsize="x-small", ncol=3)
+    fig.suptitle(title, fontsize="medium")
+    fig.savefig(path, dpi=110)
+
+
+def drive_state(ts: pl.DataFrame, erase_histogram: Sequence[Sequence[int]], path: str | os.PathLike[str]) -> None:
+    """Save a PNG of a run's drive over its life: WAF (interval and cumulative), free blocks, the
+    blocks in each bit mode (ZombieNAND's switches), and the erase-count distribution with its CDF."""
+    import numpy as np
+
+    fig = Figure(figsize=(11, 7), layout="constrained")
+    (waf, free), (modes, erases) = fig.subplots(2, 2)
+    gib = ts["host_write_bytes"] / GIB
+    waf.plot(gib, ts["waf"], drawstyle="steps-pre", linewidth=1, label="interval")
+    waf.plot(gib, ts["waf_cumulative"], linewidth=1.5, label="cumulative")
+    waf.set_ylabel("WAF")
+    waf.legend(fontsize="small")
+    free.plot(gib, ts["free_blocks"], drawstyle="steps-pre", linewidth=1, color="tab:green")
+    free.set_ylabel("free blocks")
+    mode_columns = [c for c in ("slc_blocks", "mlc_blocks", "tlc_blocks", "qlc_blocks") if ts[c].max()]
+    if mode_columns:
+        modes.stackplot(gib, *[ts[c] for c in mode_columns], labels=[c.split("_")[0].upper() for c in mode_columns])
+        modes.legend(fontsize="small", loc="lower left")
+    modes.set_ylabel("blocks by bit mode")
+    for axes in (waf, free, modes):
+        axes.set_xlabel("host data written (GiB)")
+        axes.grid(True, alpha=0.3)
+    if erase_histogram:
+        counts = np.array([c for c, _ in erase_histogram], dtype=float)
+        blocks = np.array([n for _, n in erase_histogram], dtype=float)
+        erases.bar(counts, blocks, width=max(1.0, (counts.max() - counts.min()) / 60 or 1.0), color="tab:purple")
+        cdf = erases.twinx()
+        cdf.plot(counts, np.cumsum(blocks) / blocks.sum(), color="black", linewidth=1)
+        cdf.set_ylabel("share of blocks (CDF)")
+        cdf.set_ylim(0, 1.02)
+    erases.set_xlabel("erase count")
+    erases.set_ylabel("blocks")
+    fig.suptitle("the drive over the run", fontsize="medium")
     fig.savefig(path, dpi=110)
 
 
