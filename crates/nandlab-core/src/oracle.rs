@@ -143,6 +143,11 @@ impl Oracle {
         }
     }
 
+    /// The version slot `slot` holds (0: none written there).
+    pub fn version_in(&self, slot: u32) -> u32 {
+        self.held[slot as usize]
+    }
+
     /// The last operations on `lpn` still in the history, oldest first.
     fn recent(&self, lpn: u32) -> String {
         let ops: Vec<String> = self
