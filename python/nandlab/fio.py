@@ -294,28 +294,10 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     return phase, ramp, int(seed) if seed else None, numjobs
 
 
-def _with_working_set_bytes(phase: dict[str, Any], capacity: int) -> dict[str, Any]:
-    """fio's byte sizes as fractions of the drive (nandlab's working set is a fraction)."""
-    out = dict(phase)
-    for key in ("working_set", "working_set_offset"):
-        value = out.get(key)
-        if isinstance(value, str):
-            fraction = int(value[:-1]) / capacity
-            if fraction > 1:
-                raise ConfigError(f"[{phase['name']}] {'size' if key == 'working_set' else 'offset'}: "
-                                  f"{int(value[:-1])} bytes, more than the drive's {capacity}")
-            out[key] = fraction
-    return out
-
-
 def to_config(jobs: FioJobs, device: qualify.DeviceSource, capacity: str | int | None = None) -> dict[str, Any]:
     """The nandlab config running the jobs on a device (a preset, a TOML file, or a dict)."""
     config = qualify.device_config(device, capacity)
-    cap = qualify.user_capacity(config)
-    config["phase"] = [
-        {**p, "job": [_with_working_set_bytes(j, cap) for j in p["job"]]} if "job" in p else _with_working_set_bytes(p, cap)
-        for p in jobs.phases
-    ]
+    config["phase"] = jobs.phases  # size= and offset= in bytes are the engine's working_set sizes
     if jobs.seed is not None:
         config["seed"] = jobs.seed
     return config

@@ -1307,18 +1307,20 @@ fn validate_phase(
             format!("expected a multiple of 512 bytes, found {align}"),
         );
     }
-    let working_set = fraction_in(
-        &k("working_set"),
-        p.working_set.map(|f| f.0).unwrap_or(1.0),
-        0.0,
-        1.0,
-    )?;
-    let working_set_offset = fraction_in(
-        &k("working_set_offset"),
-        p.working_set_offset.map(|f| f.0).unwrap_or(0.0),
-        0.0,
-        1.0,
-    )?;
+    let share = |key: &str, extent: Option<Extent>, default: f64| match extent {
+        None => Ok(default),
+        Some(Extent::Share(f)) => fraction_in(&k(key), f, 0.0, 1.0),
+        Some(Extent::Bytes(b)) if b > g.user_capacity_bytes => err(
+            &k(key),
+            format!(
+                "{b} bytes is more than the drive's user capacity ({} bytes)",
+                g.user_capacity_bytes
+            ),
+        ),
+        Some(Extent::Bytes(b)) => Ok(b as f64 / g.user_capacity_bytes as f64),
+    };
+    let working_set = share("working_set", p.working_set, 1.0)?;
+    let working_set_offset = share("working_set_offset", p.working_set_offset, 0.0)?;
     if working_set <= 0.0 {
         return err(&k("working_set"), "must be above 0");
     }

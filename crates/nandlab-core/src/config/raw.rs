@@ -113,6 +113,33 @@ any_number_or_text!(
             ))
 );
 
+/// `working_set`, `working_set_offset`: a share of the user capacity (0.25 or
+/// "25 %") or a size ("256MiB", or an integer byte count).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Extent {
+    Share(f64),
+    Bytes(u64),
+}
+
+any_number_or_text!(
+    Extent,
+    "a share of the user capacity (0.25 or \"25 %\") or a size (\"256MiB\")",
+    int | u
+        | Ok::<_, String>(if u <= 1 {
+            Extent::Share(u as f64)
+        } else {
+            Extent::Bytes(u)
+        }),
+    float | f | Ok::<_, String>(Extent::Share(f)),
+    text | s
+        | parse_fraction(s)
+            .map(Extent::Share)
+            .or_else(|_| parse_size(s).map(Extent::Bytes))
+            .map_err(|_| format!(
+                "expected a share like 0.25 or \"25 %\", or a size like \"256MiB\", found \"{s}\""
+            ))
+);
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConfig {
@@ -250,8 +277,8 @@ pub struct RawPhase {
     pub block_size: Option<Size>,
     pub block_sizes: Option<Vec<String>>,
     pub align: Option<Size>,
-    pub working_set: Option<Fraction>,
-    pub working_set_offset: Option<Fraction>,
+    pub working_set: Option<Extent>,
+    pub working_set_offset: Option<Extent>,
     pub queue_depth: Option<u32>,
     pub rate: Option<f64>,
     pub arrival: Option<String>,

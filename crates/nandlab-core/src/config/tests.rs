@@ -263,3 +263,30 @@ fn a_nominal_capacity_sizes_the_planes_or_says_which_would_do() {
     let e = with("swissbit-standard", "1000B").unwrap_err().to_string();
     assert!(e.contains("[device] capacity") && e.contains("4096"), "{e}");
 }
+
+#[test]
+fn a_working_set_is_a_share_or_a_size() {
+    let with = |keys: &str| {
+        Config::from_toml(
+            &format!("[device]\npreset = \"snia-slc\"\ncapacity = \"1GiB\"\n[[phase]]\nrequests = 1\n{keys}\n"),
+            "test",
+        )
+    };
+    let p = &with("working_set = \"256MiB\"\nworking_set_offset = \"25 %\"")
+        .unwrap()
+        .phases[0];
+    assert_eq!((p.working_set, p.working_set_offset), (0.25, 0.25));
+    assert_eq!(
+        with("working_set = 0.5").unwrap().phases[0].working_set,
+        0.5
+    );
+    let e = with("working_set = \"2GiB\"").unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "[[phase]] #1 working_set: 2147483648 bytes is more than the drive's user capacity"
+        ),
+        "{e}"
+    );
+    let e = with("working_set = \"lots\"").unwrap_err().to_string();
+    assert!(e.contains("a size like \"256MiB\""), "{e}");
+}
