@@ -532,32 +532,56 @@ def _description(sweep: Sweep, grid: Sequence[Point]) -> dict[str, Any]:
     }
 
 
-def _on_processes(tasks: Iterator[tuple[str, tuple]], workers: int) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Runs the tasks on a pool of ``workers`` processes, yielding each outcome as it finishes. When
-    a worker dies (killed, out of memory), the runs it was part of go again on a new pool; a run
-    whose pool breaks twice is recorded as failed."""
-    queue = [(run_id, args, 0) for run_id, args in tasks]
+def _on_processes(
+    tasks: Iterator[tuple[str, tuple]], workers: int, run: Callable[..., dict[str, Any]] = execute
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Runs ``run(*args)`` for each task on a pool of ``workers`` processes, yielding each outcome as
+    it finishes. When a worker dies (killed, out of memory), the pool breaks and every run in flight
+    goes again, each alone on a new pool: one that breaks its pool again is the culprit, recorded as
+    failed; the others finish."""
+    queue = [(run_id, args, False) for run_id, args in tasks]
     queue.reverse()
     context = multiprocessing.get_context("spawn")  # no fork of a threaded process
+    idle_pools = 0
     while queue:
+        if idle_pools == 3:  # pools that break before settling any run: give up on what is left
+            for run_id, _, _ in reversed(queue):
+                yield run_id, {"error": "worker processes die before running anything", "traceback": ""}
+            return
+        idle_pools += 1
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            running: dict[Future, tuple[str, tuple, int]] = {}
-            again: list[tuple[str, tuple, int]] = []
-            while running or (queue and not again):
-                while queue and not again and len(running) < 2 * workers:
-                    run_id, args, tries = queue.pop()
-                    running[pool.submit(execute, *args)] = (run_id, args, tries)
+            running: dict[Future, tuple[str, tuple, bool]] = {}
+            again: list[tuple[str, tuple, bool]] = []
+            broken = False
+            while running or (queue and not broken):
+                while queue and not broken and len(running) < 2 * workers:
+                    if queue[-1][2] and running:
+                        break  # a run that was in flight when a pool broke runs alone
+                    run_id, args, retried = queue.pop()
+                    try:
+                        running[pool.submit(run, *args)] = (run_id, args, retried)
+                    except BrokenProcessPool:
+                        queue.append((run_id, args, retried))
+                        broken = True
+                        break
+                    if retried:
+                        break
+                if not running:
+                    break
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    run_id, args, tries = running.pop(future)
+                    run_id, args, retried = running.pop(future)
                     try:
                         outcome = future.result()
                     except BrokenProcessPool as error:
-                        if tries:
-                            yield run_id, {"error": f"the worker process died twice running it: {error}", "traceback": ""}
+                        broken = True
+                        if retried:
+                            idle_pools = 0
+                            yield run_id, {"error": f"its worker process died, twice: {error}", "traceback": ""}
                         else:
-                            again.append((run_id, args, tries + 1))
+                            again.append((run_id, args, True))
                         continue
+                    idle_pools = 0
                     yield run_id, outcome
         queue.extend(reversed(again))
 

@@ -187,3 +187,18 @@ labels = ["skip", "stop"]
     assert table["host_write_bytes"].to_list() == [99 * 4096, None]
     assert "TraceError" in table["error"][1] and "t.csv:80:" in table["error"][1]
     assert (tmp_path / "out" / "failures" / f"{table['run_id'][1]}.json").exists()
+
+
+def _maybe_die(name: str) -> dict:
+    """A task for the pool test: the one named "die" kills its own worker process."""
+    if name == "die":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"figures": {"name": name}, "timeseries": None, "wall_seconds": 0.0}
+
+
+def test_a_worker_that_dies_fails_only_its_own_run() -> None:
+    tasks = iter([(name, (name,)) for name in ("a", "b", "die", "c", "d", "e")])
+    outcomes = dict(sweep._on_processes(tasks, workers=2, run=_maybe_die))
+    assert sorted(outcomes) == ["a", "b", "c", "d", "die", "e"]
+    assert "worker process died" in outcomes["die"]["error"]
+    assert all(outcomes[n]["figures"] == {"name": n} for n in "abcde")
