@@ -38,7 +38,8 @@ resolved config (presets applied, seed included) and the procedure, so a restart
 skips every run already finished. The output directory (``run``'s ``out``)::
 
     sweep.toml, sweep.json       the file as given; the resolved axes, procedure and base
-    runs/<run_id>.parquet        one finished run's figures (written last: the run's commit mark)
+    runs/<run_id>.parquet        one finished run's figures, all of them (written last: the run's
+                                 commit mark; ``record`` selects from them for results.parquet)
     timeseries/run_id=<run_id>/part-0.parquet    its time series (hive-partitioned dataset)
     failures/<run_id>.json       a failed run's error and traceback
     results.parquet              one row per point, in sweep order: run, run_id, status, error,
@@ -368,7 +369,9 @@ def points(sweep: Sweep) -> list[Point]:
             resolved = api.make_simulator(config).config
         except ConfigError as error:
             raise ConfigError(f"{sweep.source}: the run at {where}: {error}") from None
-        digest = hashlib.sha256(json.dumps([sweep.procedure, resolved], sort_keys=True).encode()).hexdigest()
+        # What a finished run holds depends on these alone (``record`` only selects from it).
+        key = [sweep.procedure, sweep.timeseries, resolved]
+        digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
         out.append(Point(index, coordinates, settings, config, digest[:16]))
     return out
 
@@ -403,9 +406,9 @@ def _set(config: dict[str, Any], key: str, value: Any, where: str) -> None:
 # --- one run (in a worker process) ---------------------------------------------------------------
 
 
-def execute(procedure: str, config: dict[str, Any], record: Sequence[str] | None, timeseries: bool) -> dict[str, Any]:
-    """Run one point; never raises. Returns ``figures`` (a flat dict), ``timeseries`` (Parquet bytes,
-    or None), ``wall_seconds``; or ``error`` and ``traceback`` if the run failed."""
+def execute(procedure: str, config: dict[str, Any], timeseries: bool) -> dict[str, Any]:
+    """Run one point; never raises. Returns ``figures`` (all of them, a flat dict), ``timeseries``
+    (Parquet bytes, or None), ``wall_seconds``; or ``error`` and ``traceback`` if the run failed."""
     started = time.perf_counter()
     try:
         figures, series = _PROCEDURES[procedure](config)
@@ -413,8 +416,6 @@ def execute(procedure: str, config: dict[str, Any], record: Sequence[str] | None
         if isinstance(error, KeyboardInterrupt):
             raise
         return {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()}
-    if record is not None:
-        figures = {k: v for k, v in figures.items() if k in record or k.rsplit(".", 1)[-1] in record}
     data = None
     if timeseries:
         buffer = io.BytesIO()
@@ -505,7 +506,7 @@ def run(
     total, failed = len(unique), 0
     if progress is not None:
         progress(0, total, 0)
-    tasks = ((p.run_id, (sweep.procedure, p.config, sweep.record, sweep.timeseries)) for p in unique)
+    tasks = ((p.run_id, (sweep.procedure, p.config, sweep.timeseries)) for p in unique)
     if scheduler is not None or local_cluster is not None:
         outcomes = _on_dask(tasks, scheduler, local_cluster)
     else:
@@ -638,6 +639,8 @@ def _results(directory: Path, sweep: Sweep, grid: Sequence[Point]) -> pl.DataFra
         if figures.exists():
             head.update(status="ok", error=None)
             body = pl.read_parquet(figures)
+            if sweep.record is not None:
+                body = body.select(c for c in body.columns if c in sweep.record or c.rsplit(".", 1)[-1] in sweep.record)
             walls.append(pl.read_parquet(directory / "runs" / f"{p.run_id}.wall.parquet").with_columns(run_id=pl.lit(p.run_id)))
         else:
             failure = json.loads((directory / "failures" / f"{p.run_id}.json").read_text(encoding="utf-8"))

@@ -202,3 +202,15 @@ def test_a_worker_that_dies_fails_only_its_own_run() -> None:
     assert sorted(outcomes) == ["a", "b", "c", "d", "die", "e"]
     assert "worker process died" in outcomes["die"]["error"]
     assert all(outcomes[n]["figures"] == {"name": n} for n in "abcde")
+
+
+def test_record_selects_figures_without_running_again(tmp_path: Path) -> None:
+    file = quick(tmp_path, runs=2, volume=0.05)
+    first = sweep.run(sweep.load(file), tmp_path / "out", workers=1)
+    assert {"waf", "iops", "writes.waf"} <= set(first.results.columns)
+    file.write_text(file.read_text().replace('name = "quick"', 'name = "quick"\nrecord = ["waf"]'))
+    again = sweep.run(sweep.load(file), tmp_path / "out", workers=1)
+    assert (again.ran, again.reused) == (0, 2)
+    assert [c for c in again.results.columns if "waf" in c] == ["waf", "phase-1.waf", "writes.waf"]
+    assert "iops" not in again.results.columns and "data_waf" not in again.results.columns
+    assert again.results["waf"].to_list() == first.results["waf"].to_list()
