@@ -806,9 +806,7 @@ def _latency(latency: dict[str, float]) -> str:
     return f"{_number(latency['p50'])} / {_number(latency['p99'])}"
 
 
-def _number(value: float) -> str:
-    """Three significant digits, thousands separated above 1,000."""
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+_number = output.number
 
 
 def _device_lines(result: api.Result) -> list[str]:

@@ -50,6 +50,11 @@ def write(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
     return paths
 
 
+def number(value: float) -> str:
+    """Three significant digits, thousands separated above 1,000: how tables show figures."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
 def _finite(value: Any) -> Any:
     """``value`` with every non-finite float, however deeply nested, replaced by None."""
     if isinstance(value, float):

@@ -24,6 +24,8 @@ from typing import Any
 
 import polars as pl
 
+from nandlab import output
+
 __all__ = ["REPORT_HTML", "Report", "build", "write"]
 
 REPORT_HTML = "report.html"
@@ -329,9 +331,7 @@ def _fmt(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        if value != value:
-            return "–"
-        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+        return "–" if value != value else output.number(value)
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
