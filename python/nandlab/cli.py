@@ -854,9 +854,11 @@ def _stdout_console() -> Console:
               help="Run on a dask LocalCluster of N worker processes.")
 @click.option("--only", "only", multiple=True, metavar="AXIS=V1,V2",
               help="Only these positions of an axis (by label or value); repeatable.")
+@click.option("--list", "list_points", is_flag=True,
+              help="Check every point's config and list the points (and which are finished in --out); run nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: str | None,
-                  local_cluster: int | None, only: tuple[str, ...], quiet: bool) -> None:
+                  local_cluster: int | None, only: tuple[str, ...], list_points: bool, quiet: bool) -> None:
     """Run every point of a sweep file (a base config and axes: lists, ranges, zipped keys, labels)
     into one Parquet dataset: results.parquet (one row per run: axis values and every summary
     figure) and timeseries/ (one partition per run). A killed sweep started again skips the runs it
@@ -878,6 +880,9 @@ def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: 
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--only") from None
     directory = out if out is not None else Path("results") / study.name
+    if list_points:
+        _print_points(study, directory)
+        return
     stderr = Console(stderr=True, quiet=quiet)
     started = time.monotonic()
     with Progress(
@@ -909,6 +914,23 @@ def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: 
                       soft_wrap=True)
     if failures.height:
         raise click.exceptions.Exit(min(failures.height, 100))
+
+
+def _print_points(study: Any, directory: Path) -> None:
+    """The sweep's points as a table: index, coordinates, run id, and whether ``directory`` has it."""
+    from nandlab import sweep
+
+    grid = sweep.points(study)
+    table = Table("Run", *[axis.name for axis in study.axes], "Run id", "Finished",
+                  title=f"{study.name}: {len(grid)} runs ({study.procedure})", box=box.SIMPLE_HEAD)
+    finished = 0
+    for p in grid:
+        done = (directory / "runs" / f"{p.run_id}.parquet").exists()
+        finished += done
+        table.add_row(str(p.index), *[escape(str(v)) for v in p.coordinates.values()], p.run_id, "yes" if done else "")
+    console = _stdout_console()
+    console.print(table)
+    console.print(f"{finished} of {len(grid)} finished in {escape(str(directory))}/", highlight=False)
 
 
 @cli.command("matrix", short_help="SNIA-style matrices: IOPS and MB/s over R/W mix x block size, burst and steady.")

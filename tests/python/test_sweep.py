@@ -214,3 +214,12 @@ def test_record_selects_figures_without_running_again(tmp_path: Path) -> None:
     assert [c for c in again.results.columns if "waf" in c] == ["waf", "phase-1.waf", "writes.waf"]
     assert "iops" not in again.results.columns and "data_waf" not in again.results.columns
     assert again.results["waf"].to_list() == first.results["waf"].to_list()
+
+
+def test_list_checks_and_shows_the_points_without_running(nandlab_cli, tmp_path: Path) -> None:
+    file = quick(tmp_path, runs=3, volume=0.05)
+    sweep.run(sweep.load(file).only(seed=[2]), tmp_path / "out", workers=1)
+    result = nandlab_cli("sweep", file, "--out", tmp_path / "out", "--list")
+    assert result.exit_code == 0, result.output
+    assert "quick: 3 runs (run)" in result.stdout and "1 of 3 finished" in result.stdout
+    assert len(list((tmp_path / "out" / "runs").glob("*[0-9a-f].parquet"))) == 1  # nothing ran
