@@ -139,10 +139,11 @@ def default_config() -> None:
 
 @cli.command("report", short_help="Build the self-contained HTML report of a result directory.")
 @click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path), metavar="DIR")
-def report_command(directory: Path) -> None:
+@click.option("--open", "open_it", is_flag=True, help="Open the report in the default browser.")
+def report_command(directory: Path, open_it: bool) -> None:
     """Build DIR/report.html: one self-contained HTML file (figures embedded, nothing fetched) with
     the configuration, summary tables and figures of a run, a sweep, or any procedure's --out
-    directory; its figures are also PNG files in DIR."""
+    directory; its figures are also PNG files in DIR/figures. Prints its path."""
     from nandlab import report
 
     try:
@@ -150,6 +151,8 @@ def report_command(directory: Path) -> None:
     except ValueError as error:
         raise _Failure(str(error), 2) from None
     click.echo(str(path))
+    if open_it:
+        click.launch(str(path))
 
 
 @cli.command("lifetime")
@@ -449,12 +452,11 @@ def trace_stats(files: tuple[Path, ...], trace_format: str | None, skip_bad: boo
         else:
             _print_trace_table(_stdout_console(), summaries)
         paths = traces.write_comparison(summaries, out) if out is not None else []
-    if paths and len(files) == 1:
-        _wrote(paths, out)
-    elif paths:
-        for file in files:  # each trace's own directory gets its report
+    if paths and len(files) > 1:
+        for file in files:  # each trace's own directory gets its report, then the comparison
             _wrote([], out / file.name)
-        Console(stderr=True).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+    if paths:
+        _wrote(paths, out)
 
 
 def _print_trace_table(console: Console, summaries: dict[Path, dict[str, Any]]) -> None:
@@ -811,28 +813,7 @@ _number = output.number
 
 def _device_lines(result: api.Result) -> list[str]:
     """The drive: preset, cell, user capacity and interface; then its geometry."""
-    device = result.device
-    geometry = " × ".join(
-        [
-            _count(device["channels"], "channel"),
-            _count(device["chips_per_channel"], "chip"),
-            _count(device["dies_per_chip"], "die"),
-            _count(device["planes_per_die"], "plane"),
-            _count(device["blocks_per_plane"], "block"),
-            _count(device["pages_per_block"], "page"),
-            f"{device['page_size'] // 1024} KiB",
-        ]
-    )
-    return [
-        f"Device:   {device['preset'] or 'custom'} · {str(device['cell']).upper()} · "
-        f"{_number(device['user_capacity_bytes'] / GIB)} GiB user capacity · {device['interface']} host link",
-        f"Geometry: {geometry}",
-    ]
-
-
-def _count(n: int, noun: str) -> str:
-    """``1 chip``, ``2 chips``, ``2,048 blocks``."""
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+    return output.device_lines(result.device)
 
 
 def _stdout_console() -> Console:
@@ -899,7 +880,10 @@ def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: 
     wall = time.monotonic() - started
     from nandlab import report
 
-    report.write(directory)
+    try:
+        report.write(directory)
+    except ValueError as error:  # e.g. a bad [report] table: the runs are saved, the report is not
+        raise _Failure(f"the runs are saved in {directory}, but its report failed: {error}", 2) from None
     where = scheduler or (f"a dask LocalCluster of {local_cluster}" if local_cluster else
                           f"{workers or os.cpu_count() or 1} processes")
     console = _stdout_console()

@@ -1,4 +1,5 @@
-"""Writing a run's results to a directory: summary.json, the time series (Parquet, CSV) and plots."""
+"""Writing a run's results to a directory (summary.json, config.json, the time series as Parquet and
+CSV, a figure) and the formats results are shown in: strict JSON, table numbers, the drive's lines."""
 
 from __future__ import annotations
 
@@ -53,6 +54,32 @@ def write(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
 def number(value: float) -> str:
     """Three significant digits, thousands separated above 1,000: how tables show figures."""
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
+def device_lines(device: dict[str, Any]) -> list[str]:
+    """A drive (the engine's device figures) in two lines: preset, cell, user capacity and
+    interface; then its geometry."""
+    geometry = " × ".join(
+        [
+            _count(device["channels"], "channel"),
+            _count(device["chips_per_channel"], "chip"),
+            _count(device["dies_per_chip"], "die"),
+            _count(device["planes_per_die"], "plane"),
+            _count(device["blocks_per_plane"], "block"),
+            _count(device["pages_per_block"], "page"),
+            f"{device['page_size'] // 1024} KiB",
+        ]
+    )
+    return [
+        f"Device:   {device['preset'] or 'custom'} · {str(device['cell']).upper()} · "
+        f"{number(device['user_capacity_bytes'] / 2**30)} GiB user capacity · {device['interface']} host link",
+        f"Geometry: {geometry}",
+    ]
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 chip``, ``2 chips``, ``2,048 blocks``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def _finite(value: Any) -> Any:

@@ -1,18 +1,22 @@
-"""Every figure nandlab draws (the one plotting module): a run's time series and drive state, chip
-tests, qualification procedures, SNIA-style matrices, trace statistics, and the generic heatmaps, bar
-charts and overlays of sweeps and reports; matplotlib's off-screen Agg canvas (no display needed)."""
+"""Every figure nandlab draws (the one plotting module), on matplotlib's off-screen Agg canvas (no
+display needed). Generic primitives — time-series panels, heatmap grids, bar charts, histograms and
+CDFs — draw the reports and sweeps (``nandlab.report``) and are what the procedures' own figures are
+made of: a run's throughput and latency, chip tests, qualification procedures, SNIA-style matrices,
+trace statistics and the ZombieNAND grid."""
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from nandlab import output
 from nandlab.api import Result
 from nandlab.matrix import Matrix
 from nandlab.qualify import Qualification
@@ -24,17 +28,53 @@ QUALIFY_FIGURES = {
     "read-sections": ("AN2103 read test (its Fig. 6)", "GiB read since the start"),
     "pslc-fill": ("AN2103 sequential fill (its Figs. 2–5)", "GiB written since the start"),
 }
+MAX_LEGEND = 12
+"""Legends list at most this many lines (runs, curves); more get none."""
 
-THROUGHPUT_SERIES = (
-    ("write_mbps", "write", "tab:blue", "-"),
-    ("read_mbps", "read", "tab:orange", "-"),
-)
-LATENCY_SERIES = (
-    ("write_p50_us", "write p50", "tab:blue", "-"),
-    ("write_p99_us", "write p99", "tab:blue", ":"),
-    ("read_p50_us", "read p50", "tab:orange", "-"),
-    ("read_p99_us", "read p99", "tab:orange", ":"),
-)
+
+@dataclass(frozen=True)
+class Panel:
+    """One panel of ``timeseries_panels``: its y-axis ``label``, the time-series ``columns`` drawn on
+    it, a ``log`` scale or not, and whether a zero means "nothing of the kind in the interval" (a
+    gap: rates, latencies) rather than a value."""
+
+    label: str
+    columns: tuple[str, ...]
+    log: bool = False
+    zero_is_gap: bool = False
+
+
+THROUGHPUT = Panel("throughput (MB/s)", ("write_mbps", "read_mbps"), zero_is_gap=True)
+LATENCY = Panel("latency (µs)", ("write_p50_us", "write_p99_us", "read_p50_us", "read_p99_us"), log=True,
+                zero_is_gap=True)
+MEAN_LATENCY = Panel("mean latency (µs)", ("latency_mean_us",), log=True, zero_is_gap=True)
+WAF = Panel("WAF", ("waf", "waf_cumulative"), zero_is_gap=True)
+FREE_BLOCKS = Panel("free blocks", ("free_blocks",))
+BIT_MODES = Panel("blocks by bit mode", ("slc_blocks", "mlc_blocks", "tlc_blocks", "qlc_blocks"))
+WEAR = Panel("share used", ("wear_used", "reserve_used"))
+PSLC = Panel("pSLC cache (bytes)", ("pslc_bytes", "folded_bytes", "direct_bytes"))
+SERIES_STYLES = {  # time-series column: (legend label, colour, line style)
+    "write_mbps": ("write", "tab:blue", "-"),
+    "read_mbps": ("read", "tab:orange", "-"),
+    "write_p50_us": ("write p50", "tab:blue", "-"),
+    "write_p99_us": ("write p99", "tab:blue", ":"),
+    "read_p50_us": ("read p50", "tab:orange", "-"),
+    "read_p99_us": ("read p99", "tab:orange", ":"),
+    "latency_mean_us": ("mean latency", "tab:blue", "-"),
+    "waf": ("interval", "tab:blue", "-"),
+    "waf_cumulative": ("cumulative", "tab:red", "-"),
+    "free_blocks": ("free blocks", "tab:green", "-"),
+    "slc_blocks": ("SLC", "tab:blue", "-"),
+    "mlc_blocks": ("MLC", "tab:orange", "-"),
+    "tlc_blocks": ("TLC", "tab:green", "-"),
+    "qlc_blocks": ("QLC", "tab:red", "-"),
+    "wear_used": ("wear used (of the rating)", "tab:purple", "-"),
+    "reserve_used": ("spare lost (of the reserve)", "tab:brown", "-"),
+    "pslc_bytes": ("in the pSLC cache", "tab:blue", "-"),
+    "folded_bytes": ("folded", "tab:orange", "-"),
+    "direct_bytes": ("written direct", "tab:green", "-"),
+}
+LINE_STYLES = ("-", ":", "--", "-.")
 
 
 def throughput_latency(result: Result, path: str | os.PathLike[str]) -> None:
@@ -42,51 +82,93 @@ def throughput_latency(result: Result, path: str | os.PathLike[str]) -> None:
 
     Each phase starts at a dashed vertical line labelled with its name.
     """
-    fig = Figure(figsize=(10, 7), layout="constrained")
-    top, bottom = fig.subplots(2, 1, sharex=True)
-    # Samples are interval figures, drawn as steps ending at the data written by then.
-    ts = result.timeseries.with_columns(gib_written=pl.col("host_write_bytes") / GIB)
-    _plot_series(top, ts, THROUGHPUT_SERIES)
-    _plot_series(bottom, ts, LATENCY_SERIES)
-    _mark_phases(result, ts, top, bottom)
-    top.set_ylabel("throughput (MB/s)")
-    top.set_ylim(bottom=0)
-    bottom.set_yscale("log")
-    bottom.set_ylabel("latency (µs)")
-    bottom.set_xlabel("host data written (GiB)")
-    for axes in (top, bottom):
+    timeseries_panels(result.timeseries, (THROUGHPUT, LATENCY), path, title=_title(result),
+                      phases=[phase["name"] for phase in result.phases])
+
+
+def with_data(series: pl.DataFrame, panels: Sequence[Panel]) -> list[Panel]:
+    """``panels`` with only the columns ``series`` has, each with a non-zero value somewhere (a run
+    without reads has no read line, one without ZombieNAND no MLC blocks), and only the panels left
+    with a column."""
+    kept = []
+    for panel in panels:
+        columns = tuple(c for c in panel.columns if c in series.columns and bool((series[c].fill_null(0) != 0).any()))
+        if columns:
+            kept.append(replace(panel, columns=columns))
+    return kept
+
+
+def timeseries_panels(
+    series: pl.DataFrame,
+    panels: Sequence[Panel],
+    path: str | os.PathLike[str],
+    by: str | None = None,
+    style_by: str | None = None,
+    title: str = "",
+    phases: Sequence[str] = (),
+) -> None:
+    """Save a PNG of time series against host data written: one panel per ``Panel`` with data
+    (``with_data``), stacked over one x axis. Without ``by``, a line per column, styled as
+    ``SERIES_STYLES`` says; with ``by`` (a column naming runs), a colour per run and a line style per
+    column, or per value of ``style_by`` (say ZombieNAND and the baseline). ``phases`` (the phase
+    names, in order) mark where each phase starts. Samples are interval figures, drawn as steps
+    ending at the data written by then."""
+    # With nothing to draw (a run without requests), the panels' axes stay empty.
+    shown = with_data(series, panels) or [replace(p, columns=tuple(c for c in p.columns if c in series.columns))
+                                          for p in panels]
+    ts = series.with_columns(gib_written=pl.col("host_write_bytes") / GIB)
+    if by is None:
+        groups, colours, styles = [ts], {}, {}
+    else:
+        groups = ts.partition_by([by] if style_by is None else [by, style_by], maintain_order=True)
+        colours = {key: f"C{i % 10}" for i, key in enumerate(ts[by].unique(maintain_order=True))}
+        styles = {} if style_by is None else {
+            key: LINE_STYLES[i % len(LINE_STYLES)] for i, key in enumerate(ts[style_by].unique(maintain_order=True))
+        }
+    fig = Figure(figsize=(10, 1.2 + 2.6 * len(shown)), layout="constrained")
+    column = list(fig.subplots(len(shown), 1, sharex=True, squeeze=False)[:, 0])
+    for axes, panel in zip(column, shown):
+        for part in groups:
+            for c, name in enumerate(panel.columns):
+                values = part.select(
+                    pl.when(pl.col(name) > 0).then(pl.col(name)) if panel.zero_is_gap else pl.col(name)
+                ).to_series().cast(pl.Float64)
+                label, color, style = SERIES_STYLES.get(name, (name, f"C{c % 10}", "-"))
+                if by is not None:
+                    run = str(part[by][0]) + (f" ({part[style_by][0]})" if style_by else "")
+                    label = run if len(panel.columns) == 1 else f"{run}: {label}"
+                    color = colours[part[by][0]]
+                    style = styles[part[style_by][0]] if style_by else LINE_STYLES[c % len(LINE_STYLES)]
+                axes.plot(part["gib_written"].to_numpy(), values.to_numpy(), drawstyle="steps-pre", linewidth=1,
+                          color=color, linestyle=style, label=label)
+        axes.set_ylabel(panel.label)
+        if panel.log:
+            _log_y(axes)
+        else:
+            axes.set_ylim(bottom=0)
         axes.grid(True, alpha=0.3)
-        if axes.get_legend_handles_labels()[0]:
+        lines = axes.get_lines()
+        if by is None and lines and (len(lines) > 1 or lines[0].get_label() != panel.label):
             axes.legend(fontsize="small")
-    fig.suptitle(_title(result))
+        elif by is not None and axes is column[0] and len(lines) <= MAX_LEGEND:
+            axes.legend(fontsize="x-small", ncols=2)
+    if phases and by is None:
+        _mark_starts(_phase_starts(ts, phases), *column)
+    column[-1].set_xlabel("host data written (GiB)")
+    if title:
+        fig.suptitle(title, fontsize="medium")
     fig.savefig(path, dpi=110)
 
 
-def _plot_series(axes: Axes, ts: pl.DataFrame, series: tuple) -> None:
-    """Plot each (column, label, color, style) that has data; zeros (no such I/O) become gaps."""
-    for column, label, color, style in series:
-        values = ts.select(pl.when(pl.col(column) > 0).then(pl.col(column)).cast(pl.Float64)).to_series()
-        if values.null_count() < values.len():
-            axes.plot(
-                ts["gib_written"].to_numpy(),
-                values.to_numpy(),
-                drawstyle="steps-pre",
-                linewidth=0.9,
-                color=color,
-                linestyle=style,
-                label=label,
-            )
-
-
-def _mark_phases(result: Result, ts: pl.DataFrame, top: Axes, bottom: Axes) -> None:
-    """Draw a dashed line where each phase starts (the data written when the one before ended)."""
+def _phase_starts(ts: pl.DataFrame, names: Sequence[str]) -> list[tuple[float, str]]:
+    """Where each phase starts (the data written when the one before ended), and its name."""
     ends = dict(ts.group_by("phase").agg(pl.col("gib_written").last()).iter_rows())
     starts = []
     start = 0.0
-    for index, phase in enumerate(result.phases):
-        starts.append((start, phase["name"]))
+    for index, name in enumerate(names):
+        starts.append((start, name))
         start = ends.get(index, start)
-    _mark_starts(starts, top, bottom)
+    return starts
 
 
 def _mark_starts(
@@ -169,10 +251,9 @@ def chip_latency(result: dict, path: str | os.PathLike[str]) -> None:
     colors = ("tab:red", "tab:blue", "tab:green", "grey")
     for axes, op in zip(panels, ("read", "program", "erase")):
         values = [result[f"{op}_us"][k] for k in kinds] + [result["datasheet"][f"{op}_us"]]
-        axes.bar([*kinds, "datasheet"], values, color=colors)
+        _bar_axes(axes, [*kinds, "datasheet"], {op: values}, color=colors)
         axes.set_title(op)
         axes.set_ylabel("µs")
-        axes.grid(True, axis="y", alpha=0.3)
     fig.suptitle(f"nandlab chip latency — {result['chip']['name']}")
     fig.savefig(path, dpi=110)
 
@@ -183,7 +264,7 @@ def lifetime_heatmaps(table: pl.DataFrame, metric: str, path: str | os.PathLike[
     set across, reserve down, each square labelled with its value; 1.0 = the baseline."""
     title = "lifetime" if metric == "lifetime_ratio" else "mean latency over the baseline's life"
     heatmaps(
-        table, metric, x="working_set", y="reserve", path=path, rows="read_level", cols="cell",
+        table, metric, x="working_set", y="reserve", path=path, rows=("read_level",), cols=("cell",),
         title=f"ZombieNAND synthetic grid:\n{title} relative to the baseline",
         label="lifetime / baseline" if metric == "lifetime_ratio" else "latency / baseline",
         better="higher" if metric == "lifetime_ratio" else "lower", reference=1.0,
@@ -196,23 +277,25 @@ def heatmaps(
     x: str,
     y: str,
     path: str | os.PathLike[str],
-    rows: str | None = None,
-    cols: str | None = None,
+    rows: Sequence[str] = (),
+    cols: Sequence[str] = (),
     title: str = "",
     label: str | None = None,
     better: str = "higher",
     reference: float | None = None,
 ) -> None:
-    """Save a PNG of ``value`` over two axes (``x`` across, ``y`` up), one heatmap per combination of
-    the facet columns ``rows`` and ``cols``, each square labelled with its value. Lighter is better
-    (``better`` = "higher" or "lower"); with a ``reference`` (1.0 for ratios) the colours are
-    centred on it."""
+    """Save a PNG of ``value`` over two columns (``x`` across, ``y`` up, each in the order the table
+    first has its values: a sweep's order), one heatmap per combination of the facet columns
+    ``rows`` (a row of maps per combination) and ``cols``, each square labelled with its value ("–":
+    none). Lighter is better (``better`` = "higher" or "lower"); with a ``reference`` (1.0 for
+    ratios) the colours are centred on it. ValueError if two rows of a map have the same square
+    (a column that varies is missing from the facets)."""
     import numpy as np
     from matplotlib.colors import Normalize, TwoSlopeNorm
 
-    row_keys = list(dict.fromkeys(table[rows])) if rows else [None]
-    col_keys = list(dict.fromkeys(table[cols])) if cols else [None]
-    xs, ys = sorted(set(table[x])), sorted(set(table[y]))
+    row_keys = table.select(rows).unique(maintain_order=True).rows() if rows else [()]
+    col_keys = table.select(cols).unique(maintain_order=True).rows() if cols else [()]
+    xs, ys = table[x].unique(maintain_order=True).to_list(), table[y].unique(maintain_order=True).to_list()
     values = table[value].cast(pl.Float64).to_numpy()
     finite = values[np.isfinite(values)]
     low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
@@ -227,28 +310,34 @@ def heatmaps(
     for i, row_key in enumerate(row_keys):
         for j, col_key in enumerate(col_keys):
             axes = grid[i, j]
-            part = table
-            if rows:
-                part = part.filter(pl.col(rows) == row_key)
-            if cols:
-                part = part.filter(pl.col(cols) == col_key)
+            facets = list(zip([*cols, *rows], [*col_key, *row_key]))
+            part = table.filter([pl.col(name) == key for name, key in facets]) if facets else table
             z = np.full((len(ys), len(xs)), np.nan)
+            filled = np.zeros(z.shape, dtype=bool)
             for r in part.iter_rows(named=True):
+                square = (ys.index(r[y]), xs.index(r[x]))
+                if filled[square]:
+                    where = ", ".join(f"{name}={key}" for name, key in [(x, r[x]), (y, r[y]), *facets])
+                    raise ValueError(
+                        f"heatmap of {value}: two rows at {where}; facet by the columns that tell them apart")
+                filled[square] = True
                 if r[value] is not None:
-                    z[ys.index(r[y]), xs.index(r[x])] = r[value]
+                    z[square] = r[value]
             image = axes.imshow(np.clip(z, norm.vmin, norm.vmax), norm=norm, cmap=cmap, origin="lower", aspect="auto")
             for (a, b), v in np.ndenumerate(z):
                 if np.isfinite(v):
                     # Dark squares (the low end of viridis) get white labels.
                     position = float(norm(np.clip(v, norm.vmin, norm.vmax)))
                     dark = position < 0.5 if cmap == "viridis" else position > 0.5
-                    axes.text(b, a, f"{v:.3g}", ha="center", va="center", fontsize=7, color="white" if dark else "black")
+                    axes.text(b, a, f"{v:.3g}", ha="center", va="center", fontsize=7,
+                              color="white" if dark else "black")
+                else:
+                    axes.text(b, a, "–", ha="center", va="center", fontsize=7, color="grey")
             axes.set_xticks(range(len(xs)), [_tick(v) for v in xs])
             axes.set_yticks(range(len(ys)), [_tick(v) for v in ys])
             axes.set_xlabel(x)
             axes.set_ylabel(y)
-            facets = [f"{name} {key}" for name, key in ((cols, col_key), (rows, row_key)) if name]
-            axes.set_title(", ".join(facets), fontsize="medium")
+            axes.set_title(", ".join(f"{name}={_tick(key)}" for name, key in facets), fontsize="medium")
     if image is not None:
         fig.colorbar(image, ax=grid, label=label or value, shrink=0.8)
     fig.suptitle(title or f"{value} over {x} and {y}", fontsize="medium")
@@ -265,75 +354,118 @@ def _tick(value: object) -> str:
 
 
 def bars(table: pl.DataFrame, x: str, values: Sequence[str], path: str | os.PathLike[str], title: str = "") -> None:
-    """Save a PNG of one bar chart per column of ``values`` against the categories of ``x``."""
-    fig = Figure(figsize=(4.0 * len(values) + 0.6, 3.6), layout="constrained")
+    """Save a PNG of one bar chart per column of ``values`` against the categories of ``x`` (a sweep
+    with one axis), each bar labelled with its value."""
+    fig = Figure(figsize=(4.0 * len(values) + 0.6, 3.8), layout="constrained")
     panels = fig.subplots(1, len(values), squeeze=False)[0]
     labels = [_tick(v) for v in table[x]]
     for axes, value in zip(panels, values):
-        axes.bar(labels, table[value].cast(pl.Float64).fill_null(float("nan")).to_list(), color="tab:blue")
+        _bar_axes(axes, labels, {value: table[value].cast(pl.Float64).to_list()}, color="tab:blue", annotate=True,
+                  rotation=30)
         axes.set_xlabel(x)
         axes.set_ylabel(value)
-        axes.grid(True, axis="y", alpha=0.3)
-        axes.tick_params(axis="x", labelrotation=30)
     fig.suptitle(title or f"by {x}", fontsize="medium")
     fig.savefig(path, dpi=110)
 
 
-def overlay(
-    series: pl.DataFrame, by: str, columns: Sequence[str], path: str | os.PathLike[str], title: str = ""
+def _bar_axes(
+    axes: Axes,
+    categories: Sequence[object],
+    series: Mapping[str, Sequence[float | None]],
+    color: str | Sequence[str] | None = None,
+    annotate: bool = False,
+    rotation: float = 0,
 ) -> None:
-    """Save a PNG of time-series ``columns`` (one panel each) against host data written, one line per
-    value of ``by`` (a run), for comparing runs."""
-    fig = Figure(figsize=(10, 2.8 * len(columns) + 0.6), layout="constrained")
-    panels = fig.subplots(len(columns), 1, sharex=True, squeeze=False)[:, 0]
-    for key in dict.fromkeys(series[by]):
-        part = series.filter(pl.col(by) == key)
-        for axes, column in zip(panels, columns):
-            axes.plot(part["host_write_bytes"] / GIB, part[column], drawstyle="steps-pre", linewidth=1, label=str(key))
-    for axes, column in zip(panels, columns):
-        axes.set_ylabel(column)
-        axes.grid(True, alpha=0.3)
-    panels[-1].set_xlabel("host data written (GiB)")
-    if len(set(series[by])) <= 12:
-        panels[0].legend(fontsize="x-small", ncol=3)
-    fig.suptitle(title, fontsize="medium")
+    """Bars on ``axes``: a group per category, in it a bar per series, side by side (coloured C0, C1,
+    ... or ``color``: one colour, or one per bar), named in a legend when there are several series;
+    ``annotate`` labels each bar with its value."""
+    width = 0.8 / len(series)
+    for index, (name, values) in enumerate(series.items()):
+        heights = [math.nan if v is None else float(v) for v in values]
+        offset = (index - (len(series) - 1) / 2) * width
+        drawn = axes.bar([p + offset for p in range(len(categories))], heights, width=width,
+                         color=f"C{index % 10}" if color is None else color, label=name if len(series) > 1 else None)
+        if annotate:
+            labels = [output.number(h) if math.isfinite(h) else "" for h in heights]
+            axes.bar_label(drawn, labels=labels, fontsize="x-small")
+    axes.set_xticks(range(len(categories)), [str(c) for c in categories], rotation=rotation,
+                    ha="right" if rotation else "center")
+    axes.grid(True, axis="y", alpha=0.3)
+    if len(series) > 1:
+        axes.legend(fontsize="small")
+
+
+def cumulative(points: Sequence[Sequence[float]]) -> tuple[list[float], list[float]]:
+    """A histogram's ``(value, count)`` pairs as a CDF: the values in order, and the share of all
+    counts at or below each."""
+    total = sum(n for _, n in points) or 1
+    xs, ys, running = [], [], 0.0
+    for value, n in sorted(points):
+        running += n
+        xs.append(value)
+        ys.append(running / total)
+    return xs, ys
+
+
+def distribution(
+    points: Sequence[Sequence[float]], path: str | os.PathLike[str], xlabel: str, ylabel: str, title: str = ""
+) -> None:
+    """Save a PNG of a histogram of whole-numbered ``(value, count)`` pairs (say ``ylabel`` "blocks"
+    per ``xlabel`` "erase count"), and beside it its CDF."""
+    fig = Figure(figsize=(11, 4), layout="constrained")
+    histogram, distribution_function = fig.subplots(1, 2)
+    _histogram_axes(histogram, points)
+    histogram.set(xlabel=xlabel, ylabel=ylabel)
+    _cdf_axes(distribution_function, {"": cumulative(points)}, steps=True)
+    distribution_function.set(xlabel=xlabel, ylabel=f"share of the {ylabel} (CDF)", ylim=(0, 1.02))
+    if title:
+        fig.suptitle(title, fontsize="medium")
     fig.savefig(path, dpi=110)
 
 
-def drive_state(ts: pl.DataFrame, erase_histogram: Sequence[Sequence[int]], path: str | os.PathLike[str]) -> None:
-    """Save a PNG of a run's drive over its life: WAF (interval and cumulative), free blocks, the
-    blocks in each bit mode (ZombieNAND's switches), and the erase-count distribution with its CDF."""
+def cdf(
+    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    path: str | os.PathLike[str],
+    xlabel: str,
+    ylabel: str = "share (CDF)",
+    title: str = "",
+) -> None:
+    """Save a PNG of CDFs, one line each (``label: (xs, shares)``, say ``cumulative`` of each run's
+    erase-count histogram)."""
+    fig = Figure(figsize=(8, 4.5), layout="constrained")
+    axes = fig.subplots()
+    _cdf_axes(axes, curves, steps=True)
+    axes.set(xlabel=xlabel, ylabel=ylabel, ylim=(0, 1.02))
+    if title:
+        fig.suptitle(title, fontsize="medium")
+    fig.savefig(path, dpi=110)
+
+
+def _histogram_axes(axes: Axes, points: Sequence[Sequence[float]], bins: int = 50) -> None:
+    """A histogram of whole-numbered ``(value, count)`` pairs on ``axes``: a bar per value while the
+    values span fewer than ``bins`` units, else the counts summed into ``bins`` equal bins."""
     import numpy as np
 
-    fig = Figure(figsize=(11, 7), layout="constrained")
-    (waf, free), (modes, erases) = fig.subplots(2, 2)
-    gib = ts["host_write_bytes"] / GIB
-    waf.plot(gib, ts["waf"], drawstyle="steps-pre", linewidth=1, label="interval")
-    waf.plot(gib, ts["waf_cumulative"], linewidth=1.5, label="cumulative")
-    waf.set_ylabel("WAF")
-    waf.legend(fontsize="small")
-    free.plot(gib, ts["free_blocks"], drawstyle="steps-pre", linewidth=1, color="tab:green")
-    free.set_ylabel("free blocks")
-    mode_columns = [c for c in ("slc_blocks", "mlc_blocks", "tlc_blocks", "qlc_blocks") if ts[c].max()]
-    if mode_columns:
-        modes.stackplot(gib, *[ts[c] for c in mode_columns], labels=[c.split("_")[0].upper() for c in mode_columns])
-        modes.legend(fontsize="small", loc="lower left")
-    modes.set_ylabel("blocks by bit mode")
-    for axes in (waf, free, modes):
-        axes.set_xlabel("host data written (GiB)")
-        axes.grid(True, alpha=0.3)
-    if erase_histogram:
-        counts = np.array([c for c, _ in erase_histogram], dtype=float)
-        blocks = np.array([n for _, n in erase_histogram], dtype=float)
-        erases.bar(counts, blocks, width=max(1.0, (counts.max() - counts.min()) / 60 or 1.0), color="tab:purple")
-        cdf = erases.twinx()
-        cdf.plot(counts, np.cumsum(blocks) / blocks.sum(), color="black", linewidth=1)
-        cdf.set_ylabel("share of blocks (CDF)")
-        cdf.set_ylim(0, 1.02)
-    erases.set_xlabel("erase count")
-    erases.set_ylabel("blocks")
-    fig.suptitle("the drive over the run", fontsize="medium")
-    fig.savefig(path, dpi=110)
+    values = np.array([v for v, _ in points], dtype=float)
+    counts = np.array([n for _, n in points], dtype=float)
+    if values.size and values.max() - values.min() >= bins:
+        counts, edges = np.histogram(values, bins=bins, weights=counts)
+        axes.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="tab:purple")
+    else:
+        axes.bar(values, counts, width=0.9, color="tab:purple")
+    axes.grid(True, axis="y", alpha=0.3)
+
+
+def _cdf_axes(
+    axes: Axes, curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], steps: bool = False, legend: bool = True
+) -> None:
+    """Cumulative curves on ``axes`` (``label: (xs, ys)``), as steps or joined points; a legend when
+    there are several (and ``legend``)."""
+    for label, (xs, ys) in curves.items():
+        axes.plot(xs, ys, drawstyle="steps-post" if steps else "default", linewidth=1.2, label=label)
+    axes.grid(True, alpha=0.3)
+    if legend and 1 < len(curves) <= MAX_LEGEND:
+        axes.legend(fontsize="small")
 
 
 def sections(q: Qualification, path: str | os.PathLike[str]) -> None:
@@ -424,23 +556,14 @@ def trace_stats(summary: dict, path: str | os.PathLike[str], title: str = "") ->
     the most used 4 KiB blocks account for) and its request sizes."""
     fig = Figure(figsize=(11, 4.2), layout="constrained")
     reuse, sizes = fig.subplots(1, 2)
-    for key, label in (("reuse_cdf", "all accesses"), ("write_reuse_cdf", "writes")):
-        points = summary[key]
-        if points:
-            reuse.plot([100 * x for x, _ in points], [100 * y for _, y in points], label=label)
+    _cdf_axes(reuse, {label: _percents(summary[key])
+                      for key, label in (("reuse_cdf", "all accesses"), ("write_reuse_cdf", "writes")) if summary[key]})
     reuse.set(xlabel="most used 4 KiB blocks (% of the footprint)", ylabel="accesses (%)", xlim=(0, 100), ylim=(0, 101))
-    reuse.grid(alpha=0.3)
-    reuse.legend()
     reuse.set_title("address reuse")
     rows = summary["size_histogram"]
-    labels = [_size_label(row[0]) for row in rows]
-    positions = range(len(rows))
-    sizes.bar([p - 0.2 for p in positions], [row[2] for row in rows], width=0.4, label="reads")
-    sizes.bar([p + 0.2 for p in positions], [row[3] for row in rows], width=0.4, label="writes")
-    sizes.set_xticks(list(positions), labels, rotation=45, ha="right")
+    _bar_axes(sizes, [_size_label(row[0]) for row in rows],
+              {"reads": [row[2] for row in rows], "writes": [row[3] for row in rows]}, rotation=45)
     sizes.set(xlabel="request size (at least)", ylabel="requests")
-    sizes.grid(alpha=0.3, axis="y")
-    sizes.legend()
     sizes.set_title("request sizes")
     fig.suptitle(
         f"{title} — {summary['format']}, {summary['records']:,} records, "
@@ -455,16 +578,16 @@ def reuse_curves(summaries: dict[str, dict], path: str | os.PathLike[str]) -> No
     fig = Figure(figsize=(11, 4.2), layout="constrained")
     panels = fig.subplots(1, 2, sharey=True)
     for axes, key, title in zip(panels, ("reuse_cdf", "write_reuse_cdf"), ("all accesses", "writes")):
-        for name, summary in summaries.items():
-            points = summary[key]
-            if points:
-                axes.plot([100 * x for x, _ in points], [100 * y for _, y in points], label=name)
+        _cdf_axes(axes, {name: _percents(s[key]) for name, s in summaries.items() if s[key]}, legend=axes is panels[1])
         axes.set(xlabel="most used 4 KiB blocks (% of the footprint)", xlim=(0, 100), ylim=(0, 101), title=title)
-        axes.grid(alpha=0.3)
     panels[0].set_ylabel("accesses (%)")
-    panels[1].legend(fontsize="small")
     fig.suptitle("address reuse")
     fig.savefig(path, dpi=110)
+
+
+def _percents(points: Sequence[Sequence[float]]) -> tuple[list[float], list[float]]:
+    """``(share, share)`` points as percentages: ``(xs, ys)``."""
+    return [100 * x for x, _ in points], [100 * y for _, y in points]
 
 
 def _size_label(size: int) -> str:

@@ -1,49 +1,121 @@
-"""Reports (issue 7): every kind of result directory gets one self-contained report.html (figures
-embedded, nothing fetched) with its tables and figures, also as PNG files; a directory nandlab did not
-write is refused clearly; and a real browser (headless Chromium) renders a report with every figure
-and no console error."""
+"""Reports (issue 7): every kind of result directory — a run, a sweep (a real one-axis sweep and a
+made-up lifetime-compare sweep with four axes and a failed run), each procedure's --out — gets one
+self-contained report.html (figures embedded, nothing fetched) with its tables and figures, also
+as PNG files; a sweep file's [report] table chooses the heatmaps, and a wrong one, like a directory
+nandlab did not write, is refused clearly; and a real browser (headless Chromium) renders the
+reports with every figure, no console error and no request beyond the file itself."""
 
 from __future__ import annotations
 
+import html
+import itertools
+import json
 import re
 import shutil
 from pathlib import Path
 
+import click
+import polars as pl
 import pytest
-
+from conftest import TINY_TOML
 from test_sweep import QUICK
 
 from nandlab import report, sweep
 
 ROOT = Path(__file__).resolve().parents[2]
-# The sweep tests' small study with a second axis: 3 seeds x 2 queue depths.
-SWEEP = QUICK.format(runs=3, volume=0.1) + """
-[[axis]]
-name = "queue_depth"
-key = "phase.1.queue_depth"
-values = [1, 32]
-"""
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+MSR_TRACE = "".join(  # MSR Cambridge format: timestamp, host, disk, type, offset, size, response time
+    f"{128166372000000000 + 10_000 * i},hm,0,{'Write' if i % 3 else 'Read'},{4096 * (i * 7 % 50)},"
+    f"{4096 * (1 + i % 4)},100\n"
+    for i in range(200)
+)
+
+# --- fixtures: one directory of each kind -------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``nandlab run --out`` on a tiny drive (the CLI writes the report)."""
     from click.testing import CliRunner
-    from conftest import TINY_TOML
 
     from nandlab.cli import cli
 
     directory = tmp_path_factory.mktemp("run")
-    config = directory / "tiny.toml"
-    config.write_text(TINY_TOML)
-    result = CliRunner().invoke(cli, ["run", str(config), "--out", str(directory / "out"), "--quiet"])
+    (directory / "tiny.toml").write_text(TINY_TOML)
+    result = CliRunner().invoke(cli, ["run", str(directory / "tiny.toml"), "--out", str(directory / "out"), "--quiet"])
     assert result.exit_code == 0, result.output
     return directory / "out"
 
 
 @pytest.fixture(scope="module")
-def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def one_axis_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real sweep (nandlab.sweep) of three seeds on a 1 GiB drive."""
     directory = tmp_path_factory.mktemp("sweep")
-    sweep.run(sweep.parse(SWEEP, "tiny.toml"), directory, workers=2)
+    sweep.run(sweep.parse(QUICK.format(runs=3, volume=0.1), "quick.toml"), directory, workers=2)
+    report.write(directory)
+    return directory
+
+
+LIFETIME_AXES = [
+    {"name": "cell", "keys": ["device.preset", "phase.0.block_size"], "labels": ["tlc", "mlc"],
+     "values": [["zombienand-synthetic-tlc", "8KiB"], ["zombienand-synthetic-mlc", "4KiB"]]},
+    {"name": "reserve", "keys": ["device.reserve"], "labels": None, "values": [[0.1], [0.2], [0.3]]},
+    {"name": "working_set", "keys": ["phase.0.working_set"], "labels": None, "values": [[0.5], [1.0]]},
+    {"name": "read_level", "keys": ["phase.0.read_fraction"], "labels": ["low", "high"], "values": [[0.25], [0.75]]},
+    {"name": "seed", "keys": ["seed"], "labels": None, "values": [[1], [2]]},
+]
+FAILED_RUN = 5
+
+
+def lifetime_sweep(directory: Path, report_table: str = "") -> Path:
+    """A lifetime-compare sweep directory laid out as nandlab.sweep writes one, made up with polars:
+    2 cells x 3 reserves x 2 working sets x 2 read levels x 2 seeds, run FAILED_RUN failed, each
+    finished run's time series (ZombieNAND and the baseline) in a hive partition."""
+    directory.mkdir()
+    (directory / "sweep.toml").write_text('[sweep]\nname = "made-up"\nprocedure = "lifetime-compare"\n' + report_table)
+    about = {"name": "made-up", "procedure": "lifetime-compare", "runs": 48, "axes": LIFETIME_AXES,
+             "base": {"device": {"preset": "zombienand-synthetic-tlc"}, "phase": [{"until": "dead"}]}}
+    (directory / "sweep.json").write_text(json.dumps(about))
+    rows, walls = [], []
+    for run, point in enumerate(itertools.product(*(range(len(a["values"])) for a in LIFETIME_AXES))):
+        run_id = f"{run:016x}"  # the first ten look like numbers: the partitions must stay strings
+        row = {"run": run, "run_id": run_id, "status": "ok", "error": None}
+        for axis, i in zip(LIFETIME_AXES, point):
+            row[axis["name"]] = axis["labels"][i] if axis["labels"] else axis["values"][i][0]
+            row.update(dict(zip(axis["keys"], axis["values"][i])))
+        cell, reserve, working_set = point[0], row["reserve"], row["working_set"]
+        row.update(lifetime_ratio=1.0 + (2 - cell) * reserve - 0.1 * working_set, latency_ratio=1.0 + 0.2 * reserve,
+                   latency_ratio_after=1.5, zombie_host_write_bytes=2**40, baseline_host_write_bytes=2**39,
+                   zombie_drive_writes=800.0, baseline_drive_writes=400.0, zombie_death="worn out",
+                   baseline_death="worn out")
+        if run == FAILED_RUN:
+            row = {k: (None if k in ("lifetime_ratio", "latency_ratio") else v) for k, v in row.items()}
+            row.update(status="failed", error="SimulationError: made up")
+            (directory / "failures").mkdir(exist_ok=True)
+            (directory / "failures" / f"{run_id}.json").write_text(json.dumps(
+                {"error": row["error"], "traceback": "Traceback (most recent call last):\n  made up"}))
+        else:
+            sides = [pl.DataFrame({
+                "phase": [0] * 20, "sim_seconds": [float(t) for t in range(20)],
+                "host_write_bytes": [(t + 1) * 2**30 * (2 if side == "zombie" else 1) for t in range(20)],
+                "write_mbps": [100.0] * 20, "read_mbps": [50.0] * 20, "latency_mean_us": [80.0 + t for t in range(20)],
+                "waf_cumulative": [1.0 + t / 20 for t in range(20)], "free_blocks": [40 - t for t in range(20)],
+                "reserve_used": [t / 20 for t in range(20)], "usable_bytes": [2**33 - t * 2**28 for t in range(20)],
+                "phase_name": ["life"] * 20, "side": [side] * 20,
+            }) for side in ("zombie", "baseline")]
+            partition = directory / "timeseries" / f"run_id={run_id}"
+            partition.mkdir(parents=True)
+            pl.concat(sides).write_parquet(partition / "part-0.parquet")
+            walls.append({"run_id": run_id, "wall_seconds": 1.5})
+        rows.append(row)
+    pl.DataFrame(rows).write_parquet(directory / "results.parquet")
+    pl.DataFrame(walls).write_parquet(directory / "wall.parquet")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def lifetime_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = lifetime_sweep(tmp_path_factory.mktemp("lifetime") / "sweep")
     report.write(directory)
     return directory
 
@@ -52,60 +124,184 @@ def images(page: str) -> list[str]:
     return re.findall(r'<img src="([^"]*)"', page)
 
 
-def test_a_run_gets_its_report_from_the_cli(run_dir: Path) -> None:
+def headings(page: str) -> list[str]:
+    return re.findall(r"<h2>([^<]*)</h2>", page)
+
+
+def assert_self_contained(page: str) -> None:
+    assert images(page) and all(src.startswith("data:image/png;base64,") for src in images(page))
+    assert not re.search(r'(src|href)="(https?:)?//', page) and "<script" not in page and "<link" not in page
+    assert "default-src 'none'" in page  # the browser may fetch nothing
+
+
+# --- runs and sweeps ----------------------------------------------------------------------------
+
+
+def test_a_run_gets_its_configuration_summary_time_series_and_erase_counts(run_dir: Path) -> None:
     page = (run_dir / "report.html").read_text()
-    assert "<h2>Summary</h2>" in page and "randwrite" in page and "Configuration (resolved)" in page
-    assert len(images(page)) == 2 and all(src.startswith("data:image/png;base64,") for src in images(page))
-    assert (run_dir / "figures" / "drive.png").read_bytes()[:4] == b"\x89PNG"
-    assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing to fetch
+    assert headings(page) == ["Summary", "Throughput and latency", "The drive over the run", "Erase counts", "Device",
+                              "Configuration (resolved)"]
+    assert "randwrite" in page and '"over_provisioning": 0.2' in html.unescape(page)  # a phase, the resolved config
+    assert_self_contained(page)
+    assert len(images(page)) == 3
+    assert {p.name for p in (run_dir / "figures").iterdir()} == {"drive.png", "erase-counts.png"}
+    assert (run_dir / "config.json").exists() and (run_dir / "throughput_latency.png").exists()
 
 
-def test_a_sweep_report_has_heatmaps_results_and_time_series(sweep_dir: Path) -> None:
-    page = (sweep_dir / "report.html").read_text()
-    assert "<h2>Results</h2>" in page and "6 of 6 runs finished" in page and "[[axis]]" in page
-    names = {p.name for p in (sweep_dir / "figures").iterdir()}
-    assert {"heatmap-waf.png", "heatmap-iops.png", "timeseries.png"} <= names
-    assert len(images(page)) == len(names)
+def test_the_report_command_rebuilds_it_and_prints_its_path(nandlab_cli, run_dir: Path, monkeypatch) -> None:
+    (run_dir / "figures" / "stale.png").write_bytes(b"")
+    opened = []
+    monkeypatch.setattr(click, "launch", opened.append)
+    result = nandlab_cli("report", run_dir, "--open")
+    assert result.exit_code == 0 and result.stdout.strip() == str(run_dir / "report.html")
+    assert opened == [str(run_dir / "report.html")]
+    assert not (run_dir / "figures" / "stale.png").exists()  # figures/ is the report's own
 
 
-@pytest.mark.parametrize("source", ["docs/matrix/snia-slc", "docs/zombienand", "docs/qualify/write-sections"])
-def test_every_procedure_directory_gets_a_report(source: str, tmp_path: Path) -> None:
+def test_a_one_axis_sweep_gets_bar_charts_series_and_erase_count_cdfs(one_axis_sweep: Path) -> None:
+    page = (one_axis_sweep / "report.html").read_text()
+    assert headings(page) == ["Axes", "Results", "Bar charts", "Time series", "Erase counts", "Sweep file",
+                              "Base config"]
+    assert "3 of 3 runs finished" in page and "[[axis]]" in page
+    assert_self_contained(page)
+    figures = {p.name for p in (one_axis_sweep / "figures").iterdir()}
+    assert figures == {"bars.png", "timeseries.png", "erase-count-cdf.png"} and len(images(page)) == 3
+
+
+def test_a_lifetime_sweep_gets_faceted_heatmaps_series_and_its_failure(lifetime_dir: Path) -> None:
+    page = (lifetime_dir / "report.html").read_text()
+    assert headings(page) == ["Axes", "Results", "Failed runs", "Heatmaps", "Time series", "Sweep file", "Base config"]
+    assert "47 finished, 1 failed" in page and "SimulationError: made up" in page and "most recent call last" in page
+    assert_self_contained(page)
+    # Numbers with the most points make the maps (reserve across, working set up); the rest facet them.
+    assert {p.name for p in (lifetime_dir / "figures").iterdir()} == {
+        "heatmap-lifetime_ratio-reserve-working_set.png", "heatmap-latency_ratio-reserve-working_set.png",
+        "timeseries.png"}
+    assert "a map per cell, read_level, seed" in page
+    results = re.search(r'<section id="results">(.*?)</section>', page, re.S).group(1)
+    assert results.count("<tr>") == 49 and 'class="text failed">failed' in results
+
+
+def test_a_sweep_files_report_table_chooses_the_heatmaps(tmp_path: Path) -> None:
+    table = '[report]\nheatmaps = [{ x = "working_set", y = "cell", value = "zombie_drive_writes" }]\n'
+    directory = lifetime_sweep(tmp_path / "sweep", table)
+    report.write(directory)
+    maps = [p.name for p in (directory / "figures").glob("heatmap-*")]
+    assert maps == ["heatmap-zombie_drive_writes-working_set-cell.png"]
+
+
+@pytest.mark.parametrize("table, message", [
+    ('heatmaps = [{ x = "reserve", y = "size", value = "lifetime_ratio" }]',
+     "heatmaps #1: y = 'size' is no axis; the axes are cell, reserve, working_set, read_level, seed"),
+    ('heatmaps = [{ x = "reserve", y = "cell", value = "lifetime" }]',
+     "value = 'lifetime' is not a column of results.parquet (its headline figures: lifetime_ratio, "),
+    ('heatmaps = [{ x = "reserve", y = "cell" }]', "heatmaps #1: expected { x = AXIS, y = AXIS, value = FIGURE }"),
+    ('bars = true', "[report]: expected only heatmaps = "),
+])
+def test_a_wrong_report_table_is_refused_naming_the_file(nandlab_cli, tmp_path: Path, table: str, message: str) -> None:
+    directory = lifetime_sweep(tmp_path / "sweep", f"[report]\n{table}\n")
+    with pytest.raises(ValueError, match=re.escape(f"{directory / 'sweep.toml'}: [report]")) as error:
+        report.write(directory)
+    assert message in str(error.value)
+    result = nandlab_cli("report", directory)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and message in result.stderr
+
+
+# --- every procedure's --out --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source, sections, figures", [
+    ("docs/matrix/snia-slc", ["burst", "steady", "Die-count scaling", "Theoretical model", "Drive"], 3),
+    ("docs/zombienand", ["Heatmaps", "Grid"], 2),
+    ("docs/qualify/write-sections", ["Speed", "Sections"], 1),
+    ("docs/qualify/pslc-dynamic-aged", ["Speed", "Phases", "Phases: aged (10 % of rated cycles)"], 1),
+    ("docs/traces", ["Address reuse", "Composition"], 1),
+])
+def test_each_procedures_committed_output_gets_a_report(source: str, sections: list[str], figures: int,
+                                                        tmp_path: Path) -> None:
     directory = tmp_path / "copy"
     shutil.copytree(ROOT / source, directory)
     page = report.write(directory).read_text()
-    assert images(page) and "<table>" in page
+    assert headings(page) == sections and len(images(page)) == figures
+    assert_self_contained(page)
 
 
-def test_a_foreign_directory_is_refused(nandlab_cli, tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="not a directory nandlab wrote"):
+@pytest.mark.parametrize("command, sections", [
+    (["test", "write-sections", "--device", "{tiny}"], ["Speed", "Sections"]),
+    (["test", "pslc-fill", "--device", "{tiny}"], ["Speed", "Phases"]),
+    (["matrix", "--device", "{tiny}", "--block-sizes", "4KiB,64KiB", "--mixes", "100/0,0/100", "--states", "burst",
+      "--no-scaling", "--workers", "1"], ["burst", "Theoretical model", "Drive"]),
+    (["trace", "stats", "{trace}"], ["Address reuse and request sizes", "Composition", "Figures", "Request sizes"]),
+    (["chip", "endurance", "--chip", "MT29F2G08AAD", "--blocks", "5"], ["Endurance"]),
+    (["chip", "latency", "--chip", "MT29F2G08AAD"], ["Latency over life"]),
+])
+def test_each_procedures_out_writes_its_report(nandlab_cli, tmp_path: Path, command: list[str],
+                                               sections: list[str]) -> None:
+    (tmp_path / "tiny.toml").write_text(TINY_TOML)
+    (tmp_path / "trace.csv").write_text(MSR_TRACE)
+    arguments = [a.format(tiny=tmp_path / "tiny.toml", trace=tmp_path / "trace.csv") for a in command]
+    result = nandlab_cli(*arguments, "--out", tmp_path / "out", "--json")
+    assert result.exit_code == 0, result.stderr
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert headings(page) == sections
+    assert_self_contained(page)
+
+
+def test_several_traces_get_a_comparison_report_linking_each(nandlab_cli, tmp_path: Path) -> None:
+    for name in ("a.csv", "b.csv"):
+        (tmp_path / name).write_text(MSR_TRACE)
+    result = nandlab_cli("trace", "stats", tmp_path / "a.csv", tmp_path / "b.csv", "--out", tmp_path / "out", "--json")
+    assert result.exit_code == 0, result.stderr
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert headings(page) == ["Address reuse", "Composition", "Each trace"]
+    assert 'href="a.csv/report.html"' in page and (tmp_path / "out" / "b.csv" / "report.html").exists()
+
+
+def test_a_directory_nandlab_did_not_write_is_refused(nandlab_cli, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a result")
+    with pytest.raises(ValueError, match=re.escape(f"{tmp_path}: not a directory nandlab wrote")) as error:
         report.write(tmp_path)
+    assert "nandlab run, fio or trace replay (summary.json + timeseries.parquet)" in str(error.value)
+    assert "nandlab chip endurance or latency (endurance.json or latency.json)" in str(error.value)
+    assert not (tmp_path / "report.html").exists()
     result = nandlab_cli("report", tmp_path)
-    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "expected the --out of one of" in result.stderr
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "found none of the files" in result.stderr
+    assert nandlab_cli("report", tmp_path / "missing").exit_code == 2  # click: does not exist
 
 
-def test_chromium_renders_every_figure_without_errors(run_dir: Path, sweep_dir: Path) -> None:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("no chromium on this machine (scripts/test-all installs Debian's package)")
-    playwright = pytest.importorskip("playwright.sync_api")
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+# --- in a browser -------------------------------------------------------------------------------
+
+
+def open_in(browser, directory: Path) -> tuple[list[bool], list[str], list[str]]:
+    """Opens DIRECTORY/report.html in a new page: whether each image rendered, the console errors,
+    page errors and failed requests, and every URL the page requested."""
+    page = browser.new_page()
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("requestfailed", lambda r: errors.append(f"failed: {r.url} {r.failure}"))
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto((directory / "report.html").as_uri(), wait_until="load")
+    rendered = page.evaluate("() => Array.from(document.images, i => i.complete && i.naturalWidth > 0)")
+    page.close()
+    return rendered, errors, requests
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (scripts/test-all installs Debian's package)")
+def test_chromium_renders_every_figure_without_errors_or_requests(run_dir: Path, one_axis_sweep: Path,
+                                                                  lifetime_dir: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
-            for directory in (run_dir, sweep_dir):
-                page = browser.new_page()
-                errors: list[str] = []
-                requests: list[str] = []
-                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-                page.on("pageerror", lambda e: errors.append(str(e)))
-                page.on("request", lambda r: requests.append(r.url))
-                url = (directory / "report.html").as_uri()
-                page.goto(url)
-                page.wait_for_load_state("load")
-                rendered = page.evaluate(
-                    "() => Array.from(document.images).map(i => i.complete && i.naturalWidth > 0)")
-                assert rendered and all(rendered), (directory, rendered)
+            for directory in (run_dir, one_axis_sweep, lifetime_dir):
+                rendered, errors, requests = open_in(browser, directory)
+                assert len(rendered) == len(images((directory / "report.html").read_text())) > 0
+                assert all(rendered), (directory, rendered)
                 assert errors == [], errors
-                assert [r for r in requests if not r.startswith("data:")] == [url]
-                page.close()
+                # The file itself and its embedded images, nothing else.
+                assert [r for r in requests if not r.startswith("data:")] == [(directory / "report.html").as_uri()]
         finally:
             browser.close()
