@@ -119,14 +119,7 @@ def _config_text(config: ConfigSource) -> tuple[str, str, str]:
         return config, "toml", "<string>"
     if isinstance(config, (str, os.PathLike)):
         path = Path(config)
-        try:
-            return path.read_text(encoding="utf-8"), "toml", str(path)
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: no such config file") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"{path}: not a UTF-8 text file") from None
-        except OSError as error:
-            raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+        return read_text(path, "config file"), "toml", str(path)
     raise TypeError(f"config must be a dict, TOML text, a path or None, not {type(config).__name__}")
 
 
@@ -139,3 +132,16 @@ def _phase_progress(progress: ProgressCallback | None, index: int, count: int, n
         progress(fraction, {**info, "phase": index, "phase_name": name, "phases": count})
 
     return report
+
+
+def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
+    """A UTF-8 text file the user named; ConfigError naming it and why it cannot be read."""
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such {what}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: not a UTF-8 text file") from None
+    except OSError as error:
+        raise ConfigError(f"{p}: cannot read: {error.strerror}") from None

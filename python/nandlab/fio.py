@@ -80,10 +80,7 @@ class FioJobs:
 def load(path: str | os.PathLike[str]) -> FioJobs:
     """Read and convert a fio job file (``ConfigError`` names the line at fault)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{p}: cannot read: {error}") from None
+    text = api.read_text(p, "job file")
     return parse(text, str(p))
 
 

@@ -556,14 +556,5 @@ def _scaling(
     sim = api.make_simulator({**config, "device": device, "phase": [first, workload]}, seed=seed)
     sim.run_phase(0)
     mbps = float(sim.run_phase(1)["summary"]["mbps"])
-    theory = theoretical_mbps(resolved, mix[0])
-    return {
-        **layout,
-        "read_percent": mix[0],
-        "write_percent": mix[1],
-        "block_size": block_size,
-        "mbps": mbps,
-        "theoretical_mbps": theory,
-        "percent_of_theoretical": 100 * mbps / theory,
-        "link_mbps": theoretical(resolved)["link_mbps"],
-    }
+    cell = _with_theory(mix, block_size, {"mbps": mbps}, resolved)
+    return {**layout, **cell, "link_mbps": theoretical(resolved)["link_mbps"]}

@@ -182,10 +182,7 @@ class Outcome:
 def load(path: str | os.PathLike[str]) -> Sweep:
     """Read a sweep file; ``ConfigError`` names the file, the table and the key at fault."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{p}: cannot read: {error}") from None
+    text = api.read_text(p, "sweep file")
     return parse(text, str(p), base_dir=p.parent)
 
 
