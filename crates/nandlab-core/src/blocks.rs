@@ -282,6 +282,35 @@ impl BlockTable {
         true
     }
 
+    /// After a power cut: block `block`, whose erase was decided but not
+    /// done, is taken off its free queue (if it was there) until the erase
+    /// is booked again, and reads as erased (its wear was counted then).
+    pub fn reset_erased(&mut self, block: u32, pool: u32) {
+        let i = block as usize;
+        for q in [
+            &mut self.free[pool as usize],
+            &mut self.cache_free[pool as usize],
+        ] {
+            q.retain(|&b| b != block);
+        }
+        self.written[i] = 0;
+        self.programmed[i] = 0;
+        self.valid[i] = 0;
+        self.run[i] = self.mode[i];
+        self.capacity[i] = self.capacity_in(self.mode[i]);
+        self.in_cache[i] = self.static_cache[i];
+        self.state[i] = BlockState::Free;
+    }
+
+    /// Puts an erased block back on its free queue.
+    pub fn requeue_free(&mut self, block: u32, pool: u32) {
+        if self.static_cache[block as usize] {
+            self.cache_free[pool as usize].push_back(block);
+        } else {
+            self.free[pool as usize].push_back(block);
+        }
+    }
+
     /// Adds trapped-charge stress to a block: past its mode's rating it drops
     /// bits per cell (ZombieNAND) or is retired. Updates its ISPP loops.
     /// Returns whether it is still usable.

@@ -4,10 +4,15 @@
 //! Returns each request's completion time. Commands overlap, or (with
 //! `command_order = "in-order"`) the controller takes each once the one
 //! before it has issued its flash operations.
+//!
+//! Power cuts planned for a phase happen between commands: the FTL recovers
+//! ([`Ftl::power_loss`]), RAM state (write buffer, read-ahead) is gone, and
+//! commands wait until the drive is back.
 
 use crate::config::{CommandOrder, Config};
 use crate::ftl::{Ftl, Programmed};
 use crate::mapcache::MapAccess;
+use crate::power::{CutPlan, PowerLossEvent, WriteCache};
 use crate::readahead::ReadAhead;
 use crate::timeline::{Timeline, WriteBuffer};
 use crate::workload::{Op, Request};
@@ -27,7 +32,23 @@ pub struct Drive {
     dispatch_free: Option<u64>,
     /// When the command being run had all its flash operations issued.
     issued: u64,
+    /// Write-through: a write is acknowledged once its data is programmed.
+    write_through: bool,
+    /// Power cuts still to come in this phase.
+    cuts: Option<CutPlan>,
+    /// Commands arriving at or after this take the power path (next cut,
+    /// or time to forget finished erases); MAX on a drive without cuts.
+    power_check: u64,
+    /// When the drive is back after the last cut (commands wait till then).
+    back_at: u64,
+    /// The configuration may lose acknowledged writes (documented unsafe).
+    power_unsafe: bool,
+    /// What the cuts did, since the caller last took them.
+    pub power_events: Vec<PowerLossEvent>,
 }
+
+/// How often (simulated ns) the power path forgets finished erases.
+const FORGET_EVERY_NS: u64 = 1_000_000;
 
 /// The mapping unit, for byte ↔ unit arithmetic on every request: shifts
 /// when its size is a power of two (as it nearly always is), else divisions.
@@ -96,13 +117,79 @@ impl Drive {
                 .then(|| ReadAhead::new(cfg.ftl.read_ahead / unit)),
             dispatch_free: (cfg.ftl.command_order == CommandOrder::InOrder).then_some(0),
             issued: 0,
+            write_through: cfg.device.write_cache == WriteCache::Off,
+            cuts: None,
+            power_check: u64::MAX,
+            back_at: 0,
+            power_unsafe: !cfg.power_loss_unsafe().is_empty(),
+            power_events: Vec::new(),
             ftl,
         }
+    }
+
+    /// Keeps what power cuts need (before anything is written).
+    pub fn enable_power_model(&mut self, cfg: &Config) {
+        self.ftl
+            .enable_power_model(cfg.device.write_cache, cfg.ftl.paired_page_backup);
+        self.power_check = 0;
+    }
+
+    /// When the drive is back after the last power cut (0: none yet).
+    pub fn back_at(&self) -> u64 {
+        self.back_at
+    }
+
+    /// Plans this phase's power cuts (None: no more cuts).
+    pub fn plan_cuts(&mut self, plan: Option<CutPlan>) {
+        self.cuts = plan;
+    }
+
+    /// Cuts the power at `t` (between commands); returns what it did.
+    pub fn cut_power(&mut self, t: u64) -> Result<&PowerLossEvent, SimError> {
+        let t = t.max(self.back_at);
+        let event = self.ftl.power_loss(t, &mut self.tl, !self.power_unsafe)?;
+        let back = (event.ready_seconds * 1e9).round() as u64;
+        self.back_at = back.max(t);
+        self.buffer.clear();
+        if let Some(ra) = &mut self.read_ahead {
+            *ra = ReadAhead::new(ra.window);
+        }
+        if let Some(free) = &mut self.dispatch_free {
+            *free = self.back_at;
+        }
+        self.power_events.push(event);
+        Ok(self.power_events.last().expect("just pushed"))
+    }
+
+    /// The power path of a command arriving at `t`: cuts due by then, and
+    /// forgetting erases no later cut can see. Returns when the command
+    /// can start.
+    #[cold]
+    fn power_path(&mut self, t: u64) -> Result<u64, SimError> {
+        while let Some(cut) = self.cuts.as_ref().map(CutPlan::next).filter(|&c| c <= t) {
+            self.cut_power(cut)?;
+            let back = self.back_at;
+            if let Some(plan) = &mut self.cuts {
+                plan.done(cut, back);
+            }
+        }
+        let t = t.max(self.back_at);
+        if let Some(pm) = &mut self.ftl.power {
+            pm.forget_before(t);
+        }
+        let next_cut = self.cuts.as_ref().map_or(u64::MAX, CutPlan::next);
+        self.power_check = next_cut.min(t + FORGET_EVERY_NS);
+        Ok(t)
     }
 
     /// Runs one request arriving at `t`; returns when it completes.
     #[inline]
     pub fn submit(&mut self, req: Request, t: u64) -> Result<u64, SimError> {
+        let t = if t >= self.power_check || t < self.back_at {
+            self.power_path(t)?
+        } else {
+            t
+        };
         let Some(free) = self.dispatch_free else {
             return self.run(req, t);
         };
@@ -149,9 +236,15 @@ impl Drive {
         self.ftl.will_touch(self.unit.of(req.offset) as u32);
     }
 
-    fn release(&mut self, p: Option<Programmed>) {
-        if let Some(p) = p {
-            self.buffer.release_at(p.units as u64, p.done);
+    /// The write buffer frees the units of program `p` when it completes;
+    /// returns when that is (0: no program).
+    fn release(&mut self, p: Option<Programmed>) -> u64 {
+        match p {
+            Some(p) => {
+                self.buffer.release_at(p.units as u64, p.done);
+                p.done
+            }
+            None => 0,
         }
     }
 
@@ -191,6 +284,7 @@ impl Drive {
         }
         let chunk = self.ftl.stripe_units() as u64;
         let mut done = cmd;
+        let mut programmed = 0;
         let mut lpn = first;
         while lpn <= last {
             let n = (last - lpn + 1).min(chunk);
@@ -202,9 +296,24 @@ impl Drive {
             let ready = done.max(merged_ready);
             for l in lpn..lpn + n {
                 let p = self.ftl.write_unit(l as u32, ready, &mut self.tl, true)?;
-                self.release(p);
+                programmed = programmed.max(self.release(p));
+                if ready > done {
+                    self.ftl.note_arrival(l as u32, done);
+                }
             }
             lpn += n;
+        }
+        if self.write_through {
+            // Acknowledged once on flash: the open page is padded and programmed.
+            let p = self.ftl.flush_open_page(&mut self.tl);
+            done = done.max(programmed).max(self.release(p));
+        }
+        if self.ftl.power.is_some() {
+            if let Some(o) = &mut self.ftl.oracle {
+                for l in first..=last {
+                    o.write_acknowledged(l as u32, done);
+                }
+            }
         }
         Ok(done)
     }
@@ -387,7 +496,7 @@ impl Drive {
         for lpn in first..end {
             self.ftl
                 .map_access(lpn as u32, MapAccess::Update, cmd, &mut self.tl);
-            self.ftl.trim(lpn as u32);
+            self.ftl.trim(lpn as u32, cmd);
         }
         cmd
     }
@@ -396,8 +505,6 @@ impl Drive {
     /// that nothing waits in the buffer. Returns when the program completes.
     pub fn flush(&mut self) -> u64 {
         let p = self.ftl.flush_open_page(&mut self.tl);
-        let done = p.map(|p| p.done).unwrap_or(0);
-        self.release(p);
-        done
+        self.release(p)
     }
 }

@@ -13,6 +13,12 @@
 //!
 //! State is flat arrays: `l2p[lpn] = slot + 1` (0 = unmapped) and
 //! `p2l[slot] = lpn`; a slot is valid exactly when `l2p[p2l[slot]] == slot + 1`.
+//!
+//! On a drive with power cuts every placement, page program and erase is
+//! also noted in the [`PowerModel`], and [`recovery`] rebuilds the map after
+//! a cut from what the flash physically holds.
+
+mod recovery;
 
 use crate::blocks::{BlockState, BlockTable};
 use crate::config::{Config, PslcConfig, PslcKind, StripeDim};
@@ -21,6 +27,7 @@ use crate::mapcache::{MapAccess, MapCache};
 use crate::media::ModeTiming;
 use crate::memory;
 use crate::oracle::Oracle;
+use crate::power::{PageKind, PowerModel, WriteCache};
 use crate::stats::Counters;
 use crate::timeline::Timeline;
 use crate::victim::VictimIndex;
@@ -101,6 +108,14 @@ pub struct Ftl {
     pub oracle: Option<Oracle>,
     /// DRAM-less drive: the cached part of the mapping table.
     map_cache: Option<MapCache>,
+    /// What the flash physically holds, on a drive with power cuts.
+    pub power: Option<Box<PowerModel>>,
+    /// Who the GC frontier's pages are programmed for now (GC, folding, recovery).
+    copy_kind: PageKind,
+    /// When the last program booked so far completes.
+    programs_done: u64,
+    /// Host writes replayed from the power-loss dump keep this version.
+    replay_version: Option<u32>,
     pslc: PslcConfig,
     /// Sealed static and dynamic cache blocks per pool, oldest first (the fold order).
     static_fifo: Vec<VecDeque<u32>>,
@@ -178,7 +193,12 @@ impl Ftl {
             gc_block: vec![NIL; g.pools as usize],
             gc_fill: vec![0; g.pools as usize],
             gc_ready: vec![0; g.pools as usize],
-            stripe: build_stripe(&g, &cfg.ftl.stripe_order, cfg.device.multiplane),
+            // Write-through programs each write's page at once: one plane.
+            stripe: build_stripe(
+                &g,
+                &cfg.ftl.stripe_order,
+                cfg.device.multiplane && cfg.device.write_cache != WriteCache::Off,
+            ),
             cursor: 0,
             open: OpenPage::default(),
             gc_start: cfg.ftl.gc_start,
@@ -204,6 +224,10 @@ impl Ftl {
                     &cfg.device.timing[g.cell.index()],
                 )
             }),
+            power: None,
+            copy_kind: PageKind::Gc,
+            programs_done: 0,
+            replay_version: None,
             pslc: cfg.ftl.pslc.clone(),
             static_fifo: vec![VecDeque::new(); g.pools as usize],
             dynamic_fifo: vec![VecDeque::new(); g.pools as usize],
@@ -304,11 +328,14 @@ impl Ftl {
         self.blocks.valid[self.g.block_of_slot(slot) as usize] += 1;
     }
 
-    /// Removes `lpn`'s mapping (TRIM). Returns whether it was mapped.
+    /// Removes `lpn`'s mapping (TRIM, acknowledged at `t`). Returns whether it was mapped.
     #[inline]
-    pub fn trim(&mut self, lpn: u32) -> bool {
+    pub fn trim(&mut self, lpn: u32, t: u64) -> bool {
         if let Some(o) = &mut self.oracle {
-            o.trim(lpn);
+            o.trim(lpn, t);
+        }
+        if let Some(p) = &mut self.power {
+            p.trimmed(lpn);
         }
         let old = self.l2p[lpn as usize];
         if old == 0 {
@@ -418,7 +445,13 @@ impl Ftl {
         self.map_access(lpn, MapAccess::HostWrite, ready, tl);
         self.map(lpn, slot);
         if let Some(o) = &mut self.oracle {
-            o.host_write(lpn, slot);
+            match self.replay_version {
+                None => o.host_write(lpn, slot),
+                Some(v) => o.restored(slot, v),
+            }
+        }
+        if let Some(p) = &mut self.power {
+            p.placed(slot, ready);
         }
         self.clock += 1;
         self.open.filled += 1;
@@ -428,6 +461,16 @@ impl Ftl {
             return Ok(None);
         }
         Ok(Some(self.program_open_page(tl)))
+    }
+
+    /// On a drive with power cuts: the host's bytes of unit `lpn` (just
+    /// placed) reached controller RAM at `at`, before a read-modify-write
+    /// merge completes (recovery can finish a merge from the old data).
+    pub fn note_arrival(&mut self, lpn: u32, at: u64) {
+        let slot = self.lookup(lpn);
+        if let (Some(pm), Some(slot)) = (&mut self.power, slot) {
+            pm.ready[slot as usize] = at;
+        }
     }
 
     /// Writes `count` units, the i-th to `lpn_of(i)`, whole multi-plane pages
@@ -489,6 +532,12 @@ impl Ftl {
                     if let Some(o) = &mut self.oracle {
                         o.host_write(lpn, slot);
                     }
+                    if let Some(p) = &mut self.power {
+                        p.placed(slot, 0);
+                    }
+                }
+                if let Some(p) = &mut self.power {
+                    p.programmed(base / upp, 0, 0, PageKind::Host);
                 }
                 self.blocks.written[bi] += upp;
                 self.blocks.valid[bi] += upp;
@@ -551,20 +600,38 @@ impl Ftl {
         let t = self.stripe[self.cursor];
         let upp = self.g.units_per_page;
         let mut program_ns = 0;
+        let mut lower = false;
         for i in 0..t.pools as usize {
             let slot = self.open.page_slot[i];
             let b = self.g.block_of_slot(slot);
             let page = self.g.page_of_offset(slot - self.g.block_base(b));
             program_ns = program_ns.max(self.program_ns(b, page));
+            lower |= self.is_lower_page(b, page);
             if self.pslc.kind != PslcKind::Off && !self.blocks.in_cache[b as usize] {
                 self.counters.direct_units += upp as u64;
+            }
+        }
+        self.counters.program_ops += 1;
+        self.counters.program_ns += program_ns;
+        if lower {
+            self.back_up_lower_page(self.open.ready, t.die, self.open.total, tl);
+        }
+        let done = tl.flash_program(self.open.ready, t.die, program_ns, self.open.total);
+        self.programs_done = self.programs_done.max(done);
+        for i in 0..t.pools as usize {
+            let slot = self.open.page_slot[i];
+            let b = self.g.block_of_slot(slot);
+            if let Some(p) = &mut self.power {
+                p.programmed(
+                    slot / upp,
+                    done.saturating_sub(program_ns),
+                    done,
+                    PageKind::Host,
+                );
             }
             self.blocks.programmed[b as usize] += upp;
             self.seal_if_full(b);
         }
-        self.counters.program_ops += 1;
-        self.counters.program_ns += program_ns;
-        let done = tl.flash_program(self.open.ready, t.die, program_ns, self.open.total);
         self.counters.flash_programs_host += t.pools as u64;
         self.counters.flash_units_host += self.open.total as u64;
         let units = self.open.buffered;
@@ -644,6 +711,11 @@ impl Ftl {
         if self.blocks.in_cache[vi] {
             self.counters.folded_units += remaining as u64;
         }
+        self.copy_kind = if self.blocks.in_cache[vi] {
+            PageKind::Fold
+        } else {
+            PageKind::Gc
+        };
         let mut lpns = [0u32; 64];
         let pages = self.blocks.capacity[vi] / upp;
         let mut page = 0;
@@ -668,9 +740,27 @@ impl Ftl {
             page += 1;
         }
         debug_assert_eq!(self.blocks.valid[vi], 0);
+        // Without power-loss protection, no copy may wait in RAM while its
+        // source is erased: the GC page is programmed (padded) first; and the
+        // erase waits for the programs booked so far, which hold the data
+        // that made this block's stale copies stale.
+        let volatile = self
+            .power
+            .as_ref()
+            .is_some_and(|pm| pm.cache != WriteCache::Plp);
+        let mut erase_from = now;
+        if volatile {
+            if self.gc_fill[pool as usize] > 0 {
+                self.program_gc_page(pool, die, tl);
+            }
+            erase_from = now.max(self.programs_done);
+        }
         let erase_ns = self.erase_ns(v);
         self.counters.erase_ns += erase_ns;
-        tl.erase(now, die, erase_ns);
+        let erased = tl.erase(erase_from, die, erase_ns);
+        if self.power.is_some() {
+            self.note_erase(v, erased.saturating_sub(erase_ns), erased);
+        }
         self.counters.erases += 1;
         if dynamic {
             self.dynamic_in_use[pool as usize] -= 1;
@@ -759,6 +849,22 @@ impl Ftl {
         self.relocate(v, pool, now, tl)
     }
 
+    /// Reads page `page` (of a block in `mode`) on `die` from `now`; returns
+    /// when its data is in the controller.
+    fn gc_read(
+        &mut self,
+        die: u32,
+        page: u32,
+        mode: crate::media::CellMode,
+        units: u32,
+        now: u64,
+        tl: &mut Timeline,
+    ) -> u64 {
+        let read_ns = self.timing[mode.index()].read_ns[ModeTiming::page_type(page, mode.bits())];
+        self.counters.flash_reads_gc += 1;
+        tl.flash_read(now, die, read_ns, units)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn copy_units(
         &mut self,
@@ -770,15 +876,19 @@ impl Ftl {
         now: u64,
         tl: &mut Timeline,
     ) -> Result<(), SimError> {
-        let read_ns = self.timing[mode.index()].read_ns[ModeTiming::page_type(page, mode.bits())];
-        let ready = tl.flash_read(now, die, read_ns, lpns.len() as u32);
-        self.counters.flash_reads_gc += 1;
+        let ready = self.gc_read(die, page, mode, lpns.len() as u32, now, tl);
         for &lpn in lpns {
-            self.gc_place(pool, die, lpn, ready, tl)?;
+            let from = self.l2p[lpn as usize] - 1;
+            let to = self.gc_place(pool, die, lpn, ready, tl)?;
+            if let Some(o) = &mut self.oracle {
+                o.moved(lpn, from, to);
+            }
         }
         Ok(())
     }
 
+    /// Places unit `lpn`, in controller RAM from `ready`, on `pool`'s GC
+    /// frontier (programming the page once full); returns its new slot.
     fn gc_place(
         &mut self,
         pool: u32,
@@ -786,7 +896,7 @@ impl Ftl {
         lpn: u32,
         ready: u64,
         tl: &mut Timeline,
-    ) -> Result<(), SimError> {
+    ) -> Result<u32, SimError> {
         let p = pool as usize;
         let mut b = self.gc_block[p];
         if b == NIL {
@@ -796,29 +906,74 @@ impl Ftl {
         let bi = b as usize;
         let slot = self.g.block_base(b) + self.blocks.written[bi];
         self.blocks.written[bi] += 1;
-        let from = self.l2p[lpn as usize] - 1;
         self.map_access(lpn, MapAccess::Update, ready, tl);
         self.map(lpn, slot);
-        if let Some(o) = &mut self.oracle {
-            o.moved(lpn, from, slot);
+        if let Some(pm) = &mut self.power {
+            pm.placed(slot, ready);
         }
         self.gc_fill[p] += 1;
         self.gc_ready[p] = self.gc_ready[p].max(ready);
-        let upp = self.g.units_per_page;
-        if self.gc_fill[p] == upp {
-            let page = self.g.page_of_offset(slot - self.g.block_base(b));
-            let program_ns = self.program_ns(b, page);
-            self.counters.program_ops += 1;
-            self.counters.program_ns += program_ns;
-            tl.flash_program(self.gc_ready[p], die, program_ns, upp);
-            self.blocks.programmed[bi] += upp;
-            self.seal_if_full(b);
-            self.counters.flash_programs_gc += 1;
-            self.counters.flash_units_gc += upp as u64;
-            self.gc_fill[p] = 0;
-            self.gc_ready[p] = 0;
+        if self.gc_fill[p] == self.g.units_per_page {
+            self.program_gc_page(pool, die, tl);
         }
-        Ok(())
+        Ok(slot)
+    }
+
+    /// Programs `pool`'s GC frontier page, padding what is not filled.
+    fn program_gc_page(&mut self, pool: u32, die: u32, tl: &mut Timeline) {
+        let p = pool as usize;
+        let b = self.gc_block[p];
+        let bi = b as usize;
+        let upp = self.g.units_per_page;
+        if self.gc_fill[p] < upp {
+            self.blocks.written[bi] += upp - self.gc_fill[p];
+        }
+        let page = self.blocks.programmed[bi] / upp;
+        let program_ns = self.program_ns(b, page);
+        self.counters.program_ops += 1;
+        self.counters.program_ns += program_ns;
+        if self.is_lower_page(b, page) {
+            self.back_up_lower_page(self.gc_ready[p], die, upp, tl);
+        }
+        let done = tl.flash_program(self.gc_ready[p], die, program_ns, upp);
+        self.programs_done = self.programs_done.max(done);
+        if let Some(pm) = &mut self.power {
+            let global = self.g.block_base(b) / upp + page;
+            pm.programmed(
+                global,
+                done.saturating_sub(program_ns),
+                done,
+                self.copy_kind,
+            );
+        }
+        self.blocks.programmed[bi] += upp;
+        self.seal_if_full(b);
+        self.counters.flash_programs_gc += 1;
+        self.counters.flash_units_gc += upp as u64;
+        self.gc_fill[p] = 0;
+        self.gc_ready[p] = 0;
+    }
+
+    /// Whether page `page` of block `b` is a lower page of a multi-bit
+    /// wordline that a drive without power-loss protection backs up.
+    #[inline]
+    fn is_lower_page(&self, b: u32, page: u32) -> bool {
+        let Some(pm) = &self.power else {
+            return false;
+        };
+        let bits = self.blocks.run[b as usize].bits();
+        pm.cache != WriteCache::Plp
+            && pm.paired_page_backup
+            && bits > 1
+            && (ModeTiming::page_type(page, bits) as u32) < bits - 1
+    }
+
+    /// Paired-page backup: a copy of a lower page's data goes to SLC on the
+    /// same die before the page itself is programmed.
+    fn back_up_lower_page(&mut self, ready: u64, die: u32, units: u32, tl: &mut Timeline) {
+        let slc = self.timing[crate::media::CellMode::Slc.index()].program_ns[0];
+        self.counters.backup_programs += 1;
+        tl.flash_program(ready, die, slc, units);
     }
 
     /// Background GC in an idle window ending at `until`: pools below the
@@ -910,9 +1065,12 @@ impl Ftl {
         ]
     }
 
-    /// Switches on the integrity oracle (before anything is written).
+    /// Switches on the integrity oracle (before anything is written; a
+    /// second call keeps the one on).
     pub fn enable_oracle(&mut self) {
-        self.oracle = Some(Oracle::new(self.g.user_units, self.g.slots));
+        if self.oracle.is_none() {
+            self.oracle = Some(Oracle::new(self.g.user_units, self.g.slots));
+        }
     }
 
     /// With the oracle on: checks that unit `lpn` reads its latest write.

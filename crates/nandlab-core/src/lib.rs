@@ -18,6 +18,7 @@ pub mod mapcache;
 pub mod media;
 pub mod memory;
 pub mod oracle;
+pub mod power;
 pub mod readahead;
 pub mod sim;
 pub mod stats;
@@ -68,6 +69,8 @@ pub enum SimError {
     /// The integrity oracle caught a read that does not get the latest
     /// acknowledged write (the report names the unit and its history).
     Integrity(String),
+    /// The run asked for something this drive cannot do.
+    Unsupported(String),
     /// The drive's state would not fit in the memory left on this machine.
     OutOfMemory {
         needed: u64,
@@ -85,7 +88,7 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             SimError::Trace(e) => write!(f, "{e}"),
-            SimError::Integrity(report) => write!(f, "{report}"),
+            SimError::Integrity(report) | SimError::Unsupported(report) => write!(f, "{report}"),
             SimError::OutOfMemory { needed, available } => write!(
                 f,
                 "this drive's state needs about {}, and only {} of RAM is available: \

@@ -100,6 +100,16 @@ impl MapCache {
         }
     }
 
+    /// Power was lost: the cached translation pages and the extents kept in
+    /// RAM are gone (the map is rebuilt from flash).
+    pub fn power_lost(&mut self) {
+        self.slots.clear();
+        self.slot_of.fill(NIL);
+        self.hand = 0;
+        self.in_order.fill(0);
+        self.linear.fill(false);
+    }
+
     /// Notes that the host wrote `lpn` (and nothing else about it).
     #[inline]
     pub fn host_written(&mut self, lpn: u32) {

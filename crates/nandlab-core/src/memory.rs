@@ -82,9 +82,11 @@ pub fn populate(regions: &[Region]) {
 
 /// Bytes of RAM a drive's state can take at most: the two mapping tables
 /// (4 bytes per user unit, 4 per physical slot), per-block state, the
-/// integrity oracle's stamps when on (4 + 1 per unit, 4 per slot), and a
-/// fixed allowance for histograms, buffers and trace replay.
-pub fn state_bytes(g: &crate::geometry::Geometry, integrity: bool) -> u64 {
+/// integrity oracle's stamps when on (4 + 1 per unit, 4 per slot), what
+/// power cuts need when the config has them (the oracle's acknowledgements,
+/// 24 per unit, and [`PowerModel::bytes`](crate::power::PowerModel::bytes)),
+/// and a fixed allowance for histograms, buffers and trace replay.
+pub fn state_bytes(g: &crate::geometry::Geometry, integrity: bool, power_loss: bool) -> u64 {
     const PER_BLOCK: u64 = 96;
     const FIXED: u64 = 64 << 20;
     let maps = 4 * g.user_units + 4 * g.slots;
@@ -93,7 +95,17 @@ pub fn state_bytes(g: &crate::geometry::Geometry, integrity: bool) -> u64 {
     } else {
         0
     };
-    maps + oracle + PER_BLOCK * g.blocks as u64 + FIXED
+    let power = if power_loss {
+        let oracle = if integrity {
+            0
+        } else {
+            5 * g.user_units + 4 * g.slots
+        };
+        oracle + 24 * g.user_units + crate::power::PowerModel::bytes(g)
+    } else {
+        0
+    };
+    maps + oracle + power + PER_BLOCK * g.blocks as u64 + FIXED
 }
 
 /// Bytes of RAM the OS can still give (`MemAvailable`), or the

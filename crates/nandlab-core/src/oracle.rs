@@ -30,12 +30,20 @@ enum Stamp {
     Trim {
         lpn: u32,
     },
+    /// Recovery after a power cut settled the unit on `version` (None: unwritten).
+    Recovered {
+        lpn: u32,
+        version: Option<u32>,
+    },
 }
 
 impl Stamp {
     fn lpn(self) -> u32 {
         match self {
-            Stamp::Write { lpn, .. } | Stamp::Move { lpn, .. } | Stamp::Trim { lpn } => lpn,
+            Stamp::Write { lpn, .. }
+            | Stamp::Move { lpn, .. }
+            | Stamp::Trim { lpn }
+            | Stamp::Recovered { lpn, .. } => lpn,
         }
     }
 
@@ -48,13 +56,45 @@ impl Stamp {
                 from, to, version, ..
             } => format!("move of version {version} from slot {from} to slot {to}"),
             Stamp::Trim { .. } => "TRIM".to_string(),
+            Stamp::Recovered { version: None, .. } => {
+                "power-loss recovery left it unwritten".to_string()
+            }
+            Stamp::Recovered {
+                version: Some(v), ..
+            } => format!("power-loss recovery settled it on version {v}"),
         }
     }
+}
+
+/// What the host has been told about each unit, for judging power cuts: the
+/// versions handed out, when the last write (or TRIM) was acknowledged, and
+/// the state before it with its acknowledgement time. A cut before both
+/// acknowledgements (writes to one unit overlapping in flight) accepts any
+/// state: the check can miss a loss then, never invent one.
+#[derive(Debug, Clone)]
+pub struct Acks {
+    issued: Vec<u32>,
+    /// When the unit's last operation was acknowledged (a write's request
+    /// sets it once it completes; fill phases leave 0: at once).
+    done: Vec<u64>,
+    /// The state before the last operation, and when it was acknowledged.
+    before: Vec<Floor>,
+    before_done: Vec<u64>,
+}
+
+/// What a unit may read as after a cut: `version` or newer, or unwritten
+/// if `unmapped_ok`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Floor {
+    pub version: u32,
+    pub unmapped_ok: bool,
 }
 
 /// Version stamps per logical unit (latest written) and per physical slot (held).
 #[derive(Debug, Clone)]
 pub struct Oracle {
+    /// The version a read must get (the latest written, or after a power
+    /// cut what recovery found).
     latest: Vec<u32>,
     held: Vec<u32>,
     /// Whether each unit's last host operation was a write (else never
@@ -65,6 +105,8 @@ pub struct Oracle {
     pub stamped: u64,
     /// Units the host's reads have checked so far (counted by the drive).
     pub checked_reads: u64,
+    /// Kept on drives with power cuts.
+    pub acks: Option<Acks>,
 }
 
 impl Oracle {
@@ -76,7 +118,117 @@ impl Oracle {
             history: VecDeque::with_capacity(HISTORY),
             stamped: 0,
             checked_reads: 0,
+            acks: None,
         }
+    }
+
+    /// Keeps acknowledgements too (a drive with power cuts).
+    pub fn track_acks(&mut self) {
+        let n = self.latest.len();
+        self.acks = Some(Acks {
+            issued: vec![0; n],
+            done: vec![0; n],
+            before_done: vec![0; n],
+            before: vec![
+                Floor {
+                    version: 0,
+                    unmapped_ok: true
+                };
+                n
+            ],
+        });
+    }
+
+    /// The state of `lpn` after its last operation.
+    fn state(&self, lpn: u32) -> Floor {
+        let l = lpn as usize;
+        match &self.acks {
+            Some(a) if !self.written[l] => Floor {
+                version: a.issued[l] + 1,
+                unmapped_ok: true,
+            },
+            _ => Floor {
+                version: self.latest[l],
+                unmapped_ok: !self.written[l],
+            },
+        }
+    }
+
+    /// A new operation on `lpn` arrives: the state it replaces.
+    fn arrives(&mut self, lpn: u32) {
+        let state = self.state(lpn);
+        if let Some(a) = &mut self.acks {
+            let l = lpn as usize;
+            a.before[l] = state;
+            a.before_done[l] = a.done[l];
+            a.done[l] = 0;
+        }
+    }
+
+    /// The host's last write of `lpn` was acknowledged at `done`.
+    #[inline]
+    pub fn write_acknowledged(&mut self, lpn: u32, done: u64) {
+        if let Some(a) = &mut self.acks {
+            a.done[lpn as usize] = done;
+        }
+    }
+
+    /// What `lpn` may read as after a cut at `t`.
+    pub fn floor_at(&self, lpn: u32, t: u64) -> Floor {
+        let l = lpn as usize;
+        match &self.acks {
+            Some(a) if a.done[l] > t && a.before_done[l] <= t => a.before[l],
+            Some(a) if a.done[l] > t => Floor {
+                version: 0,
+                unmapped_ok: true,
+            },
+            _ => self.state(lpn),
+        }
+    }
+
+    /// The version of `lpn` last handed out (a write in flight at a cut may
+    /// be newer than what reads expect).
+    pub fn issued(&self, lpn: u32) -> u32 {
+        match &self.acks {
+            Some(a) => a.issued[lpn as usize],
+            None => self.latest[lpn as usize],
+        }
+    }
+
+    /// The version a read of `lpn` must get (None: it must read as unwritten).
+    pub fn expected(&self, lpn: u32) -> Option<u32> {
+        self.written[lpn as usize].then(|| self.latest[lpn as usize])
+    }
+
+    /// The versions slots `range` hold.
+    pub fn versions(&self, range: std::ops::Range<usize>) -> &[u32] {
+        &self.held[range]
+    }
+
+    /// Whether `lpn`'s last operation was a write.
+    pub fn is_written(&self, lpn: u32) -> bool {
+        self.written[lpn as usize]
+    }
+
+    /// After a cut at `t`, recovery settled `lpn` on `version` (None: unwritten).
+    pub fn recovered(&mut self, lpn: u32, version: Option<u32>, t: u64) {
+        let l = lpn as usize;
+        if let Some(v) = version {
+            self.latest[l] = v;
+        }
+        self.written[l] = version.is_some();
+        let state = self.state(lpn);
+        if let Some(a) = &mut self.acks {
+            a.done[l] = t;
+            a.before[l] = state;
+            a.before_done[l] = t;
+        }
+        self.log(Stamp::Recovered { lpn, version });
+    }
+
+    /// Recovery copied version `version` of `lpn` into `slot`.
+    pub fn restored(&mut self, slot: u32, version: u32) {
+        self.held[slot as usize] = version;
     }
 
     fn log(&mut self, stamp: Stamp) {
@@ -90,9 +242,16 @@ impl Oracle {
     /// The host wrote a new version of `lpn` into `slot`.
     #[inline]
     pub fn host_write(&mut self, lpn: u32, slot: u32) {
-        let v = &mut self.latest[lpn as usize];
-        *v += 1;
-        let version = *v;
+        let version = match &mut self.acks {
+            None => self.latest[lpn as usize] + 1,
+            Some(_) => {
+                self.arrives(lpn);
+                let a = self.acks.as_mut().expect("acks kept");
+                a.issued[lpn as usize] += 1;
+                a.issued[lpn as usize]
+            }
+        };
+        self.latest[lpn as usize] = version;
         self.held[slot as usize] = version;
         self.written[lpn as usize] = true;
         self.log(Stamp::Write { lpn, slot, version });
@@ -113,7 +272,11 @@ impl Oracle {
 
     /// The host trimmed `lpn`: it must read as unwritten until written again.
     #[inline]
-    pub fn trim(&mut self, lpn: u32) {
+    pub fn trim(&mut self, lpn: u32, t: u64) {
+        self.arrives(lpn);
+        if let Some(a) = &mut self.acks {
+            a.done[lpn as usize] = t;
+        }
         self.written[lpn as usize] = false;
         self.log(Stamp::Trim { lpn });
     }
@@ -149,7 +312,7 @@ impl Oracle {
     }
 
     /// The last operations on `lpn` still in the history, oldest first.
-    fn recent(&self, lpn: u32) -> String {
+    pub fn recent(&self, lpn: u32) -> String {
         let ops: Vec<String> = self
             .history
             .iter()
@@ -189,9 +352,42 @@ mod tests {
             .check(2, None)
             .unwrap_err()
             .contains("the acknowledged write is lost"));
-        o.trim(2);
+        o.trim(2, 0);
         assert!(o.check(2, None).is_ok());
         assert!(o.check(2, Some(12)).unwrap_err().contains("trimmed"));
         assert!(o.check(1, None).is_ok());
+    }
+
+    #[test]
+    fn a_cut_may_keep_or_lose_only_what_was_not_acknowledged() {
+        let mut o = Oracle::new(2, 8);
+        o.track_acks();
+        o.host_write(0, 1);
+        o.write_acknowledged(0, 20);
+        let never = super::Floor {
+            version: 1,
+            unmapped_ok: true,
+        };
+        assert_eq!(o.floor_at(0, 15), never);
+        let v1 = super::Floor {
+            version: 1,
+            unmapped_ok: false,
+        };
+        assert_eq!(o.floor_at(0, 20), v1);
+        // A second write in flight: version 1 or 2 will do.
+        o.host_write(0, 2);
+        o.write_acknowledged(0, 40);
+        assert_eq!(o.floor_at(0, 35), v1);
+        o.trim(0, 50);
+        assert_eq!(
+            o.floor_at(0, 50),
+            super::Floor {
+                version: 3,
+                unmapped_ok: true
+            }
+        );
+        o.recovered(0, None, 60);
+        o.host_write(0, 3);
+        assert_eq!(o.issued(0), 3);
     }
 }

@@ -6,6 +6,7 @@ use crate::config::{Arrival, Config, Interval, Pattern, PhaseConfig, PhaseKind};
 use crate::drive::Drive;
 use crate::ftl::Ftl;
 use crate::memory;
+use crate::power::{CutPlan, PowerLossEvent, PowerLossSummary};
 use crate::stats::{Counters, IntegrityCounts, JobSummary, Latency, Row, Summary, SummaryParts};
 use crate::trace::replay::Replay;
 use crate::workload::{derive_seed, Generator, Op, Request, Scatter};
@@ -45,6 +46,8 @@ pub struct PhaseResult {
     pub rows: Vec<Row>,
     /// Each `[[phase.job]]`'s own figures (empty for a one-workload phase).
     pub jobs: Vec<JobSummary>,
+    /// Each power cut of the phase and what it did.
+    pub power_losses: Vec<PowerLossEvent>,
 }
 
 /// One drive and everything that has happened to it.
@@ -61,6 +64,8 @@ pub struct Simulator {
     death: Option<String>,
     /// Arrival time of the last request issued (where a run that fails stopped).
     last_issue: u64,
+    /// Every power cut so far.
+    power_losses: Vec<PowerLossEvent>,
 }
 
 /// Per-phase bookkeeping of the time series.
@@ -241,7 +246,7 @@ impl Simulator {
     /// (else an error saying how much it needs, before anything is allocated).
     pub fn try_new(cfg: Config) -> Result<Simulator, SimError> {
         let integrity = cfg.checks.integrity || integrity_from_env();
-        let needed = memory::state_bytes(&cfg.geometry, integrity);
+        let needed = memory::state_bytes(&cfg.geometry, integrity, cfg.has_power_loss());
         match memory::available_bytes() {
             Some(available) if needed > available => {
                 Err(SimError::OutOfMemory { needed, available })
@@ -256,6 +261,9 @@ impl Simulator {
         if cfg.checks.integrity || integrity_from_env() {
             drive.ftl.enable_oracle();
         }
+        if cfg.has_power_loss() {
+            drive.enable_power_model(&cfg);
+        }
         Simulator {
             drive,
             cfg,
@@ -266,6 +274,7 @@ impl Simulator {
             phases_run: 0,
             death: None,
             last_issue: 0,
+            power_losses: Vec::new(),
         }
     }
 
@@ -327,6 +336,19 @@ impl Simulator {
                 reason: reason.clone(),
             });
         }
+        let cuts = !p.power_loss_ns.is_empty() || p.power_loss_every_ns.is_some();
+        if cuts && self.drive.ftl.power.is_none() {
+            return Err(SimError::Unsupported(format!(
+                "phase `{}` cuts the power, but the drive was built without what recovery needs: \
+                 give the config's phases their power_loss keys before the run starts",
+                p.name
+            )));
+        }
+        let plan = cuts.then(|| {
+            let seed = derive_seed(seed, "power-loss", 0);
+            CutPlan::new(start, &p.power_loss_ns, p.power_loss_every_ns, seed)
+        });
+        self.drive.plan_cuts(plan);
         let outcome = match p.kind {
             PhaseKind::Fill | PhaseKind::Trim => self.lay_out(p, seed, progress),
             PhaseKind::Io | PhaseKind::Trace if !p.timed => {
@@ -349,6 +371,9 @@ impl Simulator {
                 &mut jobs,
             ),
         };
+        self.drive.plan_cuts(None);
+        let power_losses = std::mem::take(&mut self.drive.power_events);
+        self.power_losses.extend(power_losses.iter().cloned());
         let mut phase_death = None;
         let end = match outcome {
             Ok(end) => end,
@@ -399,16 +424,16 @@ impl Simulator {
                 erase_counts: &self.drive.ftl.blocks.erase_count,
                 death: phase_death,
                 unit_bytes: self.cfg.geometry.unit_size as u64,
-                integrity: self.drive.ftl.oracle.as_ref().map(|o| IntegrityCounts {
-                    stamped: o.stamped,
-                    checked_reads: o.checked_reads,
-                }),
+                integrity: self.integrity_counts(),
+                power_loss: cuts
+                    .then(|| PowerLossSummary::of(&power_losses, &self.cfg.power_loss_unsafe())),
             },
         );
         Ok(PhaseResult {
             summary,
             rows: rec.rows,
             jobs,
+            power_losses,
         })
     }
 
@@ -428,12 +453,19 @@ impl Simulator {
                 erase_counts: &self.drive.ftl.blocks.erase_count,
                 death: self.death.clone(),
                 unit_bytes: self.cfg.geometry.unit_size as u64,
-                integrity: self.drive.ftl.oracle.as_ref().map(|o| IntegrityCounts {
-                    stamped: o.stamped,
-                    checked_reads: o.checked_reads,
+                integrity: self.integrity_counts(),
+                power_loss: self.drive.ftl.power.is_some().then(|| {
+                    PowerLossSummary::of(&self.power_losses, &self.cfg.power_loss_unsafe())
                 }),
             },
         )
+    }
+
+    fn integrity_counts(&self) -> Option<IntegrityCounts> {
+        self.drive.ftl.oracle.as_ref().map(|o| IntegrityCounts {
+            stamped: o.stamped,
+            checked_reads: o.checked_reads,
+        })
     }
 
     /// Fill and trim phases: each unit of the range once, at memory speed.
@@ -499,7 +531,7 @@ impl Simulator {
                 }
             } else {
                 for i in 0..n {
-                    self.drive.ftl.trim(lpn_of(i));
+                    self.drive.ftl.trim(lpn_of(i), self.now);
                 }
             }
             done += n;

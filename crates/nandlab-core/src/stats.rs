@@ -1,6 +1,7 @@
 //! What a run measures: event counters, latency histograms (HdrHistogram),
 //! interval time-series rows, and the summaries built from them.
 
+use crate::power::PowerLossSummary;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::ops::Sub;
@@ -41,6 +42,9 @@ pub struct Counters {
     /// host units programmed to native blocks on a drive with a pSLC cache.
     pub folded_units: u64,
     pub direct_units: u64,
+    /// SLC programs backing up lower pages (paired-page backup, drives
+    /// without power-loss protection).
+    pub backup_programs: u64,
 }
 
 impl Sub for Counters {
@@ -70,6 +74,7 @@ impl Sub for Counters {
             flash_units_map: self.flash_units_map - o.flash_units_map,
             folded_units: self.folded_units - o.folded_units,
             direct_units: self.direct_units - o.direct_units,
+            backup_programs: self.backup_programs - o.backup_programs,
         }
     }
 }
@@ -278,6 +283,10 @@ pub struct Summary {
     pub death: Option<String>,
     /// With the integrity oracle on: what it has checked so far on this drive.
     pub integrity: Option<IntegrityCounts>,
+    /// SLC programs of paired-page backup.
+    pub backup_programs: u64,
+    /// Power cuts and what they did (phases with cuts, and the run of a drive with them).
+    pub power_loss: Option<PowerLossSummary>,
 }
 
 /// The integrity oracle's work: operations stamped (host writes, moves,
@@ -303,6 +312,7 @@ pub struct SummaryParts<'a> {
     /// Bytes of a mapping unit.
     pub unit_bytes: u64,
     pub integrity: Option<IntegrityCounts>,
+    pub power_loss: Option<PowerLossSummary>,
 }
 
 impl Summary {
@@ -352,6 +362,8 @@ impl Summary {
             erase_count_histogram,
             death: p.death,
             integrity: p.integrity,
+            backup_programs: c.backup_programs,
+            power_loss: p.power_loss,
         }
     }
 }

@@ -316,6 +316,22 @@ impl Timeline {
         start + erase_ns
     }
 
+    /// Power came back at `t`: whatever was booked is gone, every resource
+    /// is idle from `t` on.
+    pub fn restart(&mut self, t: u64) {
+        for die in &mut self.dies {
+            *die = Lane::new(die.backlog.is_some());
+            die.free = t;
+        }
+        for bus in self.channels.iter_mut().chain(self.links.iter_mut()) {
+            *bus = Bus {
+                busy: vec![(t, t)],
+                head: 0,
+            };
+        }
+        self.link_now = t;
+    }
+
     /// When `die` finishes the work queued on it.
     #[inline]
     pub fn die_free_at(&self, die: u32) -> u64 {
@@ -333,11 +349,14 @@ impl Timeline {
 }
 
 /// The DRAM write buffer: host data waits here from its transfer until its
-/// page is programmed. Counted in mapping units.
+/// page is programmed. Counted in mapping units; space is granted in order
+/// (no request's data gets in ahead of one still waiting for room).
 #[derive(Debug, Clone)]
 pub struct WriteBuffer {
     capacity: u64,
     used: u64,
+    /// When the last space was granted.
+    granted: u64,
     /// (time, units) freed when a program completes.
     releases: BinaryHeap<Reverse<(u64, u64)>>,
 }
@@ -347,6 +366,7 @@ impl WriteBuffer {
         WriteBuffer {
             capacity: capacity_units,
             used: 0,
+            granted: 0,
             releases: BinaryHeap::new(),
         }
     }
@@ -355,7 +375,7 @@ impl WriteBuffer {
     /// Returns the time the space is available.
     #[inline]
     pub fn acquire(&mut self, n: u64, t: u64) -> u64 {
-        let mut at = t;
+        let mut at = t.max(self.granted);
         // Drop releases that have happened by `at`; while full, wait for the next one.
         while let Some(&Reverse((when, units))) = self.releases.peek() {
             if when > at && self.used + n <= self.capacity {
@@ -370,7 +390,15 @@ impl WriteBuffer {
             "write buffer smaller than a multi-plane page"
         );
         self.used += n;
+        self.granted = at;
         at
+    }
+
+    /// Power was lost: the buffer is empty.
+    pub fn clear(&mut self) {
+        self.used = 0;
+        self.granted = 0;
+        self.releases.clear();
     }
 
     /// `n` units leave the buffer at time `t` (their program completed).

@@ -99,6 +99,11 @@ impl VictimIndex {
     }
 
     /// A block of `capacity` units became sealed with `valid` valid units at logical time `now`.
+    /// The victim policy.
+    pub fn policy(&self) -> GcPolicy {
+        self.policy
+    }
+
     pub fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
         let pool = self.pool_of(block);
         let level = self.level(valid, capacity);

@@ -1,14 +1,23 @@
-//! Randomised operation sequences (writes of any size and alignment, TRIMs,
-//! reads, idle gaps for background GC) on small drives under every GC policy,
-//! per-plane and per-die GC pools, wear levelling, ZombieNAND (ratings so
-//! low that blocks switch mode and retire within a sequence) and a DRAM-less
-//! map cache,
-//! checked against a plain dictionary model (unit → how many times the host
-//! wrote it since its last TRIM): every valid logical unit maps to exactly one
-//! physical slot that maps back, valid counts match, exactly the units in the
-//! dictionary are mapped, and every read finds the slot stamped with the
-//! dictionary's version of the unit (the oracle carries stamps through GC,
-//! folds and moves; the dictionary is kept by this test alone).
+//! Randomised operation sequences (writes of any size and alignment, some
+//! overlapping in flight, TRIMs, reads, idle gaps for background GC, power
+//! cuts at random instants while programs, GC and erases are under way) on
+//! small drives under every GC policy, per-plane and per-die GC pools, wear
+//! levelling, ZombieNAND (ratings so low that blocks switch mode and retire
+//! within a sequence), a DRAM-less map cache and pSLC caches, with every
+//! write cache (capacitor-protected, volatile, write-through, with and
+//! without paired-page backup),
+//! checked against a plain dictionary model (unit → its version, the number
+//! of times the host wrote it, or trimmed): every valid logical unit maps to
+//! exactly one physical slot that maps back, valid counts match, exactly the
+//! units in the dictionary are mapped, and every read finds the slot stamped
+//! with the dictionary's version of the unit (the oracle carries stamps
+//! through GC, folds and moves; the dictionary is kept by this test alone).
+//!
+//! After a cut, each unit must hold what the host was last told (the last
+//! operation acknowledged by the cut) or the result of an operation still in
+//! flight; on configurations documented unsafe it may instead hold an older
+//! state — never one it never had, never trimmed data back — and the drive's
+//! count of lost acknowledged writes must match the test's.
 
 use nandlab_core::drive::Drive;
 use nandlab_core::workload::{Op, Request};
@@ -50,7 +59,18 @@ const FTLS: [(&str, &str); 12] = [
     ),
 ];
 
-fn drive(ftl: usize, multiplane: bool) -> (Drive, u64) {
+/// Write caches under test: `[device] write_cache`, `[ftl] paired_page_backup`,
+/// and whether the configuration is documented safe (None: no power cuts).
+const CACHES: [Option<(&str, bool, bool)>; 6] = [
+    None,
+    Some(("plp", true, true)),
+    Some(("off", true, true)),
+    Some(("plp", false, true)),
+    Some(("volatile", true, false)),
+    Some(("off", false, false)),
+];
+
+fn drive(ftl: usize, multiplane: bool, cache: usize) -> (Drive, u64) {
     let (ftl, wear) = FTLS[ftl];
     let multiplane = multiplane && !ftl.contains("die");
     let text = format!(
@@ -65,27 +85,50 @@ page_size = "8KiB"
 over_provisioning = "40 %"
 multiplane = {multiplane}
 write_buffer = "64KiB"
+write_cache = "{write_cache}"
 [device.wear]
 {wear}
 [ftl]
 {ftl}
+paired_page_backup = {backup}
 gc_start = 2
 gc_stop = 4
 [[phase]]
 requests = 1
-"#
+"#,
+        write_cache = CACHES[cache].map_or("plp", |c| c.0),
+        backup = CACHES[cache].is_none_or(|c| c.1),
     );
     let cfg = Config::from_toml(&text, "test").unwrap();
     let user = cfg.geometry.user_capacity_bytes;
-    (Drive::new(&cfg, 5), user)
+    let mut d = Drive::new(&cfg, 5);
+    if CACHES[cache].is_some() {
+        d.enable_power_model(&cfg);
+    }
+    (d, user)
 }
 
 #[derive(Debug, Clone)]
 enum Step {
-    Write { offset: u64, len: u32 },
-    Trim { offset: u64, len: u32 },
-    Read { offset: u64, len: u32 },
+    /// A write; the next operation arrives when it completes (`wait`) or at once.
+    Write {
+        offset: u64,
+        len: u32,
+        wait: bool,
+    },
+    Trim {
+        offset: u64,
+        len: u32,
+    },
+    Read {
+        offset: u64,
+        len: u32,
+    },
     Idle,
+    /// A power cut `permille`/1000 of the way to when the drive would be idle.
+    Cut {
+        permille: u64,
+    },
 }
 
 fn step(user: u64) -> impl Strategy<Value = Step> {
@@ -95,18 +138,43 @@ fn step(user: u64) -> impl Strategy<Value = Step> {
         (o, len)
     });
     prop_oneof![
-        6 => range.clone().prop_map(|(offset, len)| Step::Write { offset, len }),
+        6 => (range.clone(), any::<bool>()).prop_map(|((offset, len), wait)| Step::Write { offset, len, wait }),
         1 => range.clone().prop_map(|(offset, len)| Step::Trim { offset, len }),
         2 => range.prop_map(|(offset, len)| Step::Read { offset, len }),
         1 => Just(Step::Idle),
+        1 => (0u64..1000).prop_map(|permille| Step::Cut { permille }),
     ]
 }
 
-fn check(ftl: usize, multiplane: bool, steps: &[Step]) -> Result<(), TestCaseError> {
-    let (mut d, _) = drive(ftl, multiplane);
+/// What the test knows of one unit: its state when last settled (a version,
+/// None: unwritten or trimmed), and the operations since, each with the
+/// state it leaves and when it was acknowledged.
+#[derive(Debug, Clone, Default)]
+struct Unit {
+    settled: Option<u32>,
+    ops: Vec<(Option<u32>, u64)>,
+}
+
+impl Unit {
+    fn now(&self) -> Option<u32> {
+        self.ops.last().map_or(self.settled, |op| op.0)
+    }
+
+    /// After a cut at `t`: the state acknowledged last, and the states the
+    /// operations in flight may leave.
+    fn allowed(&self, t: u64) -> (Option<u32>, Vec<Option<u32>>) {
+        let acked = self.ops.iter().rposition(|op| op.1 <= t);
+        let floor = acked.map_or(self.settled, |i| self.ops[i].0);
+        let after = acked.map_or(0, |i| i + 1);
+        (floor, self.ops[after..].iter().map(|op| op.0).collect())
+    }
+}
+
+fn check(ftl: usize, multiplane: bool, cache: usize, steps: &[Step]) -> Result<(), TestCaseError> {
+    let (mut d, _) = drive(ftl, multiplane, cache);
     d.ftl.enable_oracle();
-    // Unit → the version of its last write (writes of the unit so far).
-    let mut model: BTreeMap<u64, u32> = BTreeMap::new();
+    let cuts = CACHES[cache];
+    let mut model: BTreeMap<u64, Unit> = BTreeMap::new();
     let mut writes: BTreeMap<u64, u32> = BTreeMap::new();
     // Units of a write the drive refused when it wore out: never acknowledged,
     // so they may or may not have reached the map.
@@ -114,8 +182,8 @@ fn check(ftl: usize, multiplane: bool, steps: &[Step]) -> Result<(), TestCaseErr
     let mut t = 0u64;
     for s in steps {
         match *s {
-            Step::Write { offset, len } => {
-                match d.submit(
+            Step::Write { offset, len, wait } => {
+                let done = match d.submit(
                     Request {
                         op: Op::Write,
                         offset,
@@ -123,7 +191,7 @@ fn check(ftl: usize, multiplane: bool, steps: &[Step]) -> Result<(), TestCaseErr
                     },
                     t,
                 ) {
-                    Ok(done) => t = done,
+                    Ok(done) => done,
                     // Worn out: the drive refuses the write (which was never
                     // acknowledged); everything written before must be intact.
                     Err(e) if e.is_wear_out() => {
@@ -132,11 +200,14 @@ fn check(ftl: usize, multiplane: bool, steps: &[Step]) -> Result<(), TestCaseErr
                         break;
                     }
                     Err(e) => return Err(TestCaseError::fail(e.to_string())),
+                };
+                if wait {
+                    t = done;
                 }
                 for lpn in offset / 4096..=(offset + len as u64 - 1) / 4096 {
                     let n = writes.entry(lpn).or_insert(0);
                     *n += 1;
-                    model.insert(lpn, *n);
+                    model.entry(lpn).or_default().ops.push((Some(*n), done));
                 }
             }
             Step::Trim { offset, len } => {
@@ -149,9 +220,9 @@ fn check(ftl: usize, multiplane: bool, steps: &[Step]) -> Result<(), TestCaseErr
                         },
                         t,
                     )
-                    .unwrap();
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
                 for lpn in offset.div_ceil(4096)..(offset + len as u64) / 4096 {
-                    model.remove(&lpn);
+                    model.entry(lpn).or_default().ops.push((None, t));
                 }
             }
             Step::Read { offset, len } => {
@@ -164,8 +235,9 @@ fn check(ftl: usize, multiplane: bool, steps: &[Step]) -> Result<(), TestCaseErr
                         },
                         t,
                     )
-                    .unwrap();
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
                 prop_assert!(done >= t);
+                t = t.max(d.back_at());
                 for lpn in offset / 4096..=(offset + len as u64 - 1) / 4096 {
                     d.ftl.check_read(lpn as u32).map_err(TestCaseError::fail)?;
                     agrees(&d, &model, lpn)?;
@@ -179,6 +251,61 @@ fn check(ftl: usize, multiplane: bool, steps: &[Step]) -> Result<(), TestCaseErr
                     Err(e) => return Err(TestCaseError::fail(e.to_string())),
                 }
             }
+            Step::Cut { permille } => {
+                let Some((_, _, safe)) = cuts else { continue };
+                let at = t + (d.tl.all_idle_at().saturating_sub(t)) * permille / 1000;
+                let lost = match d.cut_power(at) {
+                    Ok(event) => event.acknowledged_lost_units,
+                    Err(e) if e.is_wear_out() && !FTLS[ftl].1.is_empty() => break,
+                    Err(e) => return Err(TestCaseError::fail(e.to_string())),
+                };
+                d.ftl.check_invariants().map_err(TestCaseError::fail)?;
+                let (mut lost_here, mut overlapping) = (0, false);
+                let oracle = d.ftl.oracle.as_ref().expect("cuts keep the oracle");
+                for (&lpn, unit) in model.iter_mut() {
+                    let found = d.ftl.lookup(lpn as u32).map(|s| oracle.version_in(s));
+                    let (floor, in_flight) = unit.allowed(at);
+                    overlapping |= in_flight.len() > 1;
+                    if found != floor && !in_flight.contains(&found) {
+                        // Only an unsafe configuration loses what was acknowledged,
+                        // and only to an older state: never trimmed data back.
+                        prop_assert!(
+                            !safe,
+                            "cut at {}: unit {} holds {:?}, acknowledged {:?}, in flight {:?}; {}",
+                            at,
+                            lpn,
+                            found,
+                            floor,
+                            in_flight,
+                            oracle.recent(lpn as u32)
+                        );
+                        prop_assert!(
+                            floor.is_some() && found.is_none_or(|v| Some(v) < floor),
+                            "cut at {}: unit {} holds {:?}, newer than acknowledged {:?}",
+                            at,
+                            lpn,
+                            found,
+                            floor
+                        );
+                        lost_here += 1;
+                    }
+                    *unit = Unit {
+                        settled: found,
+                        ops: Vec::new(),
+                    };
+                }
+                if overlapping {
+                    prop_assert!(
+                        lost <= lost_here,
+                        "drive says {} lost, test {}",
+                        lost,
+                        lost_here
+                    );
+                } else {
+                    prop_assert_eq!(lost, lost_here);
+                }
+                t = d.back_at();
+            }
         }
     }
     d.ftl.check_invariants().map_err(TestCaseError::fail)?;
@@ -191,14 +318,17 @@ fn check(ftl: usize, multiplane: bool, steps: &[Step]) -> Result<(), TestCaseErr
 
 /// The drive maps `lpn` exactly when the dictionary has it, to a slot holding
 /// the dictionary's version.
-fn agrees(d: &Drive, model: &BTreeMap<u64, u32>, lpn: u64) -> Result<(), TestCaseError> {
+fn agrees(d: &Drive, model: &BTreeMap<u64, Unit>, lpn: u64) -> Result<(), TestCaseError> {
     let oracle = d
         .ftl
         .oracle
         .as_ref()
         .expect("the test switches the oracle on");
-    match (d.ftl.lookup(lpn as u32), model.get(&lpn)) {
-        (Some(slot), Some(&version)) => {
+    match (
+        d.ftl.lookup(lpn as u32),
+        model.get(&lpn).and_then(Unit::now),
+    ) {
+        (Some(slot), Some(version)) => {
             prop_assert_eq!(
                 oracle.version_in(slot),
                 version,
@@ -226,8 +356,9 @@ proptest! {
     fn mapping_stays_consistent(
         ftl in 0..FTLS.len(),
         multiplane in any::<bool>(),
-        steps in prop::collection::vec(step(drive(0, true).1), 1..1500),
+        cache in 0..CACHES.len(),
+        steps in prop::collection::vec(step(drive(0, true, 0).1), 1..1500),
     ) {
-        check(ftl, multiplane, &steps)?;
+        check(ftl, multiplane, cache, &steps)?;
     }
 }

@@ -13,6 +13,7 @@ use crate::chip::Spread;
 use crate::geometry::{Dividers, Geometry};
 use crate::interface::{self, Interface};
 use crate::media::{CellMode, ModeTiming};
+use crate::power::WriteCache;
 use crate::wear::{Conditions, CyclePattern, DEFAULT_RATED};
 use error::{polish_serde_message, toml_location, unknown};
 use raw::*;
@@ -59,8 +60,12 @@ pub struct DeviceConfig {
     pub channel_rate: u64,
     /// Program (and read) all planes of a die in one operation.
     pub multiplane: bool,
-    /// DRAM write buffer in bytes: writes are acknowledged once buffered.
+    /// DRAM write buffer in bytes: writes are acknowledged once buffered
+    /// (unless `write_cache` is off).
     pub write_buffer: u64,
+    /// Whether the write buffer is protected by capacitors, volatile, or
+    /// bypassed (write-through): what a power cut does to it.
+    pub write_cache: WriteCache,
     /// Latencies per bit mode, indexed by `CellMode::index()`.
     pub timing: Vec<ModeTiming>,
     pub wear: WearConfig,
@@ -137,6 +142,9 @@ pub struct FtlConfig {
     /// (Eq. 1); 0 without wear-unleveling.
     pub early_switch_blocks: u32,
     pub pslc: PslcConfig,
+    /// Without power-loss protection: lower pages of multi-bit wordlines are
+    /// backed up in SLC until their wordline is complete (an SLC program each).
+    pub paired_page_backup: bool,
 }
 
 /// Which pSLC cache the firmware runs.
@@ -305,6 +313,10 @@ pub struct PhaseConfig {
     pub data_factor: f64,
     /// Run until the drive wears out (`until = "dead"`); death ends the phase, not the run.
     pub until_dead: bool,
+    /// Power cuts at these times from the phase's start, ns (sorted).
+    pub power_loss_ns: Vec<u64>,
+    /// Power cuts at random, this far apart on average (exponential gaps).
+    pub power_loss_every_ns: Option<u64>,
     /// `pattern = "shuffle"`: phases with the same order seed visit positions
     /// in the same order (None: an order of the phase's own).
     pub order_seed: Option<u64>,
@@ -376,6 +388,41 @@ impl Config {
         validate(raw)
     }
 
+    /// Whether any phase cuts the power (the drive then keeps what recovery needs).
+    pub fn has_power_loss(&self) -> bool {
+        self.phases
+            .iter()
+            .any(|p| !p.power_loss_ns.is_empty() || p.power_loss_every_ns.is_some())
+    }
+
+    /// Why this configuration may lose acknowledged writes at a power cut
+    /// (empty: it must never lose one).
+    pub fn power_loss_unsafe(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        if self.device.write_cache == WriteCache::Volatile {
+            why.push(
+                "a volatile write cache without flush ([device] write_cache = \"volatile\"): \
+                 acknowledged writes still in the DRAM buffer are lost"
+                    .to_string(),
+            );
+        }
+        let multi_bit = self.geometry.cell.bits() > 1;
+        if self.device.write_cache != WriteCache::Plp && !self.ftl.paired_page_backup && multi_bit {
+            let direct = if self.ftl.pslc.kind == PslcKind::Off || self.ftl.pslc.direct_write {
+                "host data and GC copies go"
+            } else {
+                "folded and GC-copied data goes"
+            };
+            why.push(format!(
+                "no paired-page backup ([ftl] paired_page_backup = false) without power-loss \
+                 protection: {direct} to {}-bit wordlines, where an interrupted upper-page program \
+                 corrupts the acknowledged data of the lower pages",
+                self.geometry.cell.bits()
+            ));
+        }
+        why
+    }
+
     /// The resolved config as a JSON tree (for reports and the Python `config` property).
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).expect("config serialises")
@@ -404,7 +451,16 @@ fn apply_preset(value: &mut Value) -> Result<(), ConfigError> {
 
 /// Phase keys a `[[phase.job]]` does not take from its phase: its name, the
 /// phase's stop conditions (which stop all jobs together) and time series.
-const PHASE_ONLY_KEYS: [&str; 6] = ["job", "name", "volume", "requests", "duration", "interval"];
+const PHASE_ONLY_KEYS: [&str; 8] = [
+    "job",
+    "name",
+    "volume",
+    "requests",
+    "duration",
+    "interval",
+    "power_loss",
+    "power_loss_every",
+];
 
 /// Gives each `[[phase.job]]` its phase's workload keys (as fio's `[global]`),
 /// under the job's own.
@@ -832,6 +888,17 @@ fn validate_device(
         channel_rate: d.channel_rate.map(|r| r.0).unwrap_or(400_000_000),
         multiplane,
         write_buffer,
+        write_cache: match d.write_cache.as_deref().unwrap_or("plp") {
+            "plp" => WriteCache::Plp,
+            "volatile" => WriteCache::Volatile,
+            "off" => WriteCache::Off,
+            s => {
+                return err(
+                    "[device] write_cache",
+                    unknown("write cache", s, &["plp", "volatile", "off"]),
+                )
+            }
+        },
         timing: validate_timing(&d.timing)?,
         wear: validate_wear(&d.wear)?,
     };
@@ -1037,6 +1104,7 @@ fn validate_device(
         map_cache,
         read_ahead: f.read_ahead.map_or(0, |s| s.0),
         pslc,
+        paired_page_backup: f.paired_page_backup.unwrap_or(true),
     };
     Ok((device, geometry, ftl))
 }
@@ -1489,6 +1557,23 @@ fn validate_phase(
         }
     };
     let timed = p.timed.unwrap_or(true);
+    let mut power_loss_ns: Vec<u64> = p.power_loss.iter().flatten().map(|d| d.0).collect();
+    power_loss_ns.sort_unstable();
+    let power_loss_every_ns = p.power_loss_every.map(|d| d.0);
+    if power_loss_every_ns == Some(0) {
+        return err(&k("power_loss_every"), "must be a time above 0");
+    }
+    let cuts = !power_loss_ns.is_empty() || power_loss_every_ns.is_some();
+    if cuts && !(timed && matches!(kind, PhaseKind::Io | PhaseKind::Trace)) {
+        return err(
+            &k(if p.power_loss.is_some() {
+                "power_loss"
+            } else {
+                "power_loss_every"
+            }),
+            "power cuts happen in simulated time: only in a timed io or trace phase",
+        );
+    }
     if !timed {
         if duration_ns.is_some() || p.rate.is_some() || idle_every.is_some() {
             return err(&k("timed"), "an untimed phase passes no simulated time: stop it by volume or requests, closed loop, no idle gaps");
@@ -1520,6 +1605,8 @@ fn validate_phase(
         trace,
         data_factor,
         until_dead,
+        power_loss_ns,
+        power_loss_every_ns,
         order_seed: p.order_seed,
         jobs,
     })
@@ -1539,6 +1626,16 @@ fn validate_jobs(
         let has_stop = raw.volume.is_some() || raw.requests.is_some() || raw.duration.is_some();
         if raw.job.is_some() {
             return err(&k("job"), "a job cannot have jobs of its own");
+        }
+        if raw.power_loss.is_some() || raw.power_loss_every.is_some() {
+            return err(
+                &k(if raw.power_loss.is_some() {
+                    "power_loss"
+                } else {
+                    "power_loss_every"
+                }),
+                "power cuts hit the whole drive: give them to the phase, not a job",
+            );
         }
         if raw.rate.is_some() || raw.idle_every.is_some() || raw.until.is_some() {
             return err(

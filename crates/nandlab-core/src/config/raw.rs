@@ -179,6 +179,7 @@ pub struct RawDevice {
     pub channel_rate: Option<Rate>,
     pub multiplane: Option<bool>,
     pub write_buffer: Option<Size>,
+    pub write_cache: Option<String>,
     #[serde(default)]
     pub timing: RawTimingTable,
     #[serde(default)]
@@ -251,6 +252,7 @@ pub struct RawFtl {
     pub fold_idle: Option<bool>,
     pub direct_write: Option<bool>,
     pub direct_write_after: Option<Size>,
+    pub paired_page_backup: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -302,6 +304,8 @@ pub struct RawPhase {
     pub unique_bytes: Option<Size>,
     #[serde(rename = "loop")]
     pub looping: Option<bool>,
+    pub power_loss: Option<Vec<Duration>>,
+    pub power_loss_every: Option<Duration>,
     /// `[[phase.job]]`: workloads run together (each has inherited the
     /// phase's workload keys before deserialisation).
     pub job: Option<Vec<RawPhase>>,

@@ -1,0 +1,567 @@
+//! Power loss: what the flash holds at the instant power fails, and what a
+//! cut loses. Kept only on drives whose config schedules power cuts.
+//!
+//! The FTL decides every flash operation when its command arrives and books
+//! it on the [`Timeline`](crate::timeline::Timeline) into the future, so at
+//! a cut at time T some decided programs have not started, some are half
+//! done and some erases have not begun. This module keeps what recovery
+//! needs to see the flash as it physically is at T:
+//!
+//! - per slot, the spare-area (OOB) record a real drive writes with the
+//!   data: a global write sequence number (0: the slot holds nothing
+//!   readable) — the logical unit is the FTL's `p2l` — and when the data
+//!   reached controller RAM;
+//! - per page, when its program started and ended, and who wrote it (host,
+//!   GC, folding, recovery);
+//! - per unit, the sequence number of its last TRIM (journalled by the
+//!   firmware with the command);
+//! - erases not yet finished, each with a copy of the block's contents
+//!   before it (the block may already have been reopened and rewritten
+//!   after its erase was decided, but nothing physical happens to it before
+//!   the erase does: a die runs its operations in order).
+//!
+//! What survives follows the NAND physics in REFERENCE §5: a page whose
+//! program completed is readable; a program cut short leaves its page
+//! unreadable, and on a multi-bit wordline it also corrupts the lower pages
+//! already programmed there (paired pages) unless the firmware backed them up;
+//! a pSLC program damages nothing else. With power-loss protection the
+//! drive's capacitors finish the programs under way and program what its
+//! DRAM write buffer holds; without it, buffered data is gone.
+
+use crate::geometry::Geometry;
+use crate::media::CellMode;
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// `[device] write_cache`: when a write is acknowledged and what a cut does
+/// to the DRAM write buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteCache {
+    /// Acknowledged once buffered; power-loss protection capacitors finish
+    /// programs in flight and program the buffer at a cut (enterprise drives).
+    Plp,
+    /// Acknowledged once buffered, no capacitors: a cut loses what the buffer
+    /// holds and interrupts programs. Unsafe without host flushes.
+    Volatile,
+    /// Write-through: acknowledged once programmed (the open page is padded
+    /// and programmed for every write), no capacitors.
+    Off,
+}
+
+/// Who programmed a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PageKind {
+    Host = 0,
+    Gc = 1,
+    Fold = 2,
+    Recovery = 3,
+}
+
+/// Why a copy of a unit could not be read after a cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossReason {
+    /// Its data was in the volatile DRAM write buffer (or its page's program
+    /// had not started).
+    WriteCache,
+    /// Its page's program was cut short.
+    Interrupted,
+    /// An interrupted program of a higher page on the same wordline
+    /// corrupted it.
+    PairedPage,
+    /// Its block's erase had begun.
+    Erased,
+}
+
+impl LossReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            LossReason::WriteCache => "it was still in the volatile write cache",
+            LossReason::Interrupted => "its program was interrupted",
+            LossReason::PairedPage => {
+                "an interrupted upper-page program corrupted its lower page (paired pages)"
+            }
+            LossReason::Erased => "its block's erase had begun",
+        }
+    }
+}
+
+/// What a slot holds after a cut at T.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotAtCut {
+    /// Nothing (never written since the erase, or its data never arrived).
+    Empty,
+    Readable,
+    Lost(LossReason),
+}
+
+/// The contents of a block: its OOB records and page times, for the live
+/// block or saved at an erase.
+#[derive(Debug, Clone)]
+pub struct Contents {
+    pub run: CellMode,
+    /// Slots handed to the write path, and those whose page program was issued.
+    pub written: u32,
+    pub programmed: u32,
+    pub lpn: Vec<u32>,
+    pub seq: Vec<u64>,
+    pub ready: Vec<u64>,
+    /// The oracle's version stamps of the slots.
+    pub version: Vec<u32>,
+    pub page_start: Vec<u64>,
+    pub page_done: Vec<u64>,
+}
+
+/// A block's contents as recovery sees them, borrowed from the live arrays
+/// or from a saved erase record.
+#[derive(Debug, Clone, Copy)]
+pub struct ContentsView<'a> {
+    pub run: CellMode,
+    pub written: u32,
+    pub programmed: u32,
+    pub lpn: &'a [u32],
+    pub seq: &'a [u64],
+    pub ready: &'a [u64],
+    pub version: &'a [u32],
+    pub page_start: &'a [u64],
+    pub page_done: &'a [u64],
+}
+
+impl Contents {
+    pub fn view(&self) -> ContentsView<'_> {
+        ContentsView {
+            run: self.run,
+            written: self.written,
+            programmed: self.programmed,
+            lpn: &self.lpn,
+            seq: &self.seq,
+            ready: &self.ready,
+            version: &self.version,
+            page_start: &self.page_start,
+            page_done: &self.page_done,
+        }
+    }
+}
+
+/// An erase decided but perhaps not yet done on the die.
+#[derive(Debug, Clone)]
+pub struct EraseRecord {
+    pub block: u32,
+    pub start: u64,
+    pub done: u64,
+    /// The block before the erase (None: garbage, e.g. an erase interrupted earlier).
+    pub before: Option<Contents>,
+}
+
+/// Where a block's physical contents at a cut are.
+pub enum PhysicalAtCut<'a> {
+    /// As the live arrays say (no erase of it pending at the cut).
+    Live,
+    /// As saved in a pending erase's record (the erase had not begun).
+    Saved(&'a EraseRecord, usize),
+    /// Its erase had begun: nothing readable.
+    Erasing(usize),
+}
+
+/// The power-loss bookkeeping of one drive.
+#[derive(Debug, Clone)]
+pub struct PowerModel {
+    pub cache: WriteCache,
+    /// Lower pages of multi-bit wordlines are backed up (in SLC) until their
+    /// wordline is complete, so an interrupted upper-page program loses nothing.
+    pub paired_page_backup: bool,
+    pub seq: Vec<u64>,
+    pub ready: Vec<u64>,
+    pub page_start: Vec<u64>,
+    pub page_done: Vec<u64>,
+    pub page_kind: Vec<PageKind>,
+    pub trim_seq: Vec<u64>,
+    next_seq: u64,
+    /// Pending erases, in the order they were decided.
+    pub erases: VecDeque<EraseRecord>,
+}
+
+impl PowerModel {
+    pub fn new(g: &Geometry, cache: WriteCache, paired_page_backup: bool) -> PowerModel {
+        let pages = (g.slots / g.units_per_page as u64) as usize;
+        PowerModel {
+            cache,
+            paired_page_backup,
+            seq: vec![0; g.slots as usize],
+            ready: vec![0; g.slots as usize],
+            page_start: vec![0; pages],
+            page_done: vec![0; pages],
+            page_kind: vec![PageKind::Host; pages],
+            trim_seq: vec![0; g.user_units as usize],
+            next_seq: 0,
+            erases: VecDeque::new(),
+        }
+    }
+
+    /// Bytes this bookkeeping takes for a geometry (for the memory check).
+    pub fn bytes(g: &Geometry) -> u64 {
+        g.slots * 16 + g.slots / g.units_per_page as u64 * 17 + g.user_units * 8
+    }
+
+    /// A unit was placed in `slot`, its data in controller RAM at `ready`.
+    #[inline]
+    pub fn placed(&mut self, slot: u32, ready: u64) {
+        self.next_seq += 1;
+        self.seq[slot as usize] = self.next_seq;
+        self.ready[slot as usize] = ready;
+    }
+
+    /// The host trimmed `lpn` (journalled with the command).
+    #[inline]
+    pub fn trimmed(&mut self, lpn: u32) {
+        self.next_seq += 1;
+        self.trim_seq[lpn as usize] = self.next_seq;
+    }
+
+    /// Page `page` (global index) was programmed over [start, done).
+    #[inline]
+    pub fn programmed(&mut self, page: u32, start: u64, done: u64, kind: PageKind) {
+        let p = page as usize;
+        self.page_start[p] = start;
+        self.page_done[p] = done;
+        self.page_kind[p] = kind;
+    }
+
+    /// Drops erase records that ended by `now` (no later cut can see them).
+    #[inline]
+    pub fn forget_before(&mut self, now: u64) {
+        while self.erases.front().is_some_and(|e| e.done <= now) {
+            self.erases.pop_front();
+        }
+    }
+
+    /// Where block `b`'s contents are at a cut at `t`: the first of its
+    /// erases not finished by `t` decides.
+    pub fn physical_at(&self, b: u32, t: u64) -> PhysicalAtCut<'_> {
+        match self
+            .erases
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.block == b && e.done > t)
+        {
+            None => PhysicalAtCut::Live,
+            Some((i, e)) if e.start > t && e.before.is_some() => PhysicalAtCut::Saved(e, i),
+            Some((i, _)) => PhysicalAtCut::Erasing(i),
+        }
+    }
+
+    /// Makes saved contents say what a cut at `t` left of them: slots not
+    /// readable then hold nothing, and programs finished by the capacitors
+    /// count as done at `t` (a later cut must not find what this one lost).
+    pub fn settle(&self, c: &mut Contents, upp: u32, t: u64) {
+        let dead: Vec<usize> = (0..c.written)
+            .filter(|&i| self.slot_at_cut(&c.view(), i, upp, t) != SlotAtCut::Readable)
+            .map(|i| i as usize)
+            .collect();
+        for i in dead {
+            c.seq[i] = 0;
+        }
+        for (start, done) in c.page_start.iter_mut().zip(c.page_done.iter_mut()) {
+            if *done > t {
+                (*start, *done) = (t, t);
+            }
+        }
+    }
+
+    /// What slot `i` of a block holds after a cut at `t`.
+    pub fn slot_at_cut(&self, c: &ContentsView, i: u32, upp: u32, t: u64) -> SlotAtCut {
+        let k = i as usize;
+        if c.seq[k] == 0 {
+            return SlotAtCut::Empty;
+        }
+        let plp = self.cache == WriteCache::Plp;
+        let arrived = c.ready[k] <= t;
+        if i >= c.programmed {
+            // In controller RAM, its page not yet handed to the die.
+            return match (plp, arrived) {
+                (true, true) => SlotAtCut::Readable,
+                (true, false) => SlotAtCut::Empty,
+                (false, _) => SlotAtCut::Lost(LossReason::WriteCache),
+            };
+        }
+        let page = (i / upp) as usize;
+        let (start, done) = (c.page_start[page], c.page_done[page]);
+        if plp {
+            // The capacitors finish programs under way and flush the buffer.
+            return match (start <= t, arrived) {
+                (true, _) | (false, true) => SlotAtCut::Readable,
+                (false, false) => SlotAtCut::Empty,
+            };
+        }
+        if start > t {
+            return SlotAtCut::Lost(LossReason::WriteCache);
+        }
+        if done > t {
+            return SlotAtCut::Lost(LossReason::Interrupted);
+        }
+        // A later page of the same wordline cut short corrupts this one.
+        let bits = c.run.bits();
+        if bits > 1 && !self.paired_page_backup {
+            let issued_pages = c.programmed / upp;
+            let wordline_end = ((page as u32 / bits + 1) * bits).min(issued_pages);
+            let cut = (page as u32 + 1..wordline_end).any(|q| {
+                let q = q as usize;
+                c.page_start[q] <= t && t < c.page_done[q]
+            });
+            if cut {
+                return SlotAtCut::Lost(LossReason::PairedPage);
+            }
+        }
+        SlotAtCut::Readable
+    }
+}
+
+/// When the power fails during a phase: at given times, and at random
+/// (exponential gaps, a Poisson process) from a seeded generator.
+#[derive(Debug, Clone)]
+pub struct CutPlan {
+    fixed: VecDeque<u64>,
+    mean_gap_ns: Option<f64>,
+    random_next: u64,
+    rng: Xoshiro256PlusPlus,
+}
+
+impl CutPlan {
+    /// Cuts at `start` + each of `at_ns`, and every `every_ns` on average from `start`.
+    pub fn new(start: u64, at_ns: &[u64], every_ns: Option<u64>, seed: u64) -> CutPlan {
+        let mut plan = CutPlan {
+            fixed: at_ns.iter().map(|&t| start + t).collect(),
+            mean_gap_ns: every_ns.map(|e| e as f64),
+            random_next: u64::MAX,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+        };
+        plan.random_next = plan.draw(start);
+        plan
+    }
+
+    fn draw(&mut self, from: u64) -> u64 {
+        match self.mean_gap_ns {
+            Some(mean) => {
+                let gap = -mean * (1.0 - self.rng.random::<f64>()).ln();
+                from.saturating_add(gap as u64)
+            }
+            None => u64::MAX,
+        }
+    }
+
+    /// The next cut (MAX: none).
+    pub fn next(&self) -> u64 {
+        self.fixed
+            .front()
+            .copied()
+            .unwrap_or(u64::MAX)
+            .min(self.random_next)
+    }
+
+    /// The cut due at or before `t` has happened; the drive is back at `back`.
+    pub fn done(&mut self, t: u64, back: u64) {
+        while self.fixed.front().is_some_and(|&f| f <= t) {
+            self.fixed.pop_front();
+        }
+        if self.random_next <= t {
+            self.random_next = self.draw(back);
+        }
+    }
+}
+
+/// What was under way on the flash at a cut.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct InFlight {
+    /// Page programs cut short (or, with PLP, finished on the capacitors), by who issued them.
+    pub host_programs: u64,
+    pub gc_programs: u64,
+    pub fold_programs: u64,
+    pub recovery_programs: u64,
+    /// Of those, programs of a wordline's upper (CSB/MSB/TSB) page.
+    pub upper_page_programs: u64,
+    /// Erases cut short.
+    pub erases: u64,
+    /// Host units waiting in the write buffer (placed, page not yet programmed).
+    pub buffered_units: u64,
+}
+
+/// Acknowledged units lost, by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct LostByReason {
+    pub write_cache: u64,
+    pub interrupted: u64,
+    pub paired_page: u64,
+    pub erased: u64,
+    /// No copy of the acknowledged version was found at all.
+    pub missing: u64,
+}
+
+impl LostByReason {
+    pub fn add(&mut self, reason: Option<LossReason>) {
+        match reason {
+            Some(LossReason::WriteCache) => self.write_cache += 1,
+            Some(LossReason::Interrupted) => self.interrupted += 1,
+            Some(LossReason::PairedPage) => self.paired_page += 1,
+            Some(LossReason::Erased) => self.erased += 1,
+            None => self.missing += 1,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.write_cache + self.interrupted + self.paired_page + self.erased + self.missing
+    }
+
+    pub fn merge(&mut self, o: &LostByReason) {
+        self.write_cache += o.write_cache;
+        self.interrupted += o.interrupted;
+        self.paired_page += o.paired_page;
+        self.erased += o.erased;
+        self.missing += o.missing;
+    }
+}
+
+/// One acknowledged write a cut lost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LostWrite {
+    /// The mapping unit (logical byte offset = unit × mapping unit).
+    pub unit: u32,
+    /// The version acknowledged to the host (1 = the unit's first write).
+    pub acknowledged: u32,
+    /// The version recovery found (None: none, the unit reads as unwritten).
+    pub recovered: Option<u32>,
+    pub reason: Option<LossReason>,
+}
+
+/// How many lost writes an event lists one by one.
+pub const LOST_LISTED: usize = 16;
+
+/// One power cut and the recovery after it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PowerLossEvent {
+    /// Simulated time of the cut, and when the drive was ready again, seconds.
+    pub at_seconds: f64,
+    pub ready_seconds: f64,
+    /// Time to scan the flash and rebuild the map (and move data out of
+    /// blocks whose erase was pending), µs.
+    pub recovery_us: f64,
+    pub in_flight: InFlight,
+    /// Pages whose spare area recovery read, and units it relocated.
+    pub scanned_pages: u64,
+    pub relocated_units: u64,
+    /// Acknowledged units lost, in all and by reason, with the first few named.
+    pub acknowledged_lost_units: u64,
+    pub lost_by_reason: LostByReason,
+    pub lost: Vec<LostWrite>,
+    /// Units with a write in flight at the cut (not acknowledged) whose new
+    /// data was lost, and whose new data survived.
+    pub unacknowledged_lost_units: u64,
+    pub unacknowledged_survived_units: u64,
+}
+
+/// A phase's or a run's power cuts, added up.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PowerLossSummary {
+    pub cuts: u64,
+    pub acknowledged_lost_units: u64,
+    pub lost_by_reason: LostByReason,
+    pub unacknowledged_lost_units: u64,
+    pub unacknowledged_survived_units: u64,
+    pub relocated_units: u64,
+    pub in_flight: InFlight,
+    pub recovery_us_mean: f64,
+    pub recovery_us_max: f64,
+    /// Why the configuration may lose acknowledged writes (empty: it must not).
+    pub unsafe_because: Vec<String>,
+}
+
+impl PowerLossSummary {
+    pub fn of(events: &[PowerLossEvent], unsafe_because: &[String]) -> PowerLossSummary {
+        let mut s = PowerLossSummary {
+            cuts: events.len() as u64,
+            unsafe_because: unsafe_because.to_vec(),
+            ..Default::default()
+        };
+        for e in events {
+            s.acknowledged_lost_units += e.acknowledged_lost_units;
+            s.lost_by_reason.merge(&e.lost_by_reason);
+            s.unacknowledged_lost_units += e.unacknowledged_lost_units;
+            s.unacknowledged_survived_units += e.unacknowledged_survived_units;
+            s.relocated_units += e.relocated_units;
+            let (a, b) = (&mut s.in_flight, &e.in_flight);
+            a.host_programs += b.host_programs;
+            a.gc_programs += b.gc_programs;
+            a.fold_programs += b.fold_programs;
+            a.recovery_programs += b.recovery_programs;
+            a.upper_page_programs += b.upper_page_programs;
+            a.erases += b.erases;
+            a.buffered_units += b.buffered_units;
+            s.recovery_us_mean += e.recovery_us / events.len() as f64;
+            s.recovery_us_max = s.recovery_us_max.max(e.recovery_us);
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(run: CellMode, times: &[(u64, u64)]) -> Contents {
+        let n = times.len();
+        Contents {
+            run,
+            written: n as u32,
+            programmed: n as u32,
+            lpn: (0..n as u32).collect(),
+            seq: (1..=n as u64).collect(),
+            ready: vec![0; n],
+            version: vec![1; n],
+            page_start: times.iter().map(|t| t.0).collect(),
+            page_done: times.iter().map(|t| t.1).collect(),
+        }
+    }
+
+    fn model(cache: WriteCache, backup: bool) -> PowerModel {
+        PowerModel {
+            cache,
+            paired_page_backup: backup,
+            seq: vec![],
+            ready: vec![],
+            page_start: vec![],
+            page_done: vec![],
+            page_kind: vec![],
+            trim_seq: vec![],
+            next_seq: 0,
+            erases: VecDeque::new(),
+        }
+    }
+
+    #[test]
+    fn an_interrupted_upper_page_corrupts_its_wordline_unless_backed_up_or_slc() {
+        // TLC wordline 0: LSB done, CSB done, MSB cut at t = 25.
+        let times = [(0, 5), (5, 15), (20, 30), (30, 40)];
+        let tlc = block(CellMode::Tlc, &times);
+        let m = model(WriteCache::Off, false);
+        let at = |c: &Contents, m: &PowerModel, i| m.slot_at_cut(&c.view(), i, 1, 25);
+        let lost = SlotAtCut::Lost(LossReason::PairedPage);
+        assert_eq!(at(&tlc, &m, 0), lost);
+        assert_eq!(at(&tlc, &m, 1), lost);
+        assert_eq!(at(&tlc, &m, 2), SlotAtCut::Lost(LossReason::Interrupted));
+        // The next wordline's page had not started: only its data is gone.
+        assert_eq!(at(&tlc, &m, 3), SlotAtCut::Lost(LossReason::WriteCache));
+        let backed = model(WriteCache::Off, true);
+        assert_eq!(at(&tlc, &backed, 0), SlotAtCut::Readable);
+        // In pSLC mode every page is its own wordline.
+        let slc = block(CellMode::Slc, &times);
+        assert_eq!(at(&slc, &m, 0), SlotAtCut::Readable);
+        assert_eq!(at(&slc, &m, 1), SlotAtCut::Readable);
+        // Capacitors finish the program under way.
+        let plp = model(WriteCache::Plp, false);
+        assert_eq!(at(&tlc, &plp, 2), SlotAtCut::Readable);
+        assert_eq!(at(&tlc, &plp, 0), SlotAtCut::Readable);
+    }
+}
