@@ -302,6 +302,25 @@ impl BlockTable {
         self.state[i] = BlockState::Free;
     }
 
+    /// After a power cut: the erase of block `block` is called off, so it
+    /// holds what it held before, run in `run` (its erase stays counted).
+    pub fn restore(
+        &mut self,
+        block: u32,
+        run: CellMode,
+        in_cache: bool,
+        written: u32,
+        programmed: u32,
+    ) {
+        let i = block as usize;
+        self.run[i] = run;
+        self.capacity[i] = self.capacity_in(run);
+        self.in_cache[i] = in_cache;
+        self.written[i] = written;
+        self.programmed[i] = programmed;
+        self.state[i] = BlockState::Sealed;
+    }
+
     /// Puts an erased block back on its free queue.
     pub fn requeue_free(&mut self, block: u32, pool: u32) {
         if self.static_cache[block as usize] {

@@ -114,6 +114,11 @@ pub struct Ftl {
     copy_kind: PageKind,
     /// When the last program booked so far completes.
     programs_done: u64,
+    /// No power-loss protection: RAM is lost at a cut, so GC programs its
+    /// copies and waits for programs under way before erasing a victim.
+    volatile_ram: bool,
+    /// And lower pages of multi-bit wordlines are backed up in SLC.
+    backup_lower_pages: bool,
     /// Host writes replayed from the power-loss dump keep this version.
     replay_version: Option<u32>,
     pslc: PslcConfig,
@@ -227,6 +232,9 @@ impl Ftl {
             power: None,
             copy_kind: PageKind::Gc,
             programs_done: 0,
+            volatile_ram: cfg.device.write_cache != WriteCache::Plp,
+            backup_lower_pages: cfg.device.write_cache != WriteCache::Plp
+                && cfg.ftl.paired_page_backup,
             replay_version: None,
             pslc: cfg.ftl.pslc.clone(),
             static_fifo: vec![VecDeque::new(); g.pools as usize],
@@ -355,6 +363,10 @@ impl Ftl {
         tl: &mut Timeline,
         for_gc: bool,
     ) -> Result<u32, SimError> {
+        if !for_gc && self.blocks.free_count(pool) == 0 {
+            // Only after a power cut: GC had no time to keep its reserve.
+            self.collect(pool, now, tl, 1)?;
+        }
         let b = self
             .blocks
             .open(pool)
@@ -744,12 +756,8 @@ impl Ftl {
         // source is erased: the GC page is programmed (padded) first; and the
         // erase waits for the programs booked so far, which hold the data
         // that made this block's stale copies stale.
-        let volatile = self
-            .power
-            .as_ref()
-            .is_some_and(|pm| pm.cache != WriteCache::Plp);
         let mut erase_from = now;
-        if volatile {
+        if self.volatile_ram {
             if self.gc_fill[pool as usize] > 0 {
                 self.program_gc_page(pool, die, tl);
             }
@@ -958,14 +966,8 @@ impl Ftl {
     /// wordline that a drive without power-loss protection backs up.
     #[inline]
     fn is_lower_page(&self, b: u32, page: u32) -> bool {
-        let Some(pm) = &self.power else {
-            return false;
-        };
         let bits = self.blocks.run[b as usize].bits();
-        pm.cache != WriteCache::Plp
-            && pm.paired_page_backup
-            && bits > 1
-            && (ModeTiming::page_type(page, bits) as u32) < bits - 1
+        self.backup_lower_pages && bits > 1 && (ModeTiming::page_type(page, bits) as u32) < bits - 1
     }
 
     /// Paired-page backup: a copy of a lower page's data goes to SLC on the

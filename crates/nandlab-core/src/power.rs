@@ -104,6 +104,8 @@ pub enum SlotAtCut {
 #[derive(Debug, Clone)]
 pub struct Contents {
     pub run: CellMode,
+    /// A pSLC cache block (static, or dynamic then).
+    pub in_cache: bool,
     /// Slots handed to the write path, and those whose page program was issued.
     pub written: u32,
     pub programmed: u32,
@@ -514,6 +516,7 @@ mod tests {
         let n = times.len();
         Contents {
             run,
+            in_cache: false,
             written: n as u32,
             programmed: n as u32,
             lpn: (0..n as u32).collect(),

@@ -141,8 +141,9 @@ impl Simulator {
             .collect()
     }
 
-    /// Runs phase `index`; returns {"summary": dict, "jobs": [dict], "timeseries": {column: list}}
-    /// (`jobs`: each `[[phase.job]]`'s own figures).
+    /// Runs phase `index`; returns {"summary": dict, "jobs": [dict], "power_losses": [dict],
+    /// "timeseries": {column: list}} (`jobs`: each `[[phase.job]]`'s own figures;
+    /// `power_losses`: each power cut of the phase and what it did).
     /// `progress(fraction, info)` is called about every 0.2 s; if it raises, the run stops.
     #[pyo3(signature = (index, progress = None))]
     fn run_phase<'py>(
@@ -204,6 +205,7 @@ impl Simulator {
         let out = PyDict::new(py);
         out.set_item("summary", to_py(py, &phase.summary)?)?;
         out.set_item("jobs", to_py(py, &phase.jobs)?)?;
+        out.set_item("power_losses", to_py(py, &phase.power_losses)?)?;
         let series = PyDict::new(py);
         for (i, name) in ROW_COLUMNS.iter().enumerate() {
             let col = phase.rows.iter().map(|r| r.values()[i]);

@@ -111,6 +111,7 @@ impl Ftl {
         let c = self.live_view(pm, b);
         Contents {
             run: c.run,
+            in_cache: self.blocks.in_cache[b as usize],
             written: c.written,
             programmed: c.programmed,
             lpn: c.lpn.to_vec(),
@@ -133,7 +134,6 @@ impl Ftl {
         safe: bool,
     ) -> Result<PowerLossEvent, SimError> {
         let pm = self.power.take().expect("power model on");
-        let upp = self.g.units_per_page;
         let blocks = self.g.blocks as usize;
         let units = self.g.user_units as usize;
 
@@ -147,126 +147,33 @@ impl Ftl {
             };
         }
 
-        // Scan: the newest readable copy of each unit, and the newest lost one.
+        // Scan: the newest readable copy of each unit.
         let mut best: Vec<Option<Copy>> = vec![None; units];
-        let mut lost_copy: Vec<(u32, Option<LossReason>)> = vec![(0, None); units];
-        let mut in_flight = InFlight::default();
-        let mut scanned_pages = 0u64;
-        let plp = pm.cache == WriteCache::Plp;
-        for b in 0..blocks as u32 {
-            if let AtCut::Saved(first) | AtCut::Erasing(first) = at_cut[b as usize] {
-                // Data placed in it since its first pending erase was decided
-                // (in later erase records, and live) was in RAM at the cut.
-                let later = pm.erases.iter().skip(first as usize + 1);
-                let saved = later
-                    .filter(|e| e.block == b)
-                    .filter_map(|e| e.before.as_ref());
-                let live = self.live_view(&pm, b);
-                for view in saved.map(Contents::view).chain(std::iter::once(live)) {
-                    for i in 0..view.written {
-                        let k = i as usize;
-                        let (lpn, seq) = (view.lpn[k], view.seq[k]);
-                        if seq == 0 || view.ready[k] > t {
-                            continue;
-                        }
-                        if plp {
-                            let newer = best[lpn as usize].is_none_or(|c| seq > c.seq);
-                            if seq > pm.trim_seq[lpn as usize] && newer {
-                                best[lpn as usize] = Some(Copy {
-                                    seq,
-                                    block: b,
-                                    index: i,
-                                    record: DUMP,
-                                    version: view.version[k],
-                                });
-                            }
-                        } else if view.version[k] >= lost_copy[lpn as usize].0 {
-                            lost_copy[lpn as usize] =
-                                (view.version[k], Some(LossReason::WriteCache));
-                        }
-                    }
-                }
+        self.visit_copies(&pm, &at_cut, t, |lpn, c, state| {
+            let l = lpn as usize;
+            if state == SlotAtCut::Readable
+                && c.seq > pm.trim_seq[l]
+                && best[l].is_none_or(|b| c.seq > b.seq)
+            {
+                best[l] = Some(c);
             }
-            let (view, record) = match at_cut[b as usize] {
-                AtCut::Live => (self.live_view(&pm, b), NONE),
-                AtCut::Saved(i) => {
-                    let rec = &pm.erases[i as usize];
-                    (rec.before.as_ref().expect("saved").view(), i)
-                }
-                AtCut::Erasing(i) => {
-                    in_flight.erases += 1;
-                    self.note_erased_copies(&pm, i, &mut lost_copy);
-                    continue;
-                }
-            };
-            if view.written == 0 {
-                continue;
-            }
-            scanned_pages += 1;
-            if record == NONE && self.blocks.state[b as usize] == BlockState::Open {
-                // An open block has no summary page yet: every page is read.
-                scanned_pages += (view.programmed / upp) as u64;
-            }
-            self.count_in_flight(&pm, &view, b, record, t, &mut in_flight);
-            for i in 0..view.written.min(view.lpn.len() as u32) {
-                let k = i as usize;
-                let lpn = view.lpn[k];
-                match pm.slot_at_cut(&view, i, upp, t) {
-                    SlotAtCut::Empty => {}
-                    SlotAtCut::Readable => {
-                        let seq = view.seq[k];
-                        let newer = best[lpn as usize].is_none_or(|c| seq > c.seq);
-                        if seq > pm.trim_seq[lpn as usize] && newer {
-                            best[lpn as usize] = Some(Copy {
-                                seq,
-                                block: b,
-                                index: i,
-                                record,
-                                version: view.version[k],
-                            });
-                        }
-                    }
-                    SlotAtCut::Lost(reason) => {
-                        let v = view.version[k];
-                        if v >= lost_copy[lpn as usize].0 {
-                            lost_copy[lpn as usize] = (v, Some(reason));
-                        }
-                    }
-                }
-            }
-        }
+        });
+        let (in_flight, scanned_pages) = self.survey(&pm, &at_cut, t);
 
         // Judge each unit against what the host was told.
         let oracle = self.oracle.as_mut().expect("power cuts keep the oracle");
-        let mut lost = Vec::new();
-        let mut by_reason = LostByReason::default();
+        // Units whose acknowledged version was lost: (unit, version, found).
+        let mut losses = Vec::new();
         let (mut unacked_lost, mut unacked_survived) = (0u64, 0u64);
-        let mut failures = Vec::new();
         for lpn in 0..units as u32 {
-            let l = lpn as usize;
-            let found = best[l].map(|c| c.version);
+            let found = best[lpn as usize].map(|c| c.version);
             let floor: Floor = oracle.floor_at(lpn, t);
             let ok = match found {
                 None => floor.unmapped_ok,
                 Some(v) => v >= floor.version,
             };
             if !ok {
-                let reason = Some(lost_copy[l])
-                    .filter(|&(v, _)| v >= floor.version && v > 0)
-                    .and_then(|(_, r)| r);
-                by_reason.add(reason);
-                let w = LostWrite {
-                    unit: lpn,
-                    acknowledged: floor.version,
-                    recovered: found,
-                    reason,
-                };
-                if lost.len() < LOST_LISTED {
-                    lost.push(w.clone());
-                }
-                if safe && failures.len() < 8 {
-                    failures.push(w);
-                }
+                losses.push((lpn, floor.version, found));
             }
             let in_flight_write = oracle.is_written(lpn) && oracle.floor_at(lpn, u64::MAX) != floor;
             if in_flight_write && ok {
@@ -280,6 +187,42 @@ impl Ftl {
                 oracle.recovered(lpn, found, t);
             }
         }
+        // Why each acknowledged version was lost.
+        let mut why: std::collections::HashMap<u32, (u32, Option<LossReason>)> = losses
+            .iter()
+            .map(|&(lpn, version, _)| (lpn, (version, None)))
+            .collect();
+        if !why.is_empty() {
+            self.visit_copies(&pm, &at_cut, t, |lpn, c, state| {
+                // The gravest fate of a copy of it: destroyed on the flash
+                // rather than never programmed.
+                if let (Some(w), SlotAtCut::Lost(reason)) = (why.get_mut(&lpn), state) {
+                    if c.version == w.0 && Some(reason) > w.1 {
+                        w.1 = Some(reason);
+                    }
+                }
+            });
+        }
+        let mut by_reason = LostByReason::default();
+        let lost: Vec<LostWrite> = losses
+            .iter()
+            .map(|&(unit, acknowledged, recovered)| {
+                let reason = why[&unit].1;
+                by_reason.add(reason);
+                LostWrite {
+                    unit,
+                    acknowledged,
+                    recovered,
+                    reason,
+                }
+            })
+            .collect();
+        let oracle = self.oracle.as_ref().expect("power cuts keep the oracle");
+        let failures = if safe {
+            &lost[..lost.len().min(8)]
+        } else {
+            &[]
+        };
         if !failures.is_empty() {
             let list: Vec<String> = failures
                 .iter()
@@ -369,6 +312,12 @@ impl Ftl {
         }
         self.copy_kind = PageKind::Gc;
         self.forget_undone_erases(t, &pending);
+        for p in 0..self.g.pools as usize {
+            // GC with no free block needs a frontier with room: the host's.
+            if self.blocks.free[p].is_empty() && self.gc_block[p] == NIL {
+                self.gc_block[p] = std::mem::replace(&mut self.host_block[p], NIL);
+            }
+        }
         // The dump goes through the host write path (with its GC), at the
         // versions it holds; it has been safe since the cut.
         for &(lpn, version) in &replay {
@@ -387,27 +336,110 @@ impl Ftl {
             relocated_units: relocated,
             acknowledged_lost_units: by_reason.total(),
             lost_by_reason: by_reason,
-            lost,
+            lost: lost.into_iter().take(LOST_LISTED).collect(),
             unacknowledged_lost_units: unacked_lost,
             unacknowledged_survived_units: unacked_survived,
         })
     }
 
-    /// A block whose erase had begun at the cut: the copies it held are gone.
-    fn note_erased_copies(
+    /// Calls `visit(unit, copy, state)` for every copy of a unit the flash
+    /// (or RAM) held at a cut at `t`: in each block's physical contents, and
+    /// in what was placed in a block after its first pending erase was
+    /// decided (in RAM then: the capacitors' dump with PLP, else lost).
+    fn visit_copies(
         &self,
         pm: &PowerModel,
-        record: u32,
-        lost_copy: &mut [(u32, Option<LossReason>)],
+        at_cut: &[AtCut],
+        t: u64,
+        mut visit: impl FnMut(u32, Copy, SlotAtCut),
     ) {
-        let Some(before) = &pm.erases[record as usize].before else {
-            return;
+        let upp = self.g.units_per_page;
+        let in_ram = if pm.cache == WriteCache::Plp {
+            SlotAtCut::Readable
+        } else {
+            SlotAtCut::Lost(LossReason::WriteCache)
         };
-        for (k, &lpn) in before.lpn.iter().enumerate().take(before.written as usize) {
-            if before.seq[k] != 0 && before.version[k] >= lost_copy[lpn as usize].0 {
-                lost_copy[lpn as usize] = (before.version[k], Some(LossReason::Erased));
+        for b in 0..self.g.blocks {
+            let mut each = |view: &ContentsView, record: u32, state: &dyn Fn(u32) -> SlotAtCut| {
+                for i in 0..view.written.min(view.lpn.len() as u32) {
+                    let k = i as usize;
+                    let st = state(i);
+                    if view.seq[k] == 0 || st == SlotAtCut::Empty {
+                        continue;
+                    }
+                    let copy = Copy {
+                        seq: view.seq[k],
+                        block: b,
+                        index: i,
+                        record,
+                        version: view.version[k],
+                    };
+                    visit(view.lpn[k], copy, st);
+                }
+            };
+            match at_cut[b as usize] {
+                AtCut::Live => {
+                    let v = self.live_view(pm, b);
+                    each(&v, NONE, &|i| pm.slot_at_cut(&v, i, upp, t));
+                }
+                AtCut::Saved(first) | AtCut::Erasing(first) => {
+                    let rec = &pm.erases[first as usize];
+                    if let Some(c) = &rec.before {
+                        let v = c.view();
+                        if matches!(at_cut[b as usize], AtCut::Saved(_)) {
+                            each(&v, first, &|i| pm.slot_at_cut(&v, i, upp, t));
+                        } else {
+                            each(&v, first, &|_| SlotAtCut::Lost(LossReason::Erased));
+                        }
+                    }
+                    let later = pm.erases.iter().skip(first as usize + 1);
+                    let saved = later
+                        .filter(|e| e.block == b)
+                        .filter_map(|e| e.before.as_ref());
+                    let live = self.live_view(pm, b);
+                    for v in saved.map(Contents::view).chain(std::iter::once(live)) {
+                        let arrived = |i: u32| {
+                            if v.ready[i as usize] <= t {
+                                in_ram
+                            } else {
+                                SlotAtCut::Empty
+                            }
+                        };
+                        each(&v, DUMP, &arrived);
+                    }
+                }
             }
         }
+    }
+
+    /// What was under way at a cut at `t`, and how many pages recovery
+    /// reads (a summary page per block holding data, every page of a block
+    /// being written).
+    fn survey(&self, pm: &PowerModel, at_cut: &[AtCut], t: u64) -> (InFlight, u64) {
+        let mut in_flight = InFlight::default();
+        let mut pages = 0;
+        for b in 0..self.g.blocks {
+            let (view, record) = match at_cut[b as usize] {
+                AtCut::Live => (self.live_view(pm, b), NONE),
+                AtCut::Saved(i) => {
+                    let rec = &pm.erases[i as usize];
+                    (rec.before.as_ref().expect("saved").view(), i)
+                }
+                AtCut::Erasing(_) => {
+                    in_flight.erases += 1;
+                    continue;
+                }
+            };
+            if view.written == 0 {
+                continue;
+            }
+            pages += 1;
+            if record == NONE && self.blocks.state[b as usize] == BlockState::Open {
+                pages += (view.programmed / self.g.units_per_page) as u64;
+            }
+            self.count_in_flight(pm, &view, b, record, t, &mut in_flight);
+        }
+        (in_flight, pages)
     }
 
     /// Counts the programs of block `b` under way at `t`, and its units in RAM.
@@ -535,7 +567,20 @@ impl Ftl {
             pm.erases[record].before = before;
             pm.erases[record].before.as_ref().map(|c| c.run)
         };
-        for (lpn, c) in relocate.iter().filter(|(_, c)| c.block == b) {
+        let moves: Vec<&(u32, Copy)> = relocate.iter().filter(|(_, c)| c.block == b).collect();
+        let frontier = self.gc_block[pool as usize];
+        let room = if frontier == NIL {
+            0
+        } else {
+            self.blocks.capacity[frontier as usize] - self.blocks.written[frontier as usize]
+        };
+        let retired = self.blocks.state[b as usize] == BlockState::Bad;
+        if !retired && moves.len() as u32 > room && self.blocks.free_count(pool) == 0 {
+            // No room to move to: the erase is called off, the data stays.
+            self.restore_contents(b, record, &moves);
+            return Ok(());
+        }
+        for (lpn, c) in moves {
             let run = run.expect("a copy to move comes from saved contents");
             let in_ram = self.gc_read(die, c.index / upp, run, 1, from, tl);
             let slot = self.gc_place(pool, die, *lpn, in_ram, tl)?;
@@ -543,15 +588,10 @@ impl Ftl {
                 o.restored(slot, c.version);
             }
         }
-        let plp = self
-            .power
-            .as_ref()
-            .is_some_and(|pm| pm.cache == WriteCache::Plp);
-        if !plp && self.gc_fill[pool as usize] > 0 {
+        if self.volatile_ram && self.gc_fill[pool as usize] > 0 {
             self.program_gc_page(pool, die, tl);
         }
         let erase_ns = self.erase_ns(b);
-        let retired = self.blocks.state[b as usize] == BlockState::Bad;
         let done = if retired {
             // Never erased again: its contents matter until the moves are done.
             tl.die_free_at(die).max(from)
@@ -566,6 +606,51 @@ impl Ftl {
             self.blocks.requeue_free(b, pool);
         }
         Ok(())
+    }
+
+    /// Calls off the pending erase of block `b` (record `record`, contents
+    /// settled): it holds what it held before, sealed, a GC candidate again,
+    /// with `kept` (units recovery keeps there) mapped to it. The erase
+    /// stays counted in its wear.
+    fn restore_contents(&mut self, b: u32, record: usize, kept: &[&(u32, Copy)]) {
+        let mut pm = self.power.take().expect("power model on");
+        let c = pm.erases[record]
+            .before
+            .take()
+            .expect("a block whose erase is called off has saved contents");
+        let upp = self.g.units_per_page as usize;
+        let base = self.g.block_base(b) as usize;
+        let n = c.lpn.len();
+        self.p2l[base..base + n].copy_from_slice(&c.lpn);
+        pm.seq[base..base + n].copy_from_slice(&c.seq);
+        pm.ready[base..base + n].copy_from_slice(&c.ready);
+        pm.page_start[base / upp..(base + n) / upp].copy_from_slice(&c.page_start);
+        pm.page_done[base / upp..(base + n) / upp].copy_from_slice(&c.page_done);
+        // Its erase record goes: no erase is pending on it any more.
+        pm.erases[record].done = 0;
+        self.power = Some(pm);
+        if let Some(o) = &mut self.oracle {
+            for (k, &v) in c.version.iter().enumerate() {
+                o.restored((base + k) as u32, v);
+            }
+        }
+        self.blocks
+            .restore(b, c.run, c.in_cache, c.written, c.programmed);
+        for (lpn, copy) in kept {
+            self.l2p[*lpn as usize] = base as u32 + copy.index + 1;
+        }
+        self.blocks.valid[b as usize] = kept.len() as u32;
+        let pool = self.g.pool_of_block(b) as usize;
+        let bi = b as usize;
+        if !self.blocks.in_cache[bi] {
+            self.victims
+                .insert(b, kept.len() as u32, self.blocks.capacity[bi], self.clock);
+        } else if self.blocks.static_cache[bi] {
+            self.static_fifo[pool].push_front(b);
+        } else {
+            self.dynamic_in_use[pool] += 1;
+            self.dynamic_fifo[pool].push_front(b);
+        }
     }
 
     /// Rebuilds frontiers, victim index, cache queues and counts after a
