@@ -389,6 +389,18 @@ pub struct InFlight {
     pub erases: u64,
     /// Host units waiting in the write buffer (placed, page not yet programmed).
     pub buffered_units: u64,
+    /// Page programs booked but not begun, which the cut called off (GC
+    /// books its own again; they are taken out of the program counts), and
+    /// how many of them were the host's.
+    pub discarded_programs: u64,
+    pub discarded_host: u64,
+}
+
+impl InFlight {
+    pub fn count_discarded(&mut self, kind: PageKind) {
+        self.discarded_programs += 1;
+        self.discarded_host += (kind == PageKind::Host) as u64;
+    }
 }
 
 /// Acknowledged units lost, by reason.
@@ -501,6 +513,8 @@ impl PowerLossSummary {
             a.upper_page_programs += b.upper_page_programs;
             a.erases += b.erases;
             a.buffered_units += b.buffered_units;
+            a.discarded_programs += b.discarded_programs;
+            a.discarded_host += b.discarded_host;
             s.recovery_us_mean += e.recovery_us / events.len() as f64;
             s.recovery_us_max = s.recovery_us_max.max(e.recovery_us);
         }

@@ -6,8 +6,10 @@
 //! short). A block whose erase was decided but had not begun still holds
 //! its data: recovery redoes the GC that chose it, in the order GC did —
 //! moves out what it keeps there, erases it, returns it to the free queue —
-//! so it needs no more free blocks than GC did. An erase the cut stopped
-//! half way is done again.
+//! so it needs no more free blocks than GC did (with no room at all, the
+//! erase is called off, staying counted in the block's wear). An erase the
+//! cut stopped half way is done again. Programs booked but never begun are
+//! taken out of the program counts.
 //! The oracle then judges the result: every acknowledged write must be
 //! there, unless the configuration is documented as unsafe.
 
@@ -159,6 +161,17 @@ impl Ftl {
             }
         });
         let (in_flight, scanned_pages) = self.survey(&pm, &at_cut, t);
+        // Programs booked but never begun did not happen (GC books them again).
+        let upp = self.g.units_per_page as u64;
+        let c = &mut self.counters;
+        let (host, other) = (
+            in_flight.discarded_host,
+            in_flight.discarded_programs - in_flight.discarded_host,
+        );
+        c.flash_programs_host = c.flash_programs_host.saturating_sub(host);
+        c.flash_units_host = c.flash_units_host.saturating_sub(host * upp);
+        c.flash_programs_gc = c.flash_programs_gc.saturating_sub(other);
+        c.flash_units_gc = c.flash_units_gc.saturating_sub(other * upp);
 
         // Judge each unit against what the host was told.
         let oracle = self.oracle.as_mut().expect("power cuts keep the oracle");
@@ -303,12 +316,17 @@ impl Ftl {
                 ready = ready.max(tl.flash_read(t, die, lsb_read, 1));
             }
         }
-        let relocated = (relocate.len() + replay.len()) as u64;
+        let relocated_before = self.counters.flash_units_gc;
+        let replayed = replay.len() as u64;
+        // The units to move out of each block.
+        relocate.sort_by_key(|(_, c)| c.block);
         // In the order GC erased them.
         pending.sort_by_key(|&(_, record)| record);
         self.copy_kind = PageKind::Recovery;
         for &(b, record) in &pending {
-            self.move_out(b, record, &relocate, t, ready, tl)?;
+            let from = relocate.partition_point(|(_, c)| c.block < b);
+            let to = relocate.partition_point(|(_, c)| c.block <= b);
+            self.settle_pending(b, record, &relocate[from..to], t, ready, tl)?;
         }
         self.copy_kind = PageKind::Gc;
         self.forget_undone_erases(t, &pending);
@@ -333,7 +351,7 @@ impl Ftl {
             recovery_us: (ready - t) as f64 / 1e3,
             in_flight,
             scanned_pages,
-            relocated_units: relocated,
+            relocated_units: self.counters.flash_units_gc - relocated_before + replayed,
             acknowledged_lost_units: by_reason.total(),
             lost_by_reason: by_reason,
             lost: lost.into_iter().take(LOST_LISTED).collect(),
@@ -419,6 +437,17 @@ impl Ftl {
         let mut in_flight = InFlight::default();
         let mut pages = 0;
         for b in 0..self.g.blocks {
+            if let AtCut::Saved(first) | AtCut::Erasing(first) = at_cut[b as usize] {
+                // Programmed after an erase that never happened: never were.
+                let later = pm.erases.iter().skip(first as usize + 1);
+                let saved = later
+                    .filter(|e| e.block == b)
+                    .filter_map(|e| e.before.as_ref());
+                let upp = self.g.units_per_page;
+                for c in saved.map(Contents::view).chain([self.live_view(pm, b)]) {
+                    (0..c.programmed / upp).for_each(|_| in_flight.count_discarded(PageKind::Gc));
+                }
+            }
             let (view, record) = match at_cut[b as usize] {
                 AtCut::Live => (self.live_view(pm, b), NONE),
                 AtCut::Saved(i) => {
@@ -454,16 +483,22 @@ impl Ftl {
     ) {
         let upp = self.g.units_per_page;
         let bits = c.run.bits();
+        let plp = pm.cache == WriteCache::Plp;
         for page in 0..c.programmed / upp {
             let p = page as usize;
-            if !(c.page_start[p] <= t && t < c.page_done[p]) {
-                continue;
-            }
             let kind = if record == NONE {
                 pm.page_kind[(self.g.block_base(b) / upp + page) as usize]
             } else {
                 PageKind::Gc
             };
+            let slots = p * upp as usize..(p + 1) * upp as usize;
+            let saved_by_capacitors = plp && c.ready[slots].iter().any(|&r| r <= t);
+            if c.page_start[p] > t && !saved_by_capacitors {
+                f.count_discarded(kind);
+            }
+            if !(c.page_start[p] <= t && t < c.page_done[p]) {
+                continue;
+            }
             match kind {
                 PageKind::Host => f.host_programs += 1,
                 PageKind::Gc => f.gc_programs += 1,
@@ -542,11 +577,12 @@ impl Ftl {
         }
     }
 
-    /// Moves the units recovery keeps in block `b` (whose erase, record
-    /// `record`, is pending; the cut was at `cut`) to its pool's GC frontier
-    /// from `from`, then books the erase
-    /// and returns the block to its free queue (a retired block stays out).
-    fn move_out(
+    /// Settles block `b`, whose erase (record `record`) was pending at the
+    /// cut at `cut`, holding `relocate` (the units recovery keeps there):
+    /// they move to the pool's GC frontier from `from`, then the erase is
+    /// booked and the block goes back to its free queue (a retired block
+    /// stays out). With no room to move to, the erase is called off.
+    fn settle_pending(
         &mut self,
         b: u32,
         record: usize,
@@ -567,7 +603,6 @@ impl Ftl {
             pm.erases[record].before = before;
             pm.erases[record].before.as_ref().map(|c| c.run)
         };
-        let moves: Vec<&(u32, Copy)> = relocate.iter().filter(|(_, c)| c.block == b).collect();
         let frontier = self.gc_block[pool as usize];
         let room = if frontier == NIL {
             0
@@ -575,12 +610,13 @@ impl Ftl {
             self.blocks.capacity[frontier as usize] - self.blocks.written[frontier as usize]
         };
         let retired = self.blocks.state[b as usize] == BlockState::Bad;
-        if !retired && moves.len() as u32 > room && self.blocks.free_count(pool) == 0 {
-            // No room to move to: the erase is called off, the data stays.
-            self.restore_contents(b, record, &moves);
+        if !retired && relocate.len() as u32 > room && self.blocks.free_count(pool) == 0 {
+            // No room to move to: the erase is called off and the data
+            // stays; GC will choose again.
+            self.restore_contents(b, record, relocate);
             return Ok(());
         }
-        for (lpn, c) in moves {
+        for (lpn, c) in relocate {
             let run = run.expect("a copy to move comes from saved contents");
             let in_ram = self.gc_read(die, c.index / upp, run, 1, from, tl);
             let slot = self.gc_place(pool, die, *lpn, in_ram, tl)?;
@@ -612,7 +648,7 @@ impl Ftl {
     /// settled): it holds what it held before, sealed, a GC candidate again,
     /// with `kept` (units recovery keeps there) mapped to it. The erase
     /// stays counted in its wear.
-    fn restore_contents(&mut self, b: u32, record: usize, kept: &[&(u32, Copy)]) {
+    fn restore_contents(&mut self, b: u32, record: usize, kept: &[(u32, Copy)]) {
         let mut pm = self.power.take().expect("power model on");
         let c = pm.erases[record]
             .before
@@ -628,6 +664,7 @@ impl Ftl {
         pm.page_done[base / upp..(base + n) / upp].copy_from_slice(&c.page_done);
         // Its erase record goes: no erase is pending on it any more.
         pm.erases[record].done = 0;
+        self.counters.erases = self.counters.erases.saturating_sub(1);
         self.power = Some(pm);
         if let Some(o) = &mut self.oracle {
             for (k, &v) in c.version.iter().enumerate() {
@@ -734,7 +771,7 @@ impl Ftl {
             let seq = &power.seq[base..base + self.blocks.capacity[*b as usize] as usize];
             (seq.iter().max().copied().unwrap_or(0), *b)
         };
-        sealed.sort_by_key(newest);
+        sealed.sort_by_cached_key(newest);
         for b in sealed {
             let bi = b as usize;
             let pool = self.g.pool_of_block(b) as usize;
