@@ -389,9 +389,9 @@ pub struct InFlight {
     pub erases: u64,
     /// Host units waiting in the write buffer (placed, page not yet programmed).
     pub buffered_units: u64,
-    /// Page programs booked but not begun, which the cut called off (GC
-    /// books its own again; they are taken out of the program counts), and
-    /// how many of them were the host's.
+    /// Page programs booked but not begun, which the cut called off (the
+    /// program counters, and so WAF, still count them as booked), and how
+    /// many of them were the host's.
     pub discarded_programs: u64,
     pub discarded_host: u64,
 }

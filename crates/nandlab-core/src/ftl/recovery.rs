@@ -8,8 +8,8 @@
 //! moves out what it keeps there, erases it, returns it to the free queue —
 //! so it needs no more free blocks than GC did (with no room at all, the
 //! erase is called off, staying counted in the block's wear). An erase the
-//! cut stopped half way is done again. Programs booked but never begun are
-//! taken out of the program counts.
+//! cut stopped half way is done again. The program counters keep counting
+//! programs as booked: those a cut called off are reported apart.
 //! The oracle then judges the result: every acknowledged write must be
 //! there, unless the configuration is documented as unsafe.
 
@@ -161,17 +161,6 @@ impl Ftl {
             }
         });
         let (in_flight, scanned_pages) = self.survey(&pm, &at_cut, t);
-        // Programs booked but never begun did not happen (GC books them again).
-        let upp = self.g.units_per_page as u64;
-        let c = &mut self.counters;
-        let (host, other) = (
-            in_flight.discarded_host,
-            in_flight.discarded_programs - in_flight.discarded_host,
-        );
-        c.flash_programs_host = c.flash_programs_host.saturating_sub(host);
-        c.flash_units_host = c.flash_units_host.saturating_sub(host * upp);
-        c.flash_programs_gc = c.flash_programs_gc.saturating_sub(other);
-        c.flash_units_gc = c.flash_units_gc.saturating_sub(other * upp);
 
         // Judge each unit against what the host was told.
         let oracle = self.oracle.as_mut().expect("power cuts keep the oracle");
@@ -664,7 +653,6 @@ impl Ftl {
         pm.page_done[base / upp..(base + n) / upp].copy_from_slice(&c.page_done);
         // Its erase record goes: no erase is pending on it any more.
         pm.erases[record].done = 0;
-        self.counters.erases = self.counters.erases.saturating_sub(1);
         self.power = Some(pm);
         if let Some(o) = &mut self.oracle {
             for (k, &v) in c.version.iter().enumerate() {
