@@ -96,8 +96,9 @@ def run(
     count = len(sim.phase_names)
     for index, name in enumerate(sim.phase_names):
         output = sim.run_phase(index, progress=_phase_progress(progress, index, count, name))
-        # A phase of [[phase.job]]s also gives each job's own figures.
-        phases.append({**output["summary"], "jobs": output["jobs"]} if output["jobs"] else output["summary"])
+        # A phase of [[phase.job]]s also gives each job's own figures; one with power cuts, each cut.
+        extra = {key: output[key] for key in ("jobs", "power_losses") if output[key]}
+        phases.append({**output["summary"], **extra})
         frames.append(pl.DataFrame(output["timeseries"]).with_columns(phase_name=pl.lit(name)))
     return Result(
         summary=sim.run_summary(),

@@ -1,0 +1,65 @@
+"""Power cuts from Python (issue 8): the run result carries each cut, `nandlab run` shows what the
+cuts did and whether the configuration may lose acknowledged writes, a safe write cache loses
+nothing, an unsafe one loses with its reason, and bad settings are clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import nandlab
+
+
+def config(write_cache: str, backup: bool, every: str = "50ms") -> str:
+    return f"""
+[device]
+preset = "zombienand-synthetic-tlc"
+write_cache = "{write_cache}"
+[ftl]
+paired_page_backup = {str(backup).lower()}
+[[phase]]
+kind = "fill"
+[[phase]]
+pattern = "random"
+block_size = "4KiB"
+volume = 0.3
+power_loss_every = "{every}"
+"""
+
+
+def test_a_safe_cache_loses_nothing_and_the_result_lists_each_cut() -> None:
+    result = nandlab.run(config("plp", True))
+    phase = result.phases[-1]
+    summary = phase["power_loss"]
+    assert summary["cuts"] >= 50 and summary["acknowledged_lost_units"] == 0
+    assert summary["unsafe_because"] == []
+    assert len(phase["power_losses"]) == summary["cuts"]
+    assert all(cut["acknowledged_lost_units"] == 0 for cut in phase["power_losses"])
+    assert "power_loss" not in result.phases[0] or result.phases[0]["power_loss"] is None
+
+
+def test_paired_pages_without_backup_lose_and_the_run_table_says_why(nandlab_cli, tmp_path: Path) -> None:
+    path = tmp_path / "cuts.toml"
+    path.write_text(config("off", False))
+    run = nandlab_cli("run", path, "-q")
+    assert run.exit_code == 0, run.output
+    text = " ".join(run.stdout.split())
+    assert "Power cuts" in text and "documented unsafe" in text and "paired_page_backup = false" in text
+    assert "lost: unit" in text and "lower page corrupted by an interrupted upper-page program" in text
+    result = nandlab.run(config("off", False))
+    lost = result.phases[-1]["power_loss"]["lost_by_reason"]
+    assert lost["paired_page"] > 0 and lost["write_cache"] == 0
+
+
+def test_cuts_are_deterministic() -> None:
+    first = nandlab.run(config("volatile", True)).phases[-1]["power_losses"]
+    assert first == nandlab.run(config("volatile", True)).phases[-1]["power_losses"]
+    assert sum(cut["lost_by_reason"]["write_cache"] for cut in first) > 0
+
+
+def test_bad_power_loss_settings_name_the_key() -> None:
+    with pytest.raises(nandlab.ConfigError, match=r"\[device\] write_cache"):
+        nandlab.run(config("maybe", True))
+    with pytest.raises(nandlab.ConfigError, match="power_loss"):
+        nandlab.run(config("plp", True).replace('kind = "fill"', 'kind = "fill"\npower_loss = ["1ms"]'))
