@@ -9,12 +9,16 @@ import os
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from nandlab.api import Result
 
 SUMMARY_JSON = "summary.json"
 CONFIG_JSON = "config.json"
 TIMESERIES_PARQUET = "timeseries.parquet"
 TIMESERIES_CSV = "timeseries.csv"
+POWER_LOSSES_PARQUET = "power_losses.parquet"
+POWER_LOSSES_CSV = "power_losses.csv"
 THROUGHPUT_LATENCY_PNG = "throughput_latency.png"
 
 
@@ -29,8 +33,8 @@ def to_strict_json(document: Any) -> str:
 
 
 def write(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write summary.json, config.json (the resolved config), timeseries.parquet, timeseries.csv and
-    throughput_latency.png.
+    """Write summary.json, config.json (the resolved config), timeseries.parquet, timeseries.csv,
+    throughput_latency.png, and with power cuts power_losses.parquet and .csv (a row per cut).
 
     Creates ``out_dir`` if needed, overwrites those files, and returns their paths.
     """
@@ -48,7 +52,27 @@ def write(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
     result.timeseries.write_parquet(parquet)
     result.timeseries.write_csv(csv)
     plots.throughput_latency(result, png)
+    cuts = power_loss_table(result)
+    if cuts.height:
+        paths += [out / POWER_LOSSES_PARQUET, out / POWER_LOSSES_CSV]
+        cuts.write_parquet(paths[-2])
+        cuts.write_csv(paths[-1])
     return paths
+
+
+def power_loss_table(result: Result) -> pl.DataFrame:
+    """A row per power cut of the run: its phase, when, recovery time, units lost (acknowledged, by
+    reason; unacknowledged) and moved, and what was under way (empty without cuts)."""
+    rows = []
+    for phase in result.phases:
+        for cut in phase.get("power_losses", []):
+            rows.append({
+                "phase_name": phase["name"],
+                **{k: v for k, v in cut.items() if not isinstance(v, (dict, list))},
+                **{f"lost_{k}": v for k, v in cut["lost_by_reason"].items()},
+                **{f"in_flight_{k}": v for k, v in cut["in_flight"].items()},
+            })
+    return pl.DataFrame(rows)
 
 
 def number(value: float) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import nandlab
@@ -42,7 +43,7 @@ def test_a_safe_cache_loses_nothing_and_the_result_lists_each_cut() -> None:
 def test_paired_pages_without_backup_lose_and_the_run_table_says_why(nandlab_cli, tmp_path: Path) -> None:
     path = tmp_path / "cuts.toml"
     path.write_text(config("off", False))
-    run = nandlab_cli("run", path, "-q")
+    run = nandlab_cli("run", path, "-q", "--out", tmp_path / "out")
     assert run.exit_code == 0, run.output
     text = " ".join(run.stdout.split())
     assert "Power cuts" in text and "documented unsafe" in text and "paired_page_backup = false" in text
@@ -50,6 +51,9 @@ def test_paired_pages_without_backup_lose_and_the_run_table_says_why(nandlab_cli
     result = nandlab.run(config("off", False))
     lost = result.phases[-1]["power_loss"]["lost_by_reason"]
     assert lost["paired_page"] > 0 and lost["write_cache"] == 0
+    cuts = pl.read_parquet(tmp_path / "out" / "power_losses.parquet")  # a row per cut, as the run had
+    assert cuts.height == result.phases[-1]["power_loss"]["cuts"]
+    assert cuts["lost_paired_page"].sum() == lost["paired_page"] and (cuts["phase_name"] == "phase-2").all()
 
 
 def test_cuts_are_deterministic() -> None:
