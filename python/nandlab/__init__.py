@@ -8,7 +8,9 @@ The engine is Rust (``nandlab._core``); this package is its Python face::
     print(result.summary["waf"], result.summary["iops"])
     result.timeseries                                   # a polars DataFrame
 
-``run`` runs every ``[[phase]]`` of a config, in order, on one drive. For finer control (run
+``run`` runs every ``[[phase]]`` of a config, in order, on one drive; with ``snapshot=PATH`` a
+signal stops it with its state in PATH (``snapshot_every`` also writes it periodically), and
+``resume(PATH)`` goes on to the same result. For finer control (run
 some phases, inspect the drive, run more) build a ``Simulator`` with ``make_simulator``.
 
 Procedures live in their own modules: ``nandlab.lifetime`` (pristine to dead, ZombieNAND vs
@@ -22,23 +24,30 @@ cluster).
 from nandlab._core import (
     ConfigError,
     InternalError,
+    Interrupted,
     SimulationError,
+    SnapshotError,
     Simulator,
     default_config_toml,
     preset_toml,
     presets,
 )
-from nandlab.api import Result, make_simulator, run
+from nandlab.api import Paused, Result, make_simulator, open_snapshot, resume, run
 
 __all__ = [
     "ConfigError",
     "InternalError",
+    "Interrupted",
+    "Paused",
     "Result",
     "SimulationError",
+    "SnapshotError",
     "Simulator",
     "default_config_toml",
     "make_simulator",
+    "open_snapshot",
     "preset_toml",
     "presets",
+    "resume",
     "run",
 ]

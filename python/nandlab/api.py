@@ -1,4 +1,5 @@
-"""Running experiments from Python: turn a config into a Simulator, run its phases, collect a Result."""
+"""Running experiments from Python: turn a config into a Simulator, run its phases, collect a
+Result; with a snapshot file, stop on a signal and go on later (``resume``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any, Callable, Union
 
 import polars as pl
 
-from nandlab._core import ConfigError, Simulator, default_config_toml
+from nandlab._core import ConfigError, Simulator, SnapshotError, default_config_toml
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 """A config: a dict, TOML text, a path to a ``.toml`` file, or None for the built-in default."""
@@ -77,6 +78,9 @@ def run(
     config: ConfigSource = None,
     seed: int | None = None,
     progress: ProgressCallback | None = None,
+    snapshot: str | os.PathLike[str] | None = None,
+    snapshot_every: str | None = None,
+    notes: Mapping[str, Any] | None = None,
 ) -> Result:
     """Run every phase of an experiment, in order, on one drive.
 
@@ -85,21 +89,96 @@ def run(
         seed: overrides the config's ``seed``; the same config and seed give the same results.
         progress: called about every 0.2 s of wall time as ``progress(fraction, info)`` (see
             ``ProgressCallback``); if it raises, the run stops and the exception propagates.
+        snapshot: a file for the run's whole state. A signal (Ctrl-C, or any exception a signal
+            handler raises) or ``progress`` raising then stops the run at its next sync point
+            with its state written there, raising ``Interrupted`` (its ``snapshot`` is the path,
+            its ``__cause__`` the exception); ``resume`` goes on, and ends exactly as the run
+            would have.
+        snapshot_every: also write the snapshot this often: simulated time (``"10s"``,
+            ``"5min"``) or bytes the host moved (``"50GiB"``). A run killed outright goes on
+            from the last one.
+        notes: JSON-able values kept in the snapshot for whoever resumes it (``Paused.notes``).
 
     Raises:
-        ConfigError: the config is invalid; nothing ran.
+        ConfigError: the config (or ``snapshot_every``) is invalid; nothing ran.
+        SnapshotError: ``snapshot`` is a file that is not a snapshot (it is never overwritten).
+        Interrupted: a signal (or ``progress``) stopped the run; its state is in ``snapshot``.
         SimulationError: the engine failed during the run.
     """
     sim = make_simulator(config, seed)
-    phases = []
-    frames = []
-    count = len(sim.phase_names)
-    for index, name in enumerate(sim.phase_names):
-        output = sim.run_phase(index, progress=_phase_progress(progress, index, count, name))
+    if snapshot is None and snapshot_every is not None:
+        raise ConfigError("snapshot_every: needs a snapshot file to write to")
+    if snapshot is not None:
+        sim.snapshot_to(os.fspath(snapshot), every=snapshot_every)
+    return _go_on(sim, [], [], dict(notes or {}), progress)
+
+
+@dataclass(frozen=True)
+class Paused:
+    """A run read back from its snapshot, ready to go on.
+
+    Attributes:
+        simulator: the drive and the phase under way, where the snapshot was taken.
+        phase: index of the phase that goes on first.
+        notes: what the run's caller kept in the snapshot (``run(..., notes=...)``).
+    """
+
+    simulator: Simulator
+    phase: int
+    notes: dict[str, Any]
+    done: list[dict[str, Any]]
+    series: list[dict[str, list[Any]]]
+
+    def go_on(self, progress: ProgressCallback | None = None) -> Result:
+        """Run the rest of the experiment; the Result is the whole run's, as if it never stopped."""
+        return _go_on(self.simulator, list(self.done), list(self.series), self.notes, progress)
+
+
+def open_snapshot(path: str | os.PathLike[str]) -> Paused:
+    """Read a snapshot written by ``run(..., snapshot=...)``.
+
+    Raises:
+        SnapshotError: the file is missing, damaged, not a snapshot, or from another version.
+    """
+    sim = Simulator.resume(os.fspath(path))
+    try:
+        kept = json.loads(sim.snapshot_extra or "{}")
+        done, series, notes = kept.get("phases", []), kept.get("timeseries", []), kept.get("notes", {})
+    except (ValueError, AttributeError):
+        raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (its caller's notes are not JSON)") from None
+    phase = sim.paused_phase if sim.paused_phase is not None else len(done)
+    return Paused(simulator=sim, phase=phase, notes=notes, done=done[:phase], series=series[:phase])
+
+
+def resume(path: str | os.PathLike[str], progress: ProgressCallback | None = None) -> Result:
+    """Go on with a run from its snapshot (see ``run``); it keeps writing snapshots to ``path``
+    as the run did. The Result is identical to the uninterrupted run's (but for wall-clock times).
+
+    Raises:
+        SnapshotError: the file is missing, damaged, not a snapshot, or from another version.
+        Interrupted: stopped again by a signal; the snapshot holds the new state.
+    """
+    return open_snapshot(path).go_on(progress)
+
+
+def _go_on(
+    sim: Simulator,
+    phases: list[dict[str, Any]],
+    series: list[dict[str, list[Any]]],
+    notes: dict[str, Any],
+    progress: ProgressCallback | None,
+) -> Result:
+    """Runs the phases from ``len(phases)`` on, keeping the finished ones in the snapshot."""
+    names = sim.phase_names
+    for index in range(len(phases), len(names)):
+        if sim.snapshot_path is not None:
+            sim.snapshot_extra = json.dumps({"phases": phases, "timeseries": series, "notes": notes})
+        output = sim.run_phase(index, progress=_phase_progress(progress, index, len(names), names[index]))
         # A phase of [[phase.job]]s also gives each job's own figures; one with power cuts, each cut.
         extra = {key: output[key] for key in ("jobs", "power_losses") if output[key]}
         phases.append({**output["summary"], **extra})
-        frames.append(pl.DataFrame(output["timeseries"]).with_columns(phase_name=pl.lit(name)))
+        series.append(output["timeseries"])
+    frames = [pl.DataFrame(columns).with_columns(phase_name=pl.lit(name)) for columns, name in zip(series, names)]
     return Result(
         summary=sim.run_summary(),
         phases=phases,

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +32,15 @@ from rich.table import Table
 import polars as pl
 
 from nandlab import api, chipbench, fio, lifetime, output, qualify, traces
-from nandlab._core import ConfigError, SimulationError, TraceError, default_config_toml, preset_toml, presets
+from nandlab._core import (
+    ConfigError,
+    Interrupted,
+    SimulationError,
+    TraceError,
+    default_config_toml,
+    preset_toml,
+    presets,
+)
 
 GIB = 2**30
 PROGRESS_DELAY_SECONDS = 1.0
@@ -69,6 +81,10 @@ class _Cli(click.Group):
             return super().invoke(ctx)
         except (ConfigError, TraceError) as error:
             raise _Failure(str(error), 2) from None
+        except Interrupted as error:
+            # The state is in the snapshot: exit as the signal would have (128 + its number).
+            click.echo(f"nandlab: {error}", err=True)
+            raise click.exceptions.Exit(143 if isinstance(error.__cause__, _Terminated) else 130) from None
         except SimulationError as error:
             raise _Failure(str(error), 1) from None
         except OSError as error:  # e.g. --out DIR not writable
@@ -76,6 +92,48 @@ class _Cli(click.Group):
         except KeyboardInterrupt:
             click.echo("nandlab: interrupted", err=True)
             raise click.exceptions.Exit(130) from None
+        except _Terminated:
+            click.echo("nandlab: terminated", err=True)
+            raise click.exceptions.Exit(143) from None
+
+
+class _Terminated(Exception):
+    """SIGTERM, raised by its handler while a run with a snapshot goes on (the engine then stops
+    the run at its next sync point with its state in the snapshot, as for Ctrl-C)."""
+
+
+@contextlib.contextmanager
+def _sigterm_stops_run(active: bool) -> Iterator[None]:
+    """While the block runs (if ``active``): SIGTERM raises ``_Terminated`` instead of killing."""
+    if not active or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum: int, frame: Any) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _snapshot_options(command: Any) -> Any:
+    """``--snapshot PATH`` and ``--snapshot-every X`` of the commands that run a config."""
+    command = click.option(
+        "--snapshot-every",
+        metavar="X",
+        help="Also write the snapshot every X of simulated time (10s, 5min) or data the host moved (50GiB); "
+        "a run killed outright goes on from the last one.",
+    )(command)
+    return click.option(
+        "--snapshot",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="PATH",
+        help="On Ctrl-C or SIGTERM, stop with the run's whole state in PATH (`nandlab resume PATH` goes on "
+        "to the same result).",
+    )(command)
 
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
@@ -95,27 +153,77 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
 @click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Override the config's seed.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
-def run(config: Path | None, out: Path | None, as_json: bool, seed: int | None, quiet: bool) -> None:
+@_snapshot_options
+def run(
+    config: Path | None,
+    out: Path | None,
+    as_json: bool,
+    seed: int | None,
+    quiet: bool,
+    snapshot: Path | None,
+    snapshot_every: str | None,
+) -> None:
     """Run the experiment in CONFIG.toml (the built-in default without one).
 
     Each [[phase]] runs in order on the same drive; a table of results follows.
     """
-    _run_and_report(config, out, as_json, seed, quiet)
+    _run_and_report(config, out, as_json, seed, quiet, snapshot, snapshot_every)
 
 
 def _run_and_report(
-    config: api.ConfigSource, out: Path | None, as_json: bool, seed: int | None, quiet: bool
+    config: api.ConfigSource,
+    out: Path | None,
+    as_json: bool,
+    seed: int | None,
+    quiet: bool,
+    snapshot: Path | None = None,
+    snapshot_every: str | None = None,
 ) -> None:
     """Run a config with a progress bar; print its table or JSON; write ``--out``."""
+    if snapshot_every is not None and snapshot is None:
+        raise click.UsageError("--snapshot-every needs --snapshot PATH (where to write it)")
     stderr = Console(stderr=True, quiet=quiet)
-    with _LazyProgress(stderr) as progress:
-        result = api.run(config, seed=seed, progress=progress)
+    # What `nandlab resume` needs to finish the job as this command would have.
+    notes = {"out": None if out is None else str(out.resolve()), "json": as_json}
+    with _LazyProgress(stderr) as progress, _sigterm_stops_run(snapshot is not None):
+        result = api.run(
+            config, seed=seed, progress=progress, snapshot=snapshot, snapshot_every=snapshot_every, notes=notes
+        )
+    _show_result(result, out, as_json, stderr)
+
+
+def _show_result(result: api.Result, out: Path | None, as_json: bool, stderr: Console) -> None:
+    """Print a run's table (or JSON); write ``--out``."""
     if as_json:
         click.echo(output.to_json(result))
     else:
         _print_summary(_stdout_console(), result)
     if out is not None:
         _wrote(output.write(result, out), out, stderr)
+
+
+@cli.command("resume", short_help="Go on with a run from its snapshot (nandlab run --snapshot).")
+@click.argument("snapshot", type=click.Path(dir_okay=False, path_type=Path), metavar="SNAPSHOT")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Write the results to DIR (default: the --out the run was given).")
+@click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON (also if the run had --json).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
+def resume_command(snapshot: Path, out: Path | None, as_json: bool, quiet: bool) -> None:
+    """Go on with the run whose state is in SNAPSHOT, where it stopped; it ends with the same
+    results the run would have had (and keeps writing SNAPSHOT as the run did).
+
+    A damaged, truncated or foreign file, or one from another nandlab version, is refused.
+    """
+    stderr = Console(stderr=True, quiet=quiet)
+    paused = api.open_snapshot(snapshot)
+    if out is None and paused.notes.get("out"):
+        out = Path(paused.notes["out"])
+    as_json = as_json or bool(paused.notes.get("json"))
+    names = paused.simulator.phase_names
+    stderr.print(f"resuming phase {paused.phase + 1}/{len(names)} {escape(names[paused.phase])} from {snapshot}")
+    with _LazyProgress(stderr) as progress, _sigterm_stops_run(True):
+        result = paused.go_on(progress)
+    _show_result(result, out, as_json, stderr)
 
 
 @cli.command("presets")

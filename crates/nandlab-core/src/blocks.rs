@@ -19,10 +19,11 @@ use crate::config::{FtlConfig, WearConfig};
 use crate::geometry::Geometry;
 use crate::media::CellMode;
 use crate::wear::{delta_v, WearModel, ERASE_LOOPS, PROGRAM_LOOPS};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Where a block is in its life cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[repr(u8)]
 pub enum BlockState {
     /// Erased, in its plane's free queue.
@@ -38,7 +39,7 @@ pub enum BlockState {
 }
 
 /// All blocks of the drive, struct-of-arrays.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BlockTable {
     /// Valid mapping units in the block.
     pub valid: Vec<u32>,

@@ -17,9 +17,10 @@ use crate::readahead::ReadAhead;
 use crate::timeline::{Timeline, WriteBuffer};
 use crate::workload::{Op, Request};
 use crate::SimError;
+use serde::{Deserialize, Serialize};
 
 /// The FTL, its resource timeline and the write buffer.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Drive {
     pub ftl: Ftl,
     pub tl: Timeline,
@@ -52,7 +53,7 @@ const FORGET_EVERY_NS: u64 = 1_000_000;
 
 /// The mapping unit, for byte ↔ unit arithmetic on every request: shifts
 /// when its size is a power of two (as it nearly always is), else divisions.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct Unit {
     size: u64,
     shift: Option<u32>,

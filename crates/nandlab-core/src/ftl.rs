@@ -18,6 +18,7 @@
 //! also noted in the [`PowerModel`], and [`recovery`] rebuilds the map after
 //! a cut from what the flash physically holds.
 
+use serde::{Deserialize, Serialize};
 mod recovery;
 
 use crate::blocks::{BlockState, BlockTable};
@@ -41,7 +42,7 @@ const NIL: u32 = u32::MAX;
 
 /// One step of the allocation stripe: a die and the GC pools (planes)
 /// programmed together on it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct Target {
     die: u32,
     first_pool: u32,
@@ -49,7 +50,7 @@ struct Target {
 }
 
 /// The multi-plane page the host write frontier is filling.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct OpenPage {
     /// Units placed so far; 0 = no page open.
     filled: u32,
@@ -72,7 +73,7 @@ pub struct Programmed {
 }
 
 /// The FTL and the flash state it manages.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ftl {
     pub g: Geometry,
     l2p: Vec<u32>,

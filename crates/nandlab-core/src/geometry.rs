@@ -16,11 +16,11 @@
 //! Pools are numbered like their first plane divided by the planes per pool.
 
 use crate::media::CellMode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Division by a runtime constant as a multiply and a shift (Lemire's
 /// fastdiv): the address arithmetic runs for every operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FastDiv {
     d: u32,
     m: u64,
@@ -50,8 +50,10 @@ impl FastDiv {
     }
 }
 
-/// The drive's shape and derived capacities.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The drive's shape and derived capacities. Its dividers are not written
+/// out: deserialising computes them again from the shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Shape")]
 pub struct Geometry {
     pub cell: CellMode,
     pub channels: u32,
@@ -82,8 +84,79 @@ pub struct Geometry {
     pub fast: Dividers,
 }
 
+/// A [`Geometry`] as read back: every field but the dividers.
+#[derive(Deserialize)]
+struct Shape {
+    cell: CellMode,
+    channels: u32,
+    chips_per_channel: u32,
+    dies_per_chip: u32,
+    planes_per_die: u32,
+    blocks_per_plane: u32,
+    pages_per_block: u32,
+    planes_per_pool: u32,
+    pools: u32,
+    blocks_per_pool: u32,
+    page_size: u32,
+    unit_size: u32,
+    units_per_page: u32,
+    units_per_block: u32,
+    dies: u32,
+    planes: u32,
+    blocks: u32,
+    slots: u64,
+    user_units: u64,
+    raw_capacity_bytes: u64,
+    user_capacity_bytes: u64,
+}
+
+impl TryFrom<Shape> for Geometry {
+    type Error = String;
+
+    fn try_from(s: Shape) -> Result<Geometry, String> {
+        let counts = [
+            s.units_per_block,
+            s.units_per_page,
+            s.planes,
+            s.planes_per_die,
+            s.planes_per_pool,
+            s.chips_per_channel,
+            s.dies_per_chip,
+        ];
+        if counts.contains(&0) {
+            return Err("a geometry with a zero count".into());
+        }
+        let mut g = Geometry {
+            cell: s.cell,
+            channels: s.channels,
+            chips_per_channel: s.chips_per_channel,
+            dies_per_chip: s.dies_per_chip,
+            planes_per_die: s.planes_per_die,
+            blocks_per_plane: s.blocks_per_plane,
+            pages_per_block: s.pages_per_block,
+            planes_per_pool: s.planes_per_pool,
+            pools: s.pools,
+            blocks_per_pool: s.blocks_per_pool,
+            page_size: s.page_size,
+            unit_size: s.unit_size,
+            units_per_page: s.units_per_page,
+            units_per_block: s.units_per_block,
+            dies: s.dies,
+            planes: s.planes,
+            blocks: s.blocks,
+            slots: s.slots,
+            user_units: s.user_units,
+            raw_capacity_bytes: s.raw_capacity_bytes,
+            user_capacity_bytes: s.user_capacity_bytes,
+            fast: Dividers::new(1, 1, 1, 1, 1, 1),
+        };
+        g.fast = g.dividers();
+        Ok(g)
+    }
+}
+
 /// Precomputed dividers of the address arithmetic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dividers {
     pub units_per_block: FastDiv,
     pub units_per_page: FastDiv,
@@ -114,6 +187,18 @@ impl Dividers {
 }
 
 impl Geometry {
+    /// The dividers of the address arithmetic for this shape.
+    pub fn dividers(&self) -> Dividers {
+        Dividers::new(
+            self.units_per_block,
+            self.units_per_page,
+            self.planes,
+            self.planes_per_die,
+            self.planes_per_pool,
+            self.chips_per_channel * self.dies_per_chip,
+        )
+    }
+
     #[inline]
     pub fn plane_of_block(&self, block: u32) -> u32 {
         self.fast.planes.remainder(block)

@@ -71,6 +71,12 @@ pub enum SimError {
     Integrity(String),
     /// The run asked for something this drive cannot do.
     Unsupported(String),
+    /// A snapshot that cannot be written or read (names the file and why).
+    Snapshot(String),
+    /// Stopped on request at a sync point, after writing a snapshot there.
+    Interrupted {
+        snapshot: std::path::PathBuf,
+    },
     /// The drive's state would not fit in the memory left on this machine.
     OutOfMemory {
         needed: u64,
@@ -88,7 +94,14 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             SimError::Trace(e) => write!(f, "{e}"),
-            SimError::Integrity(report) | SimError::Unsupported(report) => write!(f, "{report}"),
+            SimError::Integrity(report)
+            | SimError::Unsupported(report)
+            | SimError::Snapshot(report) => write!(f, "{report}"),
+            SimError::Interrupted { snapshot } => write!(
+                f,
+                "run interrupted; its state is in the snapshot {0}: `nandlab resume {0}` goes on",
+                snapshot.display()
+            ),
             SimError::OutOfMemory { needed, available } => write!(
                 f,
                 "this drive's state needs about {}, and only {} of RAM is available: \

@@ -22,6 +22,7 @@ use crate::geometry::FastDiv;
 use crate::media::ModeTiming;
 use crate::stats::Counters;
 use crate::timeline::Timeline;
+use serde::{Deserialize, Serialize};
 
 const NIL: u32 = u32::MAX;
 /// Bytes of one mapping entry.
@@ -38,7 +39,7 @@ pub enum MapAccess {
     Update,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct Slot {
     tpage: u32,
     referenced: bool,
@@ -46,7 +47,7 @@ struct Slot {
 }
 
 /// Cached translation pages and where each translation page is cached.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MapCache {
     entries_per_page: FastDiv,
     slots: Vec<Slot>,

@@ -2,10 +2,10 @@
 //! latency of each operation per mode and page type. Every block carries its
 //! own mode; a block's capacity and latencies follow from it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Bits stored per cell. The discriminant is the number of bits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[repr(u8)]
 pub enum CellMode {
@@ -54,7 +54,7 @@ impl CellMode {
 pub const PAGE_TYPE_NAMES: [&str; 4] = ["LSB", "CSB", "MSB", "TSB"];
 
 /// Latencies of one bit mode, in nanoseconds, one entry per page type.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModeTiming {
     pub read_ns: Vec<u64>,
     pub program_ns: Vec<u64>,

@@ -8,13 +8,14 @@
 //! (about 9 bytes per unit and slot); `[checks] integrity = true` or the
 //! environment variable `NANDLAB_INTEGRITY=1` switch it on.
 
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// How many recent stamped operations are kept for violation reports.
 const HISTORY: usize = 4096;
 
 /// A stamped operation, for reports.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 enum Stamp {
     Write {
         lpn: u32,
@@ -71,7 +72,7 @@ impl Stamp {
 /// the state before it with its acknowledgement time. A cut before both
 /// acknowledgements (writes to one unit overlapping in flight) accepts any
 /// state: the check can miss a loss then, never invent one.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Acks {
     issued: Vec<u32>,
     /// When the unit's last operation was acknowledged (a write's request
@@ -84,14 +85,14 @@ pub struct Acks {
 
 /// What a unit may read as after a cut: `version` or newer, or unwritten
 /// if `unmapped_ok`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Floor {
     pub version: u32,
     pub unmapped_ok: bool,
 }
 
 /// Version stamps per logical unit (latest written) and per physical slot (held).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Oracle {
     /// The version a read must get (the latest written, or after a power
     /// cut what recovery found).

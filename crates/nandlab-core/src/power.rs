@@ -32,12 +32,12 @@ use crate::geometry::Geometry;
 use crate::media::CellMode;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// `[device] write_cache`: when a write is acknowledged and what a cut does
 /// to the DRAM write buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WriteCache {
     /// Acknowledged once buffered; power-loss protection capacitors finish
@@ -52,7 +52,7 @@ pub enum WriteCache {
 }
 
 /// Who programmed a page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[repr(u8)]
 pub enum PageKind {
     Host = 0,
@@ -62,7 +62,7 @@ pub enum PageKind {
 }
 
 /// Why a copy of a unit could not be read after a cut.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LossReason {
     /// Its data was in the volatile DRAM write buffer (or its page's program
@@ -101,7 +101,7 @@ pub enum SlotAtCut {
 
 /// The contents of a block: its OOB records and page times, for the live
 /// block or saved at an erase.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Contents {
     pub run: CellMode,
     /// A pSLC cache block (static, or dynamic then).
@@ -150,7 +150,7 @@ impl Contents {
 }
 
 /// An erase decided but perhaps not yet done on the die.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EraseRecord {
     pub block: u32,
     pub start: u64,
@@ -170,7 +170,7 @@ pub enum PhysicalAtCut<'a> {
 }
 
 /// The power-loss bookkeeping of one drive.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PowerModel {
     pub cache: WriteCache,
     /// Lower pages of multi-bit wordlines are backed up (in SLC) until their
@@ -324,7 +324,7 @@ impl PowerModel {
 
 /// When the power fails during a phase: at given times, and at random
 /// (exponential gaps, a Poisson process) from a seeded generator.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CutPlan {
     fixed: VecDeque<u64>,
     mean_gap_ns: Option<f64>,
@@ -376,7 +376,7 @@ impl CutPlan {
 }
 
 /// What was under way on the flash at a cut.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InFlight {
     /// Page programs cut short (or, with PLP, finished on the capacitors), by who issued them.
     pub host_programs: u64,
@@ -404,7 +404,7 @@ impl InFlight {
 }
 
 /// Acknowledged units lost, by reason.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LostByReason {
     pub write_cache: u64,
     pub interrupted: u64,
@@ -439,7 +439,7 @@ impl LostByReason {
 }
 
 /// One acknowledged write a cut lost.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LostWrite {
     /// The mapping unit (logical byte offset = unit × mapping unit).
     pub unit: u32,
@@ -454,7 +454,7 @@ pub struct LostWrite {
 pub const LOST_LISTED: usize = 16;
 
 /// One power cut and the recovery after it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PowerLossEvent {
     /// Simulated time of the cut, and when the drive was ready again, seconds.
     pub at_seconds: f64,

@@ -4,9 +4,10 @@
 //! read wholly inside that window costs only the host transfer (once the
 //! flash reads have landed); a write or TRIM into the window drops it.
 
+use serde::{Deserialize, Serialize};
 /// The read-ahead window: units `[start, end)` in controller RAM, each from
 /// its own time (`ready`, a ring indexed by unit).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReadAhead {
     /// Units to read ahead.
     pub window: u64,

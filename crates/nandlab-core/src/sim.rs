@@ -13,9 +13,18 @@ use crate::workload::{derive_seed, Generator, Op, Request, Scatter};
 use crate::SimError;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
+
+mod snapshot;
+pub use snapshot::{
+    writable as snapshot_writable, ConfigText, Every, SnapshotPlan, FORMAT as SNAPSHOT_FORMAT,
+    MAGIC as SNAPSHOT_MAGIC,
+};
 
 /// How far a running phase has got, for progress bars.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,9 +75,20 @@ pub struct Simulator {
     last_issue: u64,
     /// Every power cut so far.
     power_losses: Vec<PowerLossEvent>,
+    /// Where and how often to write snapshots (None: never).
+    snapshots: Option<SnapshotPlan>,
+    /// Where the next periodic snapshot is due, on the plan's axis.
+    next_snapshot: u64,
+    /// A phase a snapshot paused (the state a resumed run goes on from).
+    pending: Option<PhaseRun>,
+    /// Set (from any thread) to stop the run at its next sync point with a snapshot.
+    interrupt: Arc<AtomicBool>,
+    /// When the last progress report went out (kept across pauses).
+    last_report: Instant,
 }
 
 /// Per-phase bookkeeping of the time series.
+#[derive(Serialize, Deserialize)]
 struct Recorder {
     phase: u32,
     interval: Interval,
@@ -163,6 +183,7 @@ impl Recorder {
 }
 
 /// When a phase stops issuing requests.
+#[derive(Serialize, Deserialize)]
 struct Stop {
     bytes: Option<u64>,
     requests: Option<u64>,
@@ -220,6 +241,12 @@ struct Tally<'a> {
     rec: &'a mut Recorder,
     reads: &'a mut Latency,
     writes: &'a mut Latency,
+    /// Where the next periodic snapshot is due, if this phase takes them.
+    snapshot_due: Option<(Every, u64)>,
+    /// Whether the phase can pause for a snapshot (a config phase of a run with a snapshot plan).
+    can_pause: bool,
+    /// Set when the request loop should stop at its next sync point.
+    pause: bool,
 }
 
 impl Tally<'_> {
@@ -229,6 +256,7 @@ impl Tally<'_> {
 }
 
 /// One `[[phase.job]]` of a phase being run: its workload, stop and results.
+#[derive(Serialize, Deserialize)]
 struct JobRun {
     source: Generator,
     stop: Stop,
@@ -239,6 +267,70 @@ struct JobRun {
     reads: Latency,
     writes: Latency,
     end: u64,
+}
+
+/// A phase under way: everything it needs to go on besides the drive. The
+/// request loops stop only at sync points where this is the whole story, so
+/// a phase paused here (for a snapshot) and continued runs exactly as one
+/// that never stopped.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct PhaseRun {
+    /// The config's phase (None: a phase a procedure built; never paused).
+    index: Option<usize>,
+    /// Phases run before this one on the drive.
+    ordinal: u64,
+    seed: u64,
+    start: u64,
+    before: Counters,
+    rec: Recorder,
+    reads: Latency,
+    writes: Latency,
+    /// Wall time the phase has run so far.
+    wall_seconds: f64,
+    cuts: bool,
+    work: Work,
+}
+
+/// Where a phase's request loop is.
+#[derive(Serialize, Deserialize)]
+enum Work {
+    /// Fill or trim: units laid out so far; when the laying out started.
+    LayOut {
+        done: u64,
+        end: u64,
+    },
+    Io(Box<IoState>),
+}
+
+/// The state of an io phase's request loop between two requests.
+#[derive(Serialize, Deserialize)]
+struct IoState {
+    issued: u64,
+    issued_bytes: u64,
+    end: u64,
+    jobs_fraction: f64,
+    source: Source,
+    /// The next request, drawn ahead (and prefetched) when the last was issued.
+    next: Option<(Option<u64>, Request)>,
+    next_idle: u64,
+    /// Simulated time of the loop.
+    t: u64,
+    /// Closed loop: completion times of the requests in flight.
+    queue: BinaryHeap<Reverse<u64>>,
+    /// Open loop: the inter-arrival draws and the next arrival.
+    arrivals: Xoshiro256PlusPlus,
+    arrival: f64,
+    /// `[[phase.job]]`s, and each free queue slot of a job by the time it frees.
+    jobs: Vec<JobRun>,
+    slots: BinaryHeap<Reverse<(u64, usize)>>,
+}
+
+/// How far a call into a phase's loop got.
+enum Flow {
+    /// The phase is over; its last completion.
+    Done(u64),
+    /// Stopped at a sync point for a snapshot.
+    Paused,
 }
 
 impl Simulator {
@@ -275,6 +367,11 @@ impl Simulator {
             death: None,
             last_issue: 0,
             power_losses: Vec::new(),
+            snapshots: None,
+            next_snapshot: 0,
+            pending: None,
+            interrupt: Arc::new(AtomicBool::new(false)),
+            last_report: Instant::now(),
         }
     }
 
@@ -291,7 +388,8 @@ impl Simulator {
         &mut self.drive
     }
 
-    /// Runs the config's phase `index`.
+    /// Runs the config's phase `index` (or goes on with it, if a snapshot
+    /// paused it).
     pub fn run_phase(
         &mut self,
         index: usize,
@@ -306,7 +404,19 @@ impl Simulator {
                 index,
                 phases: self.cfg.phases.len(),
             })?;
-        self.run(&p, progress)
+        let run = match self.pending.take() {
+            Some(run) if run.index == Some(index) => run,
+            Some(run) => {
+                let paused = run.index.map_or(0, |i| i + 1);
+                self.pending = Some(run);
+                return Err(SimError::Unsupported(format!(
+                    "phase #{paused} is paused: go on with it before phase #{}",
+                    index + 1
+                )));
+            }
+            None => self.begin(Some(index), &p)?,
+        };
+        self.go(&p, run, progress)
     }
 
     /// Runs every phase of the config in order.
@@ -318,18 +428,21 @@ impl Simulator {
 
     /// Runs any phase (for procedures that build their own) on this drive.
     pub fn run(&mut self, p: &PhaseConfig, progress: ProgressFn) -> Result<PhaseResult, SimError> {
-        let wall = Instant::now();
-        let index = self.phases_run;
+        let run = self.begin(None, p)?;
+        self.go(p, run, progress)
+    }
+
+    /// Sets a phase up to run: its seed, stop, recorder, power cuts and loop state.
+    fn begin(&mut self, index: Option<usize>, p: &PhaseConfig) -> Result<PhaseRun, SimError> {
+        let ordinal = self.phases_run;
         self.phases_run += 1;
-        let seed = derive_seed(self.cfg.seed, "workload", index);
+        self.last_report = Instant::now();
+        let seed = derive_seed(self.cfg.seed, "workload", ordinal);
         let before = self.drive.ftl.counters;
         let start = self.now;
         let user = self.cfg.geometry.user_capacity_bytes;
+        let unit = self.cfg.geometry.unit_size as u64;
         let interval = p.interval.unwrap_or_else(|| default_interval(p, user));
-        let mut rec = Recorder::new(index as u32, interval, start, before);
-        let mut reads = Latency::new(3);
-        let mut writes = Latency::new(3);
-        let mut jobs = Vec::new();
         self.drive.ftl.set_data_factor(p.data_factor);
         if let Some(reason) = &self.death {
             return Err(SimError::Dead {
@@ -349,28 +462,88 @@ impl Simulator {
             CutPlan::new(start, &p.power_loss_ns, p.power_loss_every_ns, seed)
         });
         self.drive.plan_cuts(plan);
-        let outcome = match p.kind {
-            PhaseKind::Fill | PhaseKind::Trim => self.lay_out(p, seed, progress),
-            PhaseKind::Io | PhaseKind::Trace if !p.timed => {
-                self.drive.tl.enabled = false;
-                let (mut r, mut w) = (Latency::new(2), Latency::new(2));
-                let end = self.io(
-                    p, seed, start, &mut rec, &mut r, &mut w, progress, &mut jobs,
-                );
-                self.drive.tl.enabled = true;
-                end
+        let work = match p.kind {
+            PhaseKind::Fill | PhaseKind::Trim => {
+                let mut end = self.now;
+                if p.kind == PhaseKind::Fill {
+                    end = end.max(self.drive.flush());
+                    self.drive.tl.enabled = false;
+                }
+                Work::LayOut { done: 0, end }
             }
-            PhaseKind::Io | PhaseKind::Trace => self.io(
-                p,
-                seed,
-                start,
-                &mut rec,
-                &mut reads,
-                &mut writes,
-                progress,
-                &mut jobs,
-            ),
+            PhaseKind::Io | PhaseKind::Trace => {
+                if !p.timed {
+                    self.drive.tl.enabled = false;
+                }
+                Work::Io(Box::new(IoState::new(p, user, unit, seed, start)?))
+            }
         };
+        Ok(PhaseRun {
+            index,
+            ordinal,
+            seed,
+            start,
+            before,
+            rec: Recorder::new(ordinal as u32, interval, start, before),
+            reads: Latency::new(3),
+            writes: Latency::new(3),
+            wall_seconds: 0.0,
+            cuts,
+            work,
+        })
+    }
+
+    /// Runs a phase's loop to its end, writing snapshots where it pauses.
+    fn go(
+        &mut self,
+        p: &PhaseConfig,
+        mut run: PhaseRun,
+        progress: ProgressFn,
+    ) -> Result<PhaseResult, SimError> {
+        loop {
+            let wall = Instant::now();
+            let flow = match run.work {
+                Work::LayOut { .. } => self.lay_out(p, &mut run, progress),
+                Work::Io(_) => self.io(p, &mut run, progress),
+            };
+            run.wall_seconds += wall.elapsed().as_secs_f64();
+            match flow {
+                Ok(Flow::Paused) => {
+                    let path = self.save_snapshot(&run)?;
+                    if self.interrupt.swap(false, Ordering::Relaxed) {
+                        self.pending = Some(run);
+                        return Err(SimError::Interrupted { snapshot: path });
+                    }
+                }
+                Ok(Flow::Done(end)) => return self.finish(p, run, Ok(end)),
+                Err(e) => return self.finish(p, run, Err(e)),
+            }
+        }
+    }
+
+    /// Closes a phase: the drive's death if it wore out, the summary and rows.
+    fn finish(
+        &mut self,
+        p: &PhaseConfig,
+        run: PhaseRun,
+        outcome: Result<u64, SimError>,
+    ) -> Result<PhaseResult, SimError> {
+        let PhaseRun {
+            start,
+            before,
+            mut rec,
+            mut reads,
+            mut writes,
+            wall_seconds,
+            cuts,
+            ..
+        } = run;
+        if matches!(p.kind, PhaseKind::Io | PhaseKind::Trace) && !p.timed {
+            // An untimed phase moves data only: it has no latencies.
+            self.drive.tl.enabled = true;
+            reads = Latency::new(3);
+            writes = Latency::new(3);
+        }
         self.drive.plan_cuts(None);
         let power_losses = std::mem::take(&mut self.drive.power_events);
         self.power_losses.extend(power_losses.iter().cloned());
@@ -400,7 +573,6 @@ impl Simulator {
         let after = self.drive.ftl.counters;
         let free = self.drive.ftl.blocks.total_free();
         rec.row(self.now, after, &Counters::default(), &self.drive.ftl);
-        let wall_seconds = wall.elapsed().as_secs_f64();
         self.run_wall += wall_seconds;
         self.run_reads.add(&reads);
         self.run_writes.add(&writes);
@@ -409,6 +581,23 @@ impl Simulator {
             PhaseKind::Fill => "fill",
             PhaseKind::Trim => "trim",
             PhaseKind::Trace => "trace",
+        };
+        let jobs = match run.work {
+            Work::Io(st) => p
+                .jobs
+                .iter()
+                .zip(&st.jobs)
+                .map(|(cfg, job)| {
+                    JobSummary::new(
+                        &cfg.name,
+                        &job.counters,
+                        &job.reads,
+                        &job.writes,
+                        job.end - start,
+                    )
+                })
+                .collect(),
+            Work::LayOut { .. } => Vec::new(),
         };
         let summary = Summary::new(
             &(after - before),
@@ -468,13 +657,17 @@ impl Simulator {
         })
     }
 
-    /// Fill and trim phases: each unit of the range once, at memory speed.
+    /// Fill and trim phases: each unit of the range once, at memory speed,
+    /// in chunks (so that a long fill reports progress and can be interrupted).
     fn lay_out(
         &mut self,
         p: &PhaseConfig,
-        seed: u64,
+        run: &mut PhaseRun,
         progress: ProgressFn,
-    ) -> Result<u64, SimError> {
+    ) -> Result<Flow, SimError> {
+        let Work::LayOut { done, end } = &mut run.work else {
+            unreachable!("a fill or trim phase")
+        };
         let g = &self.cfg.geometry;
         let unit = g.unit_size as u64;
         let first = (p.working_set_offset * g.user_units as f64) as u64;
@@ -486,123 +679,144 @@ impl Simulator {
             / unit)
             .min(span);
         let scatter = (p.pattern != Pattern::Sequential)
-            .then(|| Scatter::new(span, derive_seed(seed, "fill", 0)));
+            .then(|| Scatter::new(span, derive_seed(run.seed, "fill", 0)));
         let fill = p.kind == PhaseKind::Fill;
-        let mut end = self.now;
-        if fill {
-            end = end.max(self.drive.flush());
-            self.drive.tl.enabled = false;
-        }
         // On a fresh drive, a helper thread has the OS back the maps ahead of
         // the fill (first-touch page faults cost as much as the fill itself).
-        let fresh = self.drive.ftl.counters == Counters::default();
+        let fresh = self.drive.ftl.counters == Counters::default() && *done == 0;
         let regions = self.drive.ftl.fill_regions(first, units);
+        let can_pause = run.index.is_some() && self.snapshots.is_some();
         std::thread::scope(|scope| {
             if fill && fresh && units > 1 << 20 {
                 scope.spawn(move || memory::populate(&regions));
             }
-            self.lay_out_units(fill, first, units, scatter.as_ref(), progress)
-        })?;
-        Ok(end)
-    }
-
-    fn lay_out_units(
-        &mut self,
-        fill: bool,
-        first: u64,
-        units: u64,
-        scatter: Option<&Scatter>,
-        progress: ProgressFn,
-    ) -> Result<(), SimError> {
-        let unit = self.cfg.geometry.unit_size as u64;
-        // In chunks, so that a long fill reports progress and can be interrupted.
-        let chunk = 1 << 20;
-        let mut last_report = Instant::now();
-        let mut result = Ok(());
-        let mut done = 0;
-        while done < units {
-            let n = chunk.min(units - done);
-            let lpn_of =
-                |i: u64| (first + scatter.as_ref().map_or(done + i, |s| s.map(done + i))) as u32;
+            let chunk = 1 << 20;
+            while *done < units {
+                let n = chunk.min(units - *done);
+                let at = *done;
+                let lpn_of =
+                    |i: u64| (first + scatter.as_ref().map_or(at + i, |s| s.map(at + i))) as u32;
+                if fill {
+                    self.drive.ftl.fill(n, lpn_of, &mut self.drive.tl)?;
+                } else {
+                    for i in 0..n {
+                        self.drive.ftl.trim(lpn_of(i), self.now);
+                    }
+                }
+                *done += n;
+                if can_pause && self.interrupt.load(Ordering::Relaxed) && *done < units {
+                    return Ok(Flow::Paused);
+                }
+                if self.last_report.elapsed().as_secs_f64() < PROGRESS_EVERY {
+                    continue;
+                }
+                self.last_report = Instant::now();
+                let c = self.drive.ftl.counters;
+                let pr = Progress {
+                    fraction: *done as f64 / units as f64,
+                    sim_seconds: self.now as f64 / 1e9,
+                    host_write_bytes: c.host_write_bytes,
+                    host_read_bytes: c.host_read_bytes,
+                    requests: 0,
+                    wear_used: self.drive.ftl.blocks.wear_used(),
+                    reserve_used: self.drive.ftl.reserve_used(),
+                };
+                if !progress(&pr) {
+                    return Err(SimError::Aborted);
+                }
+            }
+            let c = &mut self.drive.ftl.counters;
             if fill {
-                if let Err(e) = self.drive.ftl.fill(n, lpn_of, &mut self.drive.tl) {
-                    result = Err(e);
-                    break;
-                }
+                c.fill_bytes += units * unit;
+                self.drive.flush();
+                self.drive.tl.enabled = true;
             } else {
-                for i in 0..n {
-                    self.drive.ftl.trim(lpn_of(i), self.now);
-                }
+                c.host_trim_bytes += units * unit;
             }
-            done += n;
-            if last_report.elapsed().as_secs_f64() < PROGRESS_EVERY {
-                continue;
-            }
-            last_report = Instant::now();
-            let c = self.drive.ftl.counters;
-            let pr = Progress {
-                fraction: done as f64 / units as f64,
-                sim_seconds: self.now as f64 / 1e9,
-                host_write_bytes: c.host_write_bytes,
-                host_read_bytes: c.host_read_bytes,
-                requests: 0,
-                wear_used: self.drive.ftl.blocks.wear_used(),
-                reserve_used: self.drive.ftl.reserve_used(),
-            };
-            if !progress(&pr) {
-                result = Err(SimError::Aborted);
-                break;
-            }
-        }
-        let c = &mut self.drive.ftl.counters;
-        if fill {
-            c.fill_bytes += units * unit;
-            self.drive.flush();
-            self.drive.tl.enabled = true;
-        } else {
-            c.host_trim_bytes += units * unit;
-        }
-        result
+            Ok(Flow::Done(*end))
+        })
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// An io or trace phase: requests until a stop condition, the trace's
+    /// end, or a pause.
     fn io(
         &mut self,
         p: &PhaseConfig,
-        seed: u64,
-        start: u64,
-        rec: &mut Recorder,
-        reads: &mut Latency,
-        writes: &mut Latency,
+        run: &mut PhaseRun,
         progress: ProgressFn,
-        jobs: &mut Vec<JobSummary>,
-    ) -> Result<u64, SimError> {
+    ) -> Result<Flow, SimError> {
+        let user = self.cfg.geometry.user_capacity_bytes;
+        let Work::Io(st) = &mut run.work else {
+            unreachable!("an io or trace phase")
+        };
+        let can_pause = run.index.is_some() && self.snapshots.is_some();
+        let mut tally = Tally {
+            start: run.start,
+            stop: Stop::of(p, run.start, user),
+            until_dead: p.until_dead,
+            issued: st.issued,
+            issued_bytes: st.issued_bytes,
+            end: st.end,
+            last_report: self.last_report,
+            run_start: Counters::default(),
+            jobs_fraction: st.jobs_fraction,
+            rec: &mut run.rec,
+            reads: &mut run.reads,
+            writes: &mut run.writes,
+            snapshot_due: self
+                .snapshots
+                .as_ref()
+                .filter(|_| can_pause)
+                .and_then(|s| s.every)
+                .map(|every| (every, self.next_snapshot)),
+            can_pause,
+            pause: false,
+        };
+        let flow = if p.jobs.is_empty() {
+            self.io_loop(p, st, &mut tally, progress)
+        } else {
+            self.io_jobs(st, &mut tally, progress)
+        };
+        st.issued = tally.issued;
+        st.issued_bytes = tally.issued_bytes;
+        st.end = tally.end;
+        st.jobs_fraction = tally.jobs_fraction;
+        self.last_report = tally.last_report;
+        flow
+    }
+
+    /// The request loop of a one-workload phase: closed loop, open loop or a
+    /// trace at its recorded times.
+    fn io_loop(
+        &mut self,
+        p: &PhaseConfig,
+        st: &mut IoState,
+        tally: &mut Tally,
+        progress: ProgressFn,
+    ) -> Result<Flow, SimError> {
         let user = self.cfg.geometry.user_capacity_bytes;
         let unit = self.cfg.geometry.unit_size as u64;
-        let mut tally = Tally {
-            start,
-            stop: Stop::of(p, start, user),
-            until_dead: p.until_dead,
-            issued: 0,
-            issued_bytes: 0,
-            end: start,
-            last_report: Instant::now(),
-            run_start: Counters::default(),
-            jobs_fraction: 0.0,
-            rec,
-            reads,
-            writes,
-        };
-        if !p.jobs.is_empty() {
-            return self.io_jobs(p, seed, &mut tally, progress, jobs);
-        }
-        let mut src = match &p.trace {
-            Some(t) => Source::Trace(Replay::open(t, user, unit)?),
-            None => Source::Synthetic(Generator::new(p, user, unit, seed)),
-        };
+        st.source.reopen(p, user, unit)?;
         let idle_every = p.idle_every.map(|v| v.bytes(user).max(1));
-        let mut next_idle = idle_every.unwrap_or(u64::MAX);
-        let mut next = src.next()?;
+        let start = tally.start;
+        // The loop's state in locals (registers), back into `st` where it stops.
+        let mut src = std::mem::replace(&mut st.source, Source::Jobs);
+        let mut next = st.next;
+        let mut t = st.t;
+        let mut queue = std::mem::take(&mut st.queue);
+        let mut next_idle = st.next_idle;
+        let mut arrival = st.arrival;
+        macro_rules! stop {
+            ($flow:expr) => {{
+                st.source = src;
+                st.next = next;
+                st.t = t;
+                st.queue = queue;
+                st.next_idle = next_idle;
+                st.arrival = arrival;
+                return Ok($flow);
+            }};
+        }
         // Whether the phase is over: a stop condition, or the trace has ended.
         macro_rules! over {
             ($t:expr) => {
@@ -621,7 +835,7 @@ impl Simulator {
                 }
                 self.last_issue = t;
                 let done = self.drive.submit(req, t)?;
-                self.tally(&mut tally, &req, t, done, &mut *progress)?;
+                self.tally(tally, &req, t, done, &mut *progress)?;
                 done
             }};
         }
@@ -631,7 +845,6 @@ impl Simulator {
             // Each request at its recorded time (scaled), from the phase's start.
             _ if timed_trace => {
                 let idle = self.cfg.ftl.idle_threshold_ns;
-                let mut t = start;
                 while let Some((Some(at), _)) = next {
                     t = t.max(start + at);
                     if over!(t) {
@@ -641,26 +854,33 @@ impl Simulator {
                         self.drive.ftl.background_gc(t, &mut self.drive.tl)?;
                     }
                     issue!(t);
+                    if tally.pause {
+                        stop!(Flow::Paused);
+                    }
                 }
             }
             Arrival::Closed { queue_depth } => {
-                let mut queue: BinaryHeap<Reverse<u64>> =
-                    BinaryHeap::with_capacity(queue_depth as usize);
-                let mut t = start;
+                let depth = queue_depth as usize;
                 'run: loop {
                     // Fill the queue, then keep it full until a stop or an idle gap.
-                    for _ in 0..queue_depth {
+                    while queue.len() < depth {
                         if over!(t) || tally.issued_bytes >= next_idle {
                             break;
                         }
                         let done = issue!(t);
                         queue.push(Reverse(done));
+                        if tally.pause {
+                            stop!(Flow::Paused);
+                        }
                     }
                     while let Some(Reverse(done)) = queue.pop() {
                         t = done;
                         if !over!(t) && tally.issued_bytes < next_idle {
                             let d = issue!(t);
                             queue.push(Reverse(d));
+                            if tally.pause {
+                                stop!(Flow::Paused);
+                            }
                         }
                     }
                     if over!(t) {
@@ -675,10 +895,7 @@ impl Simulator {
                 }
             }
             Arrival::Open { rate, poisson } => {
-                let mut rng = Xoshiro256PlusPlus::seed_from_u64(derive_seed(seed, "arrivals", 0));
                 let mean_gap = 1e9 / rate;
-                let mut t = start;
-                let mut arrival = start as f64;
                 let idle = self.cfg.ftl.idle_threshold_ns;
                 while !over!(t) {
                     if tally.issued_bytes >= next_idle {
@@ -694,15 +911,18 @@ impl Simulator {
                     }
                     issue!(t);
                     let gap = if poisson {
-                        -mean_gap * (1.0 - rng.random::<f64>()).ln()
+                        -mean_gap * (1.0 - st.arrivals.random::<f64>()).ln()
                     } else {
                         mean_gap
                     };
                     arrival += gap;
+                    if tally.pause {
+                        stop!(Flow::Paused);
+                    }
                 }
             }
         }
-        Ok(tally.end)
+        stop!(Flow::Done(tally.end))
     }
 
     /// A phase of `[[phase.job]]`s: each job keeps its own queue full, all on
@@ -710,50 +930,13 @@ impl Simulator {
     /// go to the drive in time order (ties: the earlier job first).
     fn io_jobs(
         &mut self,
-        p: &PhaseConfig,
-        seed: u64,
+        st: &mut IoState,
         tally: &mut Tally,
         progress: ProgressFn,
-        summaries: &mut Vec<JobSummary>,
-    ) -> Result<u64, SimError> {
-        let user = self.cfg.geometry.user_capacity_bytes;
-        let unit = self.cfg.geometry.unit_size as u64;
+    ) -> Result<Flow, SimError> {
         let start = tally.start;
-        // The first job draws as the phase would: one job is the plain phase.
-        let job_seed = |j: u64| {
-            if j == 0 {
-                seed
-            } else {
-                derive_seed(seed, "job", j)
-            }
-        };
-        let mut jobs: Vec<JobRun> = p
-            .jobs
-            .iter()
-            .enumerate()
-            .map(|(j, job)| JobRun {
-                source: Generator::new(job, user, unit, job_seed(j as u64)),
-                stop: Stop::of(job, start, user),
-                queue_depth: match job.arrival {
-                    Arrival::Closed { queue_depth } => queue_depth,
-                    Arrival::Open { .. } => unreachable!("validated: jobs run closed loop"),
-                },
-                issued: 0,
-                issued_bytes: 0,
-                counters: Counters::default(),
-                reads: Latency::new(3),
-                writes: Latency::new(3),
-                end: start,
-            })
-            .collect();
-        // A free queue slot of a job, by the time it frees.
-        let mut slots: BinaryHeap<Reverse<(u64, usize)>> = jobs
-            .iter()
-            .enumerate()
-            .flat_map(|(j, job)| (0..job.queue_depth).map(move |_| Reverse((start, j))))
-            .collect();
-        while let Some(Reverse((t, j))) = slots.pop() {
-            let job = &mut jobs[j];
+        while let Some(Reverse((t, j))) = st.slots.pop() {
+            let job = &mut st.jobs[j];
             if tally.over(t) {
                 break;
             }
@@ -763,7 +946,7 @@ impl Simulator {
             let req = job.source.next_request();
             self.last_issue = t;
             let done = self.drive.submit(req, t)?;
-            let job = &mut jobs[j];
+            let job = &mut st.jobs[j];
             job.issued += 1;
             job.issued_bytes += req.len as u64;
             job.end = job.end.max(done);
@@ -784,24 +967,18 @@ impl Simulator {
                     c.host_trim_bytes += len;
                 }
             }
-            slots.push(Reverse((done, j)));
+            st.slots.push(Reverse((done, j)));
             if tally.issued & 0x3FF == 0x3FF && tally.stop.is_none() {
                 // The phase ends with its last job: report the slowest one.
                 let f = |job: &JobRun| job.stop.fraction(start, t, job.issued_bytes, job.issued);
-                tally.jobs_fraction = jobs.iter().map(f).fold(1.0, f64::min);
+                tally.jobs_fraction = st.jobs.iter().map(f).fold(1.0, f64::min);
             }
             self.tally(tally, &req, t, done, &mut *progress)?;
+            if tally.pause {
+                return Ok(Flow::Paused);
+            }
         }
-        summaries.extend(p.jobs.iter().zip(&jobs).map(|(cfg, job)| {
-            JobSummary::new(
-                &cfg.name,
-                &job.counters,
-                &job.reads,
-                &job.writes,
-                job.end - start,
-            )
-        }));
-        Ok(tally.end)
+        Ok(Flow::Done(tally.end))
     }
 
     /// Counts a request issued at `t` and done at `done`: latencies, then
@@ -855,6 +1032,20 @@ impl Simulator {
             let c = self.drive.ftl.counters;
             rec.row(t, c, &tally.run_start, &self.drive.ftl);
         }
+        if tally.issued & 0x3FF == 0 {
+            if let Some((every, due)) = tally.snapshot_due {
+                if every.position(t, &self.drive.ftl.counters) >= due {
+                    tally.pause = true;
+                }
+            }
+            if self.interrupt.load(Ordering::Relaxed) {
+                if !tally.can_pause {
+                    self.interrupt.store(false, Ordering::Relaxed);
+                    return Err(SimError::Aborted);
+                }
+                tally.pause = true;
+            }
+        }
         if tally.issued & 0x3FF == 0 && tally.last_report.elapsed().as_secs_f64() > PROGRESS_EVERY {
             tally.last_report = Instant::now();
             let c = self.drive.ftl.counters;
@@ -884,19 +1075,96 @@ impl Simulator {
     }
 }
 
+impl IoState {
+    /// The loop of an io or trace phase before its first request.
+    fn new(
+        p: &PhaseConfig,
+        user: u64,
+        unit: u64,
+        seed: u64,
+        start: u64,
+    ) -> Result<IoState, SimError> {
+        // The first job draws as the phase would: one job is the plain phase.
+        let job_seed = |j: u64| {
+            if j == 0 {
+                seed
+            } else {
+                derive_seed(seed, "job", j)
+            }
+        };
+        let jobs: Vec<JobRun> = p
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(j, job)| JobRun {
+                source: Generator::new(job, user, unit, job_seed(j as u64)),
+                stop: Stop::of(job, start, user),
+                queue_depth: match job.arrival {
+                    Arrival::Closed { queue_depth } => queue_depth,
+                    Arrival::Open { .. } => unreachable!("validated: jobs run closed loop"),
+                },
+                issued: 0,
+                issued_bytes: 0,
+                counters: Counters::default(),
+                reads: Latency::new(3),
+                writes: Latency::new(3),
+                end: start,
+            })
+            .collect();
+        let slots = jobs
+            .iter()
+            .enumerate()
+            .flat_map(|(j, job)| (0..job.queue_depth).map(move |_| Reverse((start, j))))
+            .collect();
+        let mut source = match &p.trace {
+            _ if !p.jobs.is_empty() => Source::Jobs,
+            Some(t) => Source::Trace {
+                drawn: 0,
+                replay: Some(Replay::open(t, user, unit)?),
+            },
+            None => Source::Synthetic(Generator::new(p, user, unit, seed)),
+        };
+        let next = source.next()?;
+        Ok(IoState {
+            issued: 0,
+            issued_bytes: 0,
+            end: start,
+            jobs_fraction: 0.0,
+            source,
+            next,
+            next_idle: p.idle_every.map_or(u64::MAX, |v| v.bytes(user).max(1)),
+            t: start,
+            queue: BinaryHeap::new(),
+            arrivals: Xoshiro256PlusPlus::seed_from_u64(derive_seed(seed, "arrivals", 0)),
+            arrival: start as f64,
+            jobs,
+            slots,
+        })
+    }
+}
+
 /// `NANDLAB_INTEGRITY=1` (or true, yes): the integrity oracle on in every run
 /// (the test suites set it).
 fn integrity_from_env() -> bool {
     std::env::var("NANDLAB_INTEGRITY").is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
 }
 
-/// Where a phase's requests come from.
-// One per phase, on the stack of the request loop: size does not matter,
+/// Where a phase's requests come from. A trace is stored as how far it has
+/// been read: a run resumed from a snapshot reads it again to there.
+// One per phase, in the state of the request loop: size does not matter,
 // an indirection on the per-request path would.
 #[allow(clippy::large_enum_variant)]
+#[derive(Serialize, Deserialize)]
 enum Source {
     Synthetic(Generator),
-    Trace(Replay),
+    Trace {
+        /// Requests drawn so far.
+        drawn: u64,
+        #[serde(skip)]
+        replay: Option<Replay>,
+    },
+    /// A phase of `[[phase.job]]`s: each job has its own generator.
+    Jobs,
 }
 
 impl Source {
@@ -905,8 +1173,37 @@ impl Source {
     fn next(&mut self) -> Result<Option<(Option<u64>, Request)>, SimError> {
         match self {
             Source::Synthetic(g) => Ok(Some((None, g.next_request()))),
-            Source::Trace(r) => Ok(r.next_request()?.map(|(t, req)| (Some(t), req))),
+            Source::Trace { drawn, replay } => {
+                let replay = replay.as_mut().expect("opened before the loop");
+                let next = replay.next_request()?;
+                *drawn += next.is_some() as u64;
+                Ok(next.map(|(t, req)| (Some(t), req)))
+            }
+            Source::Jobs => Ok(None),
         }
+    }
+
+    /// Opens a trace read back from a snapshot again, at the request it had got to.
+    fn reopen(&mut self, p: &PhaseConfig, user: u64, unit: u64) -> Result<(), SimError> {
+        let Source::Trace { drawn, replay } = self else {
+            return Ok(());
+        };
+        if replay.is_some() {
+            return Ok(());
+        }
+        let cfg = p.trace.as_ref().expect("a trace phase has a trace");
+        let mut r = Replay::open(cfg, user, unit)?;
+        for _ in 0..*drawn {
+            if r.next_request()?.is_none() {
+                return Err(SimError::Unsupported(format!(
+                    "trace {} has fewer requests than when the snapshot was taken: \
+                     it changed since",
+                    cfg.path.display()
+                )));
+            }
+        }
+        *replay = Some(r);
+        Ok(())
     }
 }
 

@@ -3,11 +3,11 @@
 
 use crate::power::PowerLossSummary;
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::ops::Sub;
 
 /// Monotonic event counts. Phase figures are differences of two snapshots.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
     pub host_read_bytes: u64,
     pub host_write_bytes: u64,
@@ -121,9 +121,43 @@ impl Counters {
     }
 }
 
-/// A latency distribution in nanoseconds.
-#[derive(Debug, Clone)]
+/// A latency distribution in nanoseconds. Stored (in snapshots) as its
+/// precision and the count of each recorded bucket.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "StoredLatency", into = "StoredLatency")]
 pub struct Latency(Histogram<u64>);
+
+/// A [`Latency`] as stored: significant digits, then (bucket value, count) pairs.
+#[derive(Serialize, Deserialize)]
+struct StoredLatency(u8, Vec<(u64, u64)>);
+
+impl From<Latency> for StoredLatency {
+    fn from(l: Latency) -> StoredLatency {
+        let buckets = l.0.iter_recorded();
+        let counts = buckets
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
+        StoredLatency(l.0.sigfig(), counts)
+    }
+}
+
+impl TryFrom<StoredLatency> for Latency {
+    type Error = String;
+
+    fn try_from(StoredLatency(sigfig, counts): StoredLatency) -> Result<Latency, String> {
+        if !(1..=5).contains(&sigfig) {
+            return Err(format!(
+                "a latency histogram of {sigfig} significant digits"
+            ));
+        }
+        let mut l = Latency::new(sigfig);
+        for (value, count) in counts {
+            l.0.record_n(value, count)
+                .map_err(|e| format!("latency bucket {value}: {e:?}"))?;
+        }
+        Ok(l)
+    }
+}
 
 impl Latency {
     /// `sigfig` significant digits (3 for phase summaries, 2 for interval rows).
@@ -427,7 +461,7 @@ impl JobSummary {
 }
 
 /// One row of the time series: the interval that ends at `sim_seconds`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     pub phase: u32,
     pub sim_seconds: f64,

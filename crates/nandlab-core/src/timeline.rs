@@ -22,6 +22,7 @@
 use crate::config::DeviceConfig;
 use crate::geometry::{FastDiv, Geometry};
 use crate::units::transfer_ns;
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -31,7 +32,7 @@ pub const READ_PUSH_LIMIT_NS: u64 = 2_000_000;
 
 /// One die or channel: when it is free, and — with read priority — the
 /// operations booked on it behind the one in progress.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Lane {
     free: u64,
     backlog: Option<Backlog>,
@@ -40,7 +41,7 @@ struct Lane {
 /// Operations booked on a lane, stored minus `delay` (the time host reads have
 /// pushed them back since), in wrapping arithmetic: a stored time may lie
 /// "before zero".
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Backlog {
     ops: VecDeque<(u64, u64)>,
     delay: u64,
@@ -123,7 +124,7 @@ impl Lane {
 /// transfers booked at the earliest gap that fits, so that the transfers of
 /// a die busy far ahead (say, with GC) interleave with those of the
 /// channel's other dies instead of blocking them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Bus {
     /// Busy intervals (start, end), sorted, not overlapping; those before
     /// `head` have ended and wait to be dropped.
@@ -182,7 +183,7 @@ impl Bus {
 }
 
 /// Free-at times of every resource, and the costs of moving data.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Timeline {
     /// When false (fill phases), operations cost no time.
     pub enabled: bool,
@@ -351,7 +352,7 @@ impl Timeline {
 /// The DRAM write buffer: host data waits here from its transfer until its
 /// page is programmed. Counted in mapping units; space is granted in order
 /// (no request's data gets in ahead of one still waiting for room).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WriteBuffer {
     capacity: u64,
     used: u64,

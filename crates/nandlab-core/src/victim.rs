@@ -14,12 +14,13 @@ use crate::geometry::{Dividers, Geometry};
 use crate::media::CellMode;
 use rand::RngExt;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 const NIL: u32 = u32::MAX;
 
 /// Sealed blocks of every GC pool, organised for the configured policy.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VictimIndex {
     policy: GcPolicy,
     fast: Dividers,
@@ -27,7 +28,7 @@ pub struct VictimIndex {
     kind: Kind,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 enum Kind {
     /// Doubly linked lists per (pool, bucket), each in order of entry,
     /// with `stamp` the logical time a block entered its bucket.

@@ -4,7 +4,7 @@
 //! and retention-relaxation effects on program time (Wang et al., ICS 2014).
 
 use crate::media::CellMode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Elementary charge, C.
 pub const Q: f64 = 1.6e-19;
@@ -75,7 +75,7 @@ impl Conditions {
 }
 
 /// Where a block stands in its life in one bit mode.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WearModel {
     /// ΔV at which each mode fails: ΔV(rated cycles of that mode).
     pub threshold_v: [f64; 4],

@@ -6,9 +6,10 @@ use crate::config::{Distribution, Pattern, PhaseConfig};
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Uniform, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
 
 /// What a request does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Op {
     Read,
     Write,
@@ -16,7 +17,7 @@ pub enum Op {
 }
 
 /// One host request: `len` bytes at byte `offset`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Request {
     pub op: Op,
     pub offset: u64,
@@ -38,7 +39,7 @@ pub fn derive_seed(seed: u64, purpose: &str, index: u64) -> u64 {
 
 /// A bijection on `0..n` that scatters neighbours (4-round Feistel network
 /// with cycle walking), so that "hot" ranks land all over the address space.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Scatter {
     n: u64,
     half_bits: u32,
@@ -78,6 +79,7 @@ impl Scatter {
     }
 }
 
+#[derive(Serialize, Deserialize)]
 enum Addresses {
     Sequential {
         next: u64,
@@ -94,7 +96,7 @@ enum Addresses {
         r: f64,
     },
     Zipf {
-        zipf: Zipf<f64>,
+        zipf: ZipfRanks,
         scatter: Scatter,
     },
     /// Rank (N − 1) · u^power, scattered.
@@ -109,7 +111,32 @@ enum Addresses {
     },
 }
 
+/// A Zipf sampler that is stored as its parameters (it holds no state of its own).
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(try_from = "(f64, f64)", into = "(f64, f64)")]
+struct ZipfRanks {
+    n: f64,
+    theta: f64,
+    zipf: Zipf<f64>,
+}
+
+impl TryFrom<(f64, f64)> for ZipfRanks {
+    type Error = String;
+
+    fn try_from((n, theta): (f64, f64)) -> Result<ZipfRanks, String> {
+        let zipf = Zipf::new(n, theta).map_err(|e| format!("zipf({n}, {theta}): {e}"))?;
+        Ok(ZipfRanks { n, theta, zipf })
+    }
+}
+
+impl From<ZipfRanks> for (f64, f64) {
+    fn from(z: ZipfRanks) -> (f64, f64) {
+        (z.n, z.theta)
+    }
+}
+
 /// Generates a phase's requests.
+#[derive(Serialize, Deserialize)]
 pub struct Generator {
     ops: Xoshiro256PlusPlus,
     addrs: Xoshiro256PlusPlus,
@@ -155,7 +182,8 @@ impl Generator {
                 r,
             },
             (Pattern::Random, Distribution::Zipf { theta }) => Addresses::Zipf {
-                zipf: Zipf::new(positions as f64, theta).expect("validated zipf parameters"),
+                zipf: ZipfRanks::try_from((positions as f64, theta))
+                    .expect("validated zipf parameters"),
                 scatter: Scatter::new(positions, derive_seed(seed, "zipf-scatter", 0)),
             },
             (Pattern::Random, Distribution::Pareto { h }) => Addresses::Pareto {
@@ -243,7 +271,7 @@ impl Generator {
                 }
             }
             Addresses::Zipf { zipf, scatter } => {
-                let rank = zipf.sample(&mut self.addrs) as u64;
+                let rank = zipf.zipf.sample(&mut self.addrs) as u64;
                 scatter.map(rank.clamp(1, self.positions) - 1)
             }
             Addresses::Pareto { power, scatter } => {

@@ -3,7 +3,7 @@
 //! released; Python is called back only for progress, a few times a second.
 
 use nandlab_core::config::presets as builtin;
-use nandlab_core::sim::Progress;
+use nandlab_core::sim::{ConfigText, Every, Progress, SnapshotPlan};
 use nandlab_core::stats::{ROW_COLUMNS, ROW_INTEGER_COLUMNS};
 use nandlab_core::{chip, trace, wear};
 use nandlab_core::{Config, SimError, Simulator as CoreSimulator};
@@ -29,6 +29,19 @@ create_exception!(
     SimulationError,
     PyRuntimeError,
     "A run that could not go on."
+);
+
+create_exception!(
+    _core,
+    SnapshotError,
+    SimulationError,
+    "A snapshot that cannot be written or read: damaged, foreign, from another version, or a file that is not one."
+);
+create_exception!(
+    _core,
+    Interrupted,
+    SimulationError,
+    "A run stopped (by a signal, or its progress callback raising) with its state in a snapshot: `.snapshot` is its path, `__cause__` the exception that stopped it; resume goes on."
 );
 
 create_exception!(
@@ -74,12 +87,40 @@ fn to_py<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<'py,
     py.import("json")?.call_method1("loads", (text,))
 }
 
+/// The Python exception for an engine error.
+fn sim_error(py: Python<'_>, e: SimError, cause: Option<PyErr>) -> PyErr {
+    match e {
+        SimError::Trace(e) => TraceError::new_err(e.to_string()),
+        SimError::Snapshot(message) => SnapshotError::new_err(message),
+        SimError::Interrupted { snapshot } => {
+            let message = SimError::Interrupted {
+                snapshot: snapshot.clone(),
+            }
+            .to_string();
+            let err = Interrupted::new_err(message);
+            let value = err.value(py);
+            if let Err(e) = value.setattr("snapshot", snapshot.display().to_string()) {
+                return e;
+            }
+            err.set_cause(py, cause);
+            err
+        }
+        e => SimulationError::new_err(e.to_string()),
+    }
+}
+
 /// One simulated drive; phases run in order on the same state.
 #[pyclass(module = "nandlab._core")]
 struct Simulator {
     sim: CoreSimulator,
+    /// The config as given: a snapshot keeps it to build the drive again.
+    text: ConfigText,
     /// Set when a run hit an internal error: the state may be inconsistent.
     broken: Option<String>,
+    /// Why a run with a snapshot plan is stopping: a signal's exception, or
+    /// the progress callback's. Kept if the phase ended before it could
+    /// pause: the next phase then pauses at once.
+    stop_cause: Option<PyErr>,
 }
 
 #[pymethods]
@@ -103,7 +144,91 @@ impl Simulator {
         let sim = guard(|| CoreSimulator::try_new(cfg))
             .map_err(InternalError::new_err)?
             .map_err(|e| SimulationError::new_err(e.to_string()))?;
-        Ok(Simulator { sim, broken: None })
+        let text = ConfigText {
+            text: config.to_string(),
+            json: format == "json",
+            source: source.to_string(),
+            seed,
+        };
+        Ok(Simulator {
+            sim,
+            text,
+            broken: None,
+            stop_cause: None,
+        })
+    }
+
+    /// A simulator read back from a snapshot, where it was paused; it keeps
+    /// writing snapshots to `path` as the run did.
+    #[staticmethod]
+    fn resume(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+        let sim = py
+            .detach(|| guard(|| CoreSimulator::resume(&path)))
+            .map_err(InternalError::new_err)?
+            .map_err(|e| sim_error(py, e, None))?;
+        let text = sim
+            .snapshot_plan()
+            .expect("a resumed simulator has its snapshot plan")
+            .config
+            .clone();
+        Ok(Simulator {
+            sim,
+            text,
+            broken: None,
+            stop_cause: None,
+        })
+    }
+
+    /// Writes a snapshot to `path` when the run is stopped (by SIGINT, any
+    /// exception a signal handler raises, or the progress callback raising:
+    /// `run_phase` then raises `Interrupted`) and, with `every` ("10s",
+    /// "5min" of simulated time, or "50GiB" the host moved), that often.
+    #[pyo3(signature = (path, every = None))]
+    fn snapshot_to(&mut self, path: std::path::PathBuf, every: Option<&str>) -> PyResult<()> {
+        let every = every
+            .map(|e| {
+                Every::parse(e).map_err(|m| ConfigError::new_err(format!("snapshot_every: {m}")))
+            })
+            .transpose()?;
+        nandlab_core::sim::snapshot_writable(&path)
+            .map_err(|e| SnapshotError::new_err(e.to_string()))?;
+        let extra = self
+            .sim
+            .snapshot_plan()
+            .map(|p| p.extra.clone())
+            .unwrap_or_default();
+        self.sim.snapshot_to(SnapshotPlan {
+            path,
+            every,
+            config: self.text.clone(),
+            extra,
+        });
+        Ok(())
+    }
+
+    /// What the caller keeps in each snapshot (the results of finished
+    /// phases, output options); read back by `resume`.
+    #[getter]
+    fn get_snapshot_extra(&self) -> Option<String> {
+        self.sim.snapshot_plan().map(|p| p.extra.clone())
+    }
+
+    #[setter]
+    fn set_snapshot_extra(&mut self, extra: String) {
+        self.sim.set_snapshot_extra(extra);
+    }
+
+    /// The snapshot file, if the run writes any.
+    #[getter]
+    fn snapshot_path(&self) -> Option<std::path::PathBuf> {
+        self.sim.snapshot_plan().map(|p| p.path.clone())
+    }
+
+    /// The config phase a snapshot paused (None: none is under way);
+    /// `run_phase` of it goes on where it was.
+    #[getter]
+    fn paused_phase(&self) -> Option<usize> {
+        self.sim.paused_phase()
     }
 
     /// The resolved config (preset applied, every default filled in).
@@ -144,7 +269,8 @@ impl Simulator {
     /// Runs phase `index`; returns {"summary": dict, "jobs": [dict], "power_losses": [dict],
     /// "timeseries": {column: list}} (`jobs`: each `[[phase.job]]`'s own figures;
     /// `power_losses`: each power cut of the phase and what it did).
-    /// `progress(fraction, info)` is called about every 0.2 s; if it raises, the run stops.
+    /// `progress(fraction, info)` is called about every 0.2 s; if it raises, the run stops (with a
+    /// snapshot plan: at its next sync point, raising `Interrupted` with the exception as its cause).
     #[pyo3(signature = (index, progress = None))]
     fn run_phase<'py>(
         &mut self,
@@ -158,26 +284,36 @@ impl Simulator {
             )));
         }
         let mut callback_error: Option<PyErr> = None;
+        let snapshots = self.sim.snapshot_plan().is_some();
+        let interrupt = self.sim.interrupt_handle();
+        let stop_cause = &mut self.stop_cause;
+        if stop_cause.is_some() {
+            interrupt.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let sim = &mut self.sim;
         let result = py.detach(|| {
             let mut report = |p: &Progress| -> bool {
                 Python::attach(|py| {
-                    if let Err(e) = py.check_signals() {
-                        callback_error = Some(e);
-                        return false;
-                    }
-                    let Some(cb) = &progress else { return true };
-                    let info = PyDict::new(py);
-                    let filled = info
-                        .set_item("sim_seconds", p.sim_seconds)
-                        .and_then(|_| info.set_item("host_write_bytes", p.host_write_bytes))
-                        .and_then(|_| info.set_item("host_read_bytes", p.host_read_bytes))
-                        .and_then(|_| info.set_item("requests", p.requests))
-                        .and_then(|_| info.set_item("wear_used", p.wear_used))
-                        .and_then(|_| info.set_item("reserve_used", p.reserve_used))
-                        .and_then(|_| cb.call1(py, (p.fraction, info)));
-                    match filled {
-                        Ok(_) => true,
+                    let outcome = py.check_signals().and_then(|_| {
+                        let Some(cb) = &progress else { return Ok(()) };
+                        let info = PyDict::new(py);
+                        info.set_item("sim_seconds", p.sim_seconds)?;
+                        info.set_item("host_write_bytes", p.host_write_bytes)?;
+                        info.set_item("host_read_bytes", p.host_read_bytes)?;
+                        info.set_item("requests", p.requests)?;
+                        info.set_item("wear_used", p.wear_used)?;
+                        info.set_item("reserve_used", p.reserve_used)?;
+                        cb.call1(py, (p.fraction, info)).map(drop)
+                    });
+                    match outcome {
+                        Ok(()) => true,
+                        // With a snapshot plan, a signal (or the callback's exception)
+                        // stops the run at its next sync point, its state in the snapshot.
+                        Err(e) if snapshots => {
+                            interrupt.store(true, std::sync::atomic::Ordering::Relaxed);
+                            stop_cause.get_or_insert(e);
+                            true
+                        }
                         Err(e) => {
                             callback_error = Some(e);
                             false
@@ -199,8 +335,7 @@ impl Simulator {
             Err(SimError::Aborted) if callback_error.is_some() => {
                 return Err(callback_error.unwrap())
             }
-            Err(SimError::Trace(e)) => return Err(TraceError::new_err(e.to_string())),
-            Err(e) => return Err(SimulationError::new_err(e.to_string())),
+            Err(e) => return Err(sim_error(py, e, self.stop_cause.take())),
         };
         let out = PyDict::new(py);
         out.set_item("summary", to_py(py, &phase.summary)?)?;
@@ -437,6 +572,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add("SnapshotError", py.get_type::<SnapshotError>())?;
+    m.add("Interrupted", py.get_type::<Interrupted>())?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     quiet_panics();
     m.add_class::<Simulator>()?;

@@ -17,7 +17,7 @@ use crate::power::WriteCache;
 use crate::wear::{Conditions, CyclePattern, DEFAULT_RATED};
 use error::{polish_serde_message, toml_location, unknown};
 use raw::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A complete, checked experiment.
@@ -85,7 +85,7 @@ pub struct WearConfig {
 }
 
 /// GC victim selection.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum GcPolicy {
     Greedy,
@@ -148,7 +148,7 @@ pub struct FtlConfig {
 }
 
 /// Which pSLC cache the firmware runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PslcKind {
     Off,
@@ -162,7 +162,7 @@ pub enum PslcKind {
 /// The pSLC write cache: host writes land in blocks run as SLC (fast) and
 /// are folded into native-mode blocks later (in idle time, or in the
 /// foreground when the cache is full).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PslcConfig {
     pub kind: PslcKind,
     /// Blocks per GC pool permanently run as SLC (the static cache).
@@ -276,7 +276,7 @@ impl Volume {
 }
 
 /// When the time series takes a row.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Interval {
     Time(u64),
@@ -825,7 +825,7 @@ fn validate_device(
         );
     }
     let pools = (planes / planes_per_pool as u64) as u32;
-    let geometry = Geometry {
+    let mut geometry = Geometry {
         cell,
         channels,
         chips_per_channel,
@@ -847,15 +847,9 @@ fn validate_device(
         user_units,
         raw_capacity_bytes: slots * unit_size,
         user_capacity_bytes: user_units * unit_size,
-        fast: Dividers::new(
-            units_per_block as u32,
-            units_per_page,
-            planes as u32,
-            planes_per_die,
-            planes_per_pool,
-            chips_per_channel * dies_per_chip,
-        ),
+        fast: Dividers::new(1, 1, 1, 1, 1, 1),
     };
+    geometry.fast = geometry.dividers();
 
     let iface_name = d.interface.unwrap_or_else(|| "nvme-gen3-x4".into());
     let mut iface = interface::lookup(&iface_name).ok_or_else(|| {

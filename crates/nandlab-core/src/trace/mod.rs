@@ -115,14 +115,14 @@ impl fmt::Display for TraceError {
 impl std::error::Error for TraceError {}
 
 /// Opens `path`, decompressing gzip, bzip2 or zstd (by their magic bytes).
-fn open_decompressed(path: &Path) -> std::io::Result<Box<dyn BufRead + Send>> {
+fn open_decompressed(path: &Path) -> std::io::Result<Box<dyn BufRead + Send + Sync>> {
     let mut file = BufReader::with_capacity(1 << 20, File::open(path)?);
     let magic = file
         .fill_buf()?
         .get(..4)
         .map(|m| m.to_vec())
         .unwrap_or_default();
-    let inner: Box<dyn Read + Send> = match magic.as_slice() {
+    let inner: Box<dyn Read + Send + Sync> = match magic.as_slice() {
         [0x1f, 0x8b, ..] => Box::new(flate2::bufread::MultiGzDecoder::new(file)),
         [b'B', b'Z', b'h', _] => Box::new(bzip2::bufread::MultiBzDecoder::new(file)),
         [0x28, 0xb5, 0x2f, 0xfd] => Box::new(
@@ -187,7 +187,7 @@ fn detect(path: &Path, head: &[Vec<u8>]) -> Result<TraceFormat, String> {
 /// A streaming trace reader: an iterator of records (or one error, after
 /// which it ends).
 pub struct TraceReader {
-    lines: Box<dyn BufRead + Send>,
+    lines: Box<dyn BufRead + Send + Sync>,
     /// Lines read for detection, replayed first.
     head: std::vec::IntoIter<Vec<u8>>,
     buf: Vec<u8>,

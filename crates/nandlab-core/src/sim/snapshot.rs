@@ -1,0 +1,443 @@
+//! Snapshots of a run: the whole simulator (drive, run totals, the phase
+//! under way and its request loop) in one checked file, taken at the request
+//! loops' sync points, so that a run resumed from one ends bit-identical to
+//! a run that never stopped.
+//!
+//! The file: `MAGIC` (16 bytes), the format version (u32 LE), the nandlab
+//! version (u32 LE length, then UTF-8), the body's length (u64 LE) and
+//! CRC-32 (u32 LE), then the body (postcard). A snapshot is written next to
+//! its path and renamed over it once complete: a run killed while writing
+//! one leaves the previous snapshot whole.
+
+use super::{PhaseRun, Simulator};
+use crate::config::{Config, ConfigError};
+use crate::drive::Drive;
+use crate::memory;
+use crate::power::PowerLossEvent;
+use crate::stats::{Counters, Latency};
+use crate::SimError;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// The first bytes of every snapshot.
+pub const MAGIC: &[u8; 16] = b"nandlab-snapshot";
+/// Bumped whenever the body's layout changes.
+pub const FORMAT: u32 = 1;
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// How often a run writes a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Every {
+    /// Every so many simulated nanoseconds.
+    SimNs(u64),
+    /// Every so many bytes the host moved (read and written).
+    HostBytes(u64),
+}
+
+impl Every {
+    /// Where a run at simulated time `t` with counters `c` is on this axis.
+    pub fn position(self, t: u64, c: &Counters) -> u64 {
+        match self {
+            Every::SimNs(_) => t,
+            Every::HostBytes(_) => c.host_write_bytes + c.host_read_bytes,
+        }
+    }
+
+    /// Parses "10s", "500ms", "1h" (simulated time) or "50GiB", "1TB" (bytes
+    /// the host moved); the error says what was expected.
+    pub fn parse(s: &str) -> Result<Every, String> {
+        let every = crate::units::parse_duration_ns(s)
+            .map(Every::SimNs)
+            .or_else(|_| crate::units::parse_size(s).map(Every::HostBytes))
+            .map_err(|_| {
+                format!(
+                    "expected simulated time like \"10s\" or \"5min\", or bytes moved like \"50GiB\", found \"{s}\""
+                )
+            })?;
+        if matches!(every, Every::SimNs(0) | Every::HostBytes(0)) {
+            return Err(format!("expected more than zero, found \"{s}\""));
+        }
+        Ok(every)
+    }
+
+    fn step(self) -> u64 {
+        match self {
+            Every::SimNs(n) | Every::HostBytes(n) => n.max(1),
+        }
+    }
+}
+
+/// A config as the user gave it: a resumed run reads it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigText {
+    pub text: String,
+    /// JSON (else TOML).
+    pub json: bool,
+    /// Where it came from, for error messages.
+    pub source: String,
+    /// The seed the run was given, over the config's own.
+    pub seed: Option<u64>,
+}
+
+impl ConfigText {
+    pub fn parse(&self) -> Result<Config, ConfigError> {
+        let mut cfg = if self.json {
+            Config::from_json(&self.text)?
+        } else {
+            Config::from_toml(&self.text, &self.source)?
+        };
+        if let Some(seed) = self.seed {
+            cfg.seed = seed;
+        }
+        Ok(cfg)
+    }
+}
+
+/// Where and how often a run writes snapshots.
+#[derive(Debug, Clone)]
+pub struct SnapshotPlan {
+    pub path: PathBuf,
+    /// None: only when interrupted.
+    pub every: Option<Every>,
+    /// The simulator's config, as text.
+    pub config: ConfigText,
+    /// Whatever the caller needs to go on (results of finished phases, output
+    /// options): stored as is, handed back on resume.
+    pub extra: String,
+}
+
+/// A value written from a borrow and read back owned: one layout for both.
+enum Held<'a, T> {
+    Lent(&'a T),
+    Owned(T),
+}
+
+impl<T> Held<'_, T> {
+    fn owned(self) -> T {
+        match self {
+            Held::Owned(t) => t,
+            Held::Lent(_) => unreachable!("a snapshot read back owns its values"),
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for Held<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Held::Lent(t) => t.serialize(s),
+            Held::Owned(t) => t.serialize(s),
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Held<'_, T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize(d).map(Held::Owned)
+    }
+}
+
+/// The body of a snapshot.
+#[derive(Serialize, Deserialize)]
+struct Body<'a> {
+    config: Held<'a, ConfigText>,
+    extra: Held<'a, String>,
+    every: Option<Every>,
+    next_snapshot: u64,
+    drive: Held<'a, Drive>,
+    now: u64,
+    run_reads: Held<'a, Latency>,
+    run_writes: Held<'a, Latency>,
+    run_wall: f64,
+    phases_run: u64,
+    death: Held<'a, Option<String>>,
+    last_issue: u64,
+    power_losses: Held<'a, Vec<PowerLossEvent>>,
+    phase: Option<Held<'a, PhaseRun>>,
+}
+
+/// Counts and checksums what goes through it.
+struct Summing<W> {
+    inner: W,
+    crc: crc32fast::Hasher,
+    len: u64,
+}
+
+impl<W: Write> Write for Summing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn failed(path: &Path, what: &str, e: impl std::fmt::Display) -> SimError {
+    SimError::Snapshot(format!("{}: {what}: {e}", path.display()))
+}
+
+impl Simulator {
+    /// Writes snapshots as `plan` says, from the next phase on (or, after a
+    /// resume, again to where it was resumed from).
+    pub fn snapshot_to(&mut self, plan: SnapshotPlan) {
+        if let Some(every) = plan.every {
+            let at = every.position(self.now, &self.drive.ftl.counters);
+            self.next_snapshot = (at / every.step() + 1) * every.step();
+        }
+        self.snapshots = Some(plan);
+    }
+
+    /// What a snapshot keeps for the caller (see [`SnapshotPlan::extra`]).
+    pub fn set_snapshot_extra(&mut self, extra: String) {
+        if let Some(plan) = &mut self.snapshots {
+            plan.extra = extra;
+        }
+    }
+
+    /// The snapshot plan, if any (after a resume: the one the run had).
+    pub fn snapshot_plan(&self) -> Option<&SnapshotPlan> {
+        self.snapshots.as_ref()
+    }
+
+    /// Setting this (from any thread, a signal handler's flag) stops the run
+    /// at its next sync point: with a snapshot if the run takes them
+    /// ([`SimError::Interrupted`]), else [`SimError::Aborted`].
+    pub fn interrupt_handle(&self) -> Arc<AtomicBool> {
+        self.interrupt.clone()
+    }
+
+    /// The config phase a snapshot paused, which the next `run_phase` must go on with.
+    pub fn paused_phase(&self) -> Option<usize> {
+        self.pending.as_ref().and_then(|run| run.index)
+    }
+
+    /// A CRC-32 of the drive's whole state as a snapshot stores it: two runs
+    /// that agree on it left their drives in the same state.
+    pub fn state_fingerprint(&self) -> u32 {
+        let mut summing = Summing {
+            inner: std::io::sink(),
+            crc: crc32fast::Hasher::new(),
+            len: 0,
+        };
+        postcard::to_io(&self.drive, &mut summing).expect("a sink takes every byte");
+        summing.crc.finalize()
+    }
+
+    /// Writes the snapshot of the run paused in `run`; returns its path.
+    pub(super) fn save_snapshot(&mut self, run: &PhaseRun) -> Result<PathBuf, SimError> {
+        let plan = self.snapshots.as_ref().expect("paused only with a plan");
+        let body = Body {
+            config: Held::Lent(&plan.config),
+            extra: Held::Lent(&plan.extra),
+            every: plan.every,
+            next_snapshot: self.next_snapshot,
+            drive: Held::Lent(&self.drive),
+            now: self.now,
+            run_reads: Held::Lent(&self.run_reads),
+            run_writes: Held::Lent(&self.run_writes),
+            run_wall: self.run_wall,
+            phases_run: self.phases_run,
+            death: Held::Lent(&self.death),
+            last_issue: self.last_issue,
+            power_losses: Held::Lent(&self.power_losses),
+            phase: Some(Held::Lent(run)),
+        };
+        let path = plan.path.clone();
+        write_file(&path, &body)?;
+        if let Some(every) = plan.every {
+            let at = every.position(self.last_issue, &self.drive.ftl.counters);
+            while self.next_snapshot <= at {
+                self.next_snapshot += every.step();
+            }
+        }
+        Ok(path)
+    }
+
+    /// A simulator as a snapshot left it: the next `run_phase` goes on with
+    /// the phase it paused (see [`Simulator::paused_phase`]), and it writes
+    /// snapshots on the same plan, to `path`.
+    pub fn resume(path: &Path) -> Result<Simulator, SimError> {
+        let bytes = std::fs::read(path).map_err(|e| failed(path, "cannot read the snapshot", e))?;
+        let body = check(path, &bytes)?;
+        let unreadable = |e| {
+            failed(
+                path,
+                "the snapshot is whole but this build of nandlab cannot read it",
+                e,
+            )
+        };
+        // The config comes first: the memory check before the state is read.
+        let (config, _): (ConfigText, _) = postcard::take_from_bytes(body).map_err(unreadable)?;
+        let cfg = config
+            .parse()
+            .map_err(|e| failed(path, "the snapshot's config no longer loads", e))?;
+        let integrity = cfg.checks.integrity || super::integrity_from_env();
+        let needed = memory::state_bytes(&cfg.geometry, integrity, cfg.has_power_loss());
+        if let Some(available) = memory::available_bytes() {
+            if needed > available {
+                return Err(SimError::OutOfMemory { needed, available });
+            }
+        }
+        let body: Body = postcard::from_bytes(body).map_err(unreadable)?;
+        let phase = body.phase.map(Held::owned);
+        if let Some(index) = phase.as_ref().and_then(|run| run.index) {
+            if index >= cfg.phases.len() {
+                return Err(failed(
+                    path,
+                    "the snapshot does not match its config",
+                    format!("phase #{} of {}", index + 1, cfg.phases.len()),
+                ));
+            }
+        }
+        Ok(Simulator {
+            snapshots: Some(SnapshotPlan {
+                path: path.to_owned(),
+                every: body.every,
+                config: body.config.owned(),
+                extra: body.extra.owned(),
+            }),
+            next_snapshot: body.next_snapshot,
+            last_report: std::time::Instant::now(),
+            drive: body.drive.owned(),
+            cfg,
+            now: body.now,
+            run_reads: body.run_reads.owned(),
+            run_writes: body.run_writes.owned(),
+            run_wall: body.run_wall,
+            phases_run: body.phases_run,
+            death: body.death.owned(),
+            last_issue: body.last_issue,
+            power_losses: body.power_losses.owned(),
+            pending: phase,
+            interrupt: Arc::new(AtomicBool::new(false)),
+        })
+    }
+}
+
+/// The header, then the body through a checksum, then the body's length and
+/// checksum into the header; renamed over `path` once on disk.
+fn write_file(path: &Path, body: &Body) -> Result<(), SimError> {
+    let partial = partial_of(path);
+    let write = || -> std::io::Result<()> {
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(&partial)?);
+        out.write_all(MAGIC)?;
+        out.write_all(&FORMAT.to_le_bytes())?;
+        out.write_all(&(VERSION.len() as u32).to_le_bytes())?;
+        out.write_all(VERSION.as_bytes())?;
+        let sums_at = out.stream_position()?;
+        out.write_all(&[0; 12])?;
+        let mut summing = Summing {
+            inner: out,
+            crc: crc32fast::Hasher::new(),
+            len: 0,
+        };
+        postcard::to_io(body, &mut summing).map_err(std::io::Error::other)?;
+        let Summing { inner, crc, len } = summing;
+        let mut file = inner.into_inner().map_err(|e| e.into_error())?;
+        file.seek(SeekFrom::Start(sums_at))?;
+        file.write_all(&len.to_le_bytes())?;
+        file.write_all(&crc.finalize().to_le_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&partial, path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&partial);
+        failed(path, "cannot write the snapshot", e)
+    })
+}
+
+/// The body of a snapshot file, once its header and checksum hold.
+fn check<'b>(path: &Path, bytes: &'b [u8]) -> Result<&'b [u8], SimError> {
+    let refuse = |why: String| Err(SimError::Snapshot(format!("{}: {why}", path.display())));
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        return refuse("not a nandlab snapshot".into());
+    }
+    let mut at = MAGIC.len();
+    let mut take = |n: usize| -> Option<&'b [u8]> {
+        let piece = bytes.get(at..at + n)?;
+        at += n;
+        Some(piece)
+    };
+    let damaged = || "damaged: the file ends inside its header".to_string();
+    let u32_of = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes"));
+    let Some(format) = take(4).map(u32_of) else {
+        return refuse(damaged());
+    };
+    if format != FORMAT {
+        return refuse(format!(
+            "a snapshot of format {format}; this nandlab ({VERSION}) reads format {FORMAT}"
+        ));
+    }
+    let Some(len) = take(4).map(u32_of) else {
+        return refuse(damaged());
+    };
+    let Some(version) = take(len.min(256) as usize) else {
+        return refuse(damaged());
+    };
+    let version = String::from_utf8_lossy(version);
+    if version != VERSION {
+        return refuse(format!(
+            "written by nandlab {version}; this is nandlab {VERSION}: resume it with the version \
+             that wrote it"
+        ));
+    }
+    let (Some(len), Some(crc)) = (take(8), take(4)) else {
+        return refuse(damaged());
+    };
+    let len = u64::from_le_bytes(len.try_into().expect("8 bytes"));
+    let crc = u32_of(crc);
+    let body = &bytes[at..];
+    if body.len() as u64 != len {
+        return refuse(format!(
+            "damaged: {} bytes of snapshot state where its header says {len} (a truncated or \
+             padded file)",
+            body.len()
+        ));
+    }
+    if crc32fast::hash(body) != crc {
+        return refuse("damaged: its checksum does not match its contents".into());
+    }
+    Ok(body)
+}
+
+/// Where a snapshot is written before it is renamed over `path`.
+fn partial_of(path: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.partial", path.display()))
+}
+
+/// Whether a run may write snapshots to `path`: nothing is there (and one
+/// can be created), or a snapshot is (so that a typo does not overwrite a
+/// user's file).
+pub fn writable(path: &Path) -> Result<(), SimError> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(MAGIC.len());
+    match File::open(path) {
+        // A first snapshot: check now that one can be written there.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let partial = partial_of(path);
+            return File::create(&partial)
+                .and_then(|_| std::fs::remove_file(&partial))
+                .map_err(|e| failed(path, "cannot write a snapshot there", e));
+        }
+        Err(e) => return Err(failed(path, "cannot check the snapshot path", e)),
+        Ok(f) => f
+            .take(MAGIC.len() as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| failed(path, "cannot check the snapshot path", e))?,
+    };
+    if head == MAGIC {
+        Ok(())
+    } else {
+        Err(SimError::Snapshot(format!(
+            "{}: exists and is not a nandlab snapshot; refusing to overwrite it",
+            path.display()
+        )))
+    }
+}

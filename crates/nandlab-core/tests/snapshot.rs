@@ -1,0 +1,390 @@
+//! Snapshots and resume: a run stopped at sync points, written to disk, read
+//! back into a new simulator and continued — again and again — ends exactly
+//! as the same run never stopped (every phase summary, time-series row, job
+//! figure and power cut, the run summary, and the drive's whole state), for
+//! every kind of phase: fill, closed loop with idle gaps, open loop, jobs, a
+//! timed trace, untimed ageing, power cuts, and a pSLC ZombieNAND drive run
+//! until it dies. Damaged, truncated and foreign files are refused with a
+//! message that says so.
+
+use nandlab_core::sim::{ConfigText, Every, SnapshotPlan, SNAPSHOT_FORMAT};
+use nandlab_core::stats::{Row, Summary};
+use nandlab_core::{power::PowerLossEvent, SimError, Simulator};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+/// A small drive with every kind of phase.
+const PHASES: &str = r#"
+seed = 7
+[device]
+cell = "tlc"
+channels = 2
+dies_per_chip = 2
+planes_per_die = 2
+blocks_per_plane = 40
+pages_per_block = 24
+page_size = "16KiB"
+over_provisioning = "25 %"
+[ftl]
+gc = "cost-benefit"
+[[phase]]
+kind = "fill"
+volume = 0.8
+pattern = "random"
+[[phase]]
+name = "age"
+timed = false
+volume = 1.0
+[[phase]]
+name = "closed"
+queue_depth = 16
+distribution = "zipf:0.9"
+read_fraction = 0.3
+trim_fraction = 0.02
+block_sizes = ["4KiB/70", "64KiB/30"]
+idle_every = "16MiB"
+idle_duration = "20ms"
+volume = 1.5
+[[phase]]
+name = "open"
+rate = 30000
+duration = "1s"
+distribution = "hotcold:0.8:0.2"
+[[phase]]
+name = "jobs"
+duration = "0.5s"
+[[phase.job]]
+name = "writer"
+queue_depth = 4
+[[phase.job]]
+name = "reader"
+read_fraction = 1.0
+queue_depth = 8
+pattern = "sequential"
+"#;
+
+/// A pSLC ZombieNAND drive run from pristine to dead.
+const LIFETIME: &str = r#"
+seed = 3
+[device]
+preset = "zombienand-synthetic-tlc"
+capacity = "32MiB"
+reserve = 0.2
+[[phase]]
+name = "life"
+working_set = 0.3
+block_size = "8KiB"
+queue_depth = 1
+until = "dead"
+"#;
+
+/// Power cuts at random times on a drive with a volatile write cache.
+const CUTS: &str = r#"
+seed = 5
+[device]
+cell = "tlc"
+channels = 2
+blocks_per_plane = 48
+pages_per_block = 24
+page_size = "16KiB"
+over_provisioning = "30 %"
+write_cache = "volatile"
+[[phase]]
+kind = "fill"
+volume = 0.7
+[[phase]]
+name = "cut"
+queue_depth = 8
+read_fraction = 0.3
+duration = "0.6s"
+power_loss_every = "40ms"
+"#;
+
+/// Everything a run reports, wall-clock figures zeroed.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    summaries: Vec<Summary>,
+    rows: Vec<Vec<Row>>,
+    jobs: Vec<String>,
+    cuts: Vec<Vec<PowerLossEvent>>,
+    total: Summary,
+    fingerprint: u32,
+}
+
+fn strip(mut s: Summary) -> Summary {
+    s.wall_seconds = 0.0;
+    s.requests_per_wall_second = 0.0;
+    s
+}
+
+fn outcome(results: &[nandlab_core::PhaseResult], sim: &Simulator) -> Outcome {
+    sim.drive().ftl.check_invariants().unwrap();
+    Outcome {
+        summaries: results.iter().map(|r| strip(r.summary.clone())).collect(),
+        rows: results.iter().map(|r| r.rows.clone()).collect(),
+        jobs: results.iter().map(|r| format!("{:?}", r.jobs)).collect(),
+        cuts: results.iter().map(|r| r.power_losses.clone()).collect(),
+        total: strip(sim.run_summary()),
+        fingerprint: sim.state_fingerprint(),
+    }
+}
+
+fn config_text(text: &str) -> ConfigText {
+    ConfigText {
+        text: text.to_string(),
+        json: false,
+        source: "test".into(),
+        seed: None,
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nandlab-snapshot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Runs every phase; with `every`, writes snapshots that often, stops at the
+/// first sync point of every `stop_every`-th call into a phase and at each
+/// progress report (every 0.2 s of wall time), and goes on from the file in a
+/// new simulator each time. Returns the outcome and how many times it was resumed.
+fn run(text: &str, every: Option<(Every, u32, &Path)>) -> (Outcome, u32) {
+    let cfg = config_text(text).parse().unwrap_or_else(|e| panic!("{e}"));
+    let phases = cfg.phases.len();
+    let mut sim = Simulator::new(cfg);
+    sim.drive_mut().ftl.enable_oracle();
+    if let Some((every, _, path)) = every {
+        sim.snapshot_to(SnapshotPlan {
+            path: path.to_owned(),
+            every: Some(every),
+            config: config_text(text),
+            extra: "caller's notes".into(),
+        });
+    }
+    let mut results = Vec::new();
+    let mut resumes = 0;
+    let mut calls = 0;
+    while results.len() < phases {
+        calls += 1;
+        if let Some((_, stop_every, _)) = every {
+            if calls % stop_every == 0 {
+                sim.interrupt_handle().store(true, Ordering::Relaxed);
+            }
+        }
+        let stop = every.is_some().then(|| sim.interrupt_handle());
+        let mut progress = |_: &nandlab_core::Progress| {
+            if let Some(flag) = &stop {
+                flag.store(true, Ordering::Relaxed);
+            }
+            true
+        };
+        match sim.run_phase(results.len(), &mut progress) {
+            Ok(r) => results.push(r),
+            Err(SimError::Interrupted { snapshot }) => {
+                sim = Simulator::resume(&snapshot).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(sim.snapshot_plan().unwrap().extra, "caller's notes");
+                assert_eq!(sim.paused_phase(), Some(results.len()));
+                resumes += 1;
+            }
+            Err(e) if e.to_string().contains("is dead") => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    (outcome(&results, &sim), resumes)
+}
+
+fn same_when_resumed(name: &str, text: &str, every: Every, stop_every: u32) {
+    let path = scratch(&format!("{name}.snap"));
+    let (straight, _) = run(text, None);
+    let (resumed, resumes) = run(text, Some((every, stop_every, &path)));
+    assert!(resumes >= 3, "{name}: resumed only {resumes} times");
+    assert_eq!(straight, resumed, "{name}: a resumed run differs");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn every_kind_of_phase_resumes_bit_identical() {
+    // Snapshots every 5 simulated ms; every other call into a phase stops.
+    same_when_resumed("phases-time", PHASES, Every::SimNs(5_000_000), 2);
+    // Every 8 MiB moved; every snapshot stops the run.
+    same_when_resumed("phases-bytes", PHASES, Every::HostBytes(8 << 20), 1);
+}
+
+#[test]
+fn a_lifetime_run_resumes_bit_identical_to_its_death() {
+    // A snapshot every 256 MiB written; the run stops at progress reports.
+    same_when_resumed("lifetime", LIFETIME, Every::HostBytes(256 << 20), u32::MAX);
+}
+
+#[test]
+fn power_cuts_resume_bit_identical() {
+    same_when_resumed("cuts", CUTS, Every::SimNs(30_000_000), 1);
+}
+
+#[test]
+fn a_timed_trace_resumes_where_it_was() {
+    let trace = scratch("trace.csv");
+    let mut lines = String::new();
+    for i in 0..40_000u64 {
+        let op = if i % 3 == 0 { "Read" } else { "Write" };
+        let offset = (i * 7919 % 50_000) * 4096;
+        lines += &format!(
+            "{},host,0,{op},{offset},8192,100\n",
+            128_166_372_000_000_000 + i * 2_000
+        );
+    }
+    std::fs::write(&trace, lines).unwrap();
+    let text = format!(
+        "{}\n[[phase]]\nname = \"replay\"\nkind = \"trace\"\ntrace = \"{}\"\nformat = \"msr\"\n\
+         replay = \"timed\"\n",
+        PHASES.split("[[phase]]").next().unwrap(),
+        trace.display()
+    );
+    same_when_resumed("trace", &text, Every::SimNs(10_000_000), 1);
+}
+
+/// Runs every phase with periodic snapshots and, after each phase ends, once,
+/// throws the simulator away as a killed process would and goes on from the
+/// last periodic snapshot (the phases it had finished since are run again).
+fn run_killed(text: &str, every: Every, path: &Path) -> (Outcome, u32) {
+    let cfg = config_text(text).parse().unwrap();
+    let phases = cfg.phases.len();
+    let mut sim = Simulator::new(cfg);
+    sim.drive_mut().ftl.enable_oracle();
+    sim.snapshot_to(SnapshotPlan {
+        path: path.to_owned(),
+        every: Some(every),
+        config: config_text(text),
+        extra: String::new(),
+    });
+    let mut results = Vec::new();
+    let mut killed = vec![false; phases];
+    let mut kills = 0;
+    while results.len() < phases {
+        results.push(sim.run_phase(results.len(), &mut |_| true).unwrap());
+        let done = results.len() - 1;
+        if !killed[done] && path.exists() {
+            killed[done] = true;
+            kills += 1;
+            sim = Simulator::resume(path).unwrap_or_else(|e| panic!("{e}"));
+            let paused = sim
+                .paused_phase()
+                .expect("a periodic snapshot is taken mid-phase");
+            assert!(paused <= done);
+            results.truncate(paused);
+        }
+    }
+    (outcome(&results, &sim), kills)
+}
+
+#[test]
+fn a_run_killed_goes_on_from_its_last_periodic_snapshot() {
+    let path = scratch("killed.snap");
+    let (straight, _) = run(PHASES, None);
+    let (killed, kills) = run_killed(PHASES, Every::SimNs(7_000_000), &path);
+    assert!(kills >= 3, "killed only {kills} times");
+    assert_eq!(straight, killed, "a run killed and resumed differs");
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A snapshot of the small drive, paused in its closed-loop phase.
+fn a_snapshot(name: &str) -> PathBuf {
+    let path = scratch(name);
+    let mut sim = Simulator::new(config_text(PHASES).parse().unwrap());
+    sim.snapshot_to(SnapshotPlan {
+        path: path.clone(),
+        every: None,
+        config: config_text(PHASES),
+        extra: String::new(),
+    });
+    for i in 0..2 {
+        sim.run_phase(i, &mut |_| true).unwrap();
+    }
+    sim.interrupt_handle().store(true, Ordering::Relaxed);
+    match sim.run_phase(2, &mut |_| true) {
+        Err(SimError::Interrupted { snapshot }) => assert_eq!(snapshot, path),
+        other => panic!(
+            "expected an interruption, got {:?}",
+            other.map(|r| r.summary)
+        ),
+    }
+    Simulator::resume(&path).expect("a whole snapshot resumes");
+    path
+}
+
+fn refused(path: &Path) -> String {
+    match Simulator::resume(path) {
+        Err(SimError::Snapshot(message)) => message,
+        Err(e) => panic!("expected a snapshot error, got {e}"),
+        Ok(_) => panic!("{} was accepted", path.display()),
+    }
+}
+
+#[test]
+fn damaged_and_foreign_snapshots_are_refused() {
+    let path = a_snapshot("whole.snap");
+    let bytes = std::fs::read(&path).unwrap();
+    let bad = scratch("bad.snap");
+    let try_bytes = |b: &[u8]| {
+        std::fs::write(&bad, b).unwrap();
+        refused(&bad)
+    };
+
+    let mut flipped = bytes.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x10;
+    assert!(try_bytes(&flipped).contains("checksum does not match"));
+    assert!(try_bytes(&bytes[..bytes.len() - 100]).contains("truncated"));
+    assert!(try_bytes(&bytes[..30]).contains("damaged"));
+    assert!(try_bytes(b"[device]\ncell = \"tlc\"\n").contains("not a nandlab snapshot"));
+    assert!(try_bytes(&[]).contains("not a nandlab snapshot"));
+
+    let mut other_format = bytes.clone();
+    other_format[16..20].copy_from_slice(&(SNAPSHOT_FORMAT + 1).to_le_bytes());
+    let message = try_bytes(&other_format);
+    assert!(message.contains("format"), "{message}");
+
+    let mut other_version = bytes.clone();
+    let at = 24; // the version string starts after magic, format and its length
+    other_version[at] = b'9';
+    let message = try_bytes(&other_version);
+    assert!(message.contains("written by nandlab 9"), "{message}");
+
+    let missing = scratch("missing.snap");
+    let message = refused(&missing);
+    assert!(message.contains("cannot read the snapshot"), "{message}");
+    for p in [path, bad] {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+#[test]
+fn a_run_does_not_overwrite_a_file_that_is_not_a_snapshot() {
+    use nandlab_core::sim::snapshot_writable;
+    let path = scratch("notes.txt");
+    std::fs::write(&path, "my notes").unwrap();
+    let message = snapshot_writable(&path).unwrap_err().to_string();
+    assert!(message.contains("refusing to overwrite"), "{message}");
+    assert!(snapshot_writable(&scratch("absent.snap")).is_ok());
+    let nowhere = snapshot_writable(&scratch("no-such-dir").join("x.snap")).unwrap_err();
+    assert!(
+        nowhere
+            .to_string()
+            .contains("cannot write a snapshot there"),
+        "{nowhere}"
+    );
+    let snap = a_snapshot("ok.snap");
+    assert!(snapshot_writable(&snap).is_ok());
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn a_paused_phase_must_be_continued_first() {
+    let path = a_snapshot("paused.snap");
+    let mut sim = Simulator::resume(&path).unwrap();
+    let message = sim.run_phase(3, &mut |_| true).unwrap_err().to_string();
+    assert!(message.contains("phase #3 is paused"), "{message}");
+    sim.run_phase(2, &mut |_| true).unwrap();
+    sim.run_phase(3, &mut |_| true).unwrap();
+    let _ = std::fs::remove_file(path);
+}

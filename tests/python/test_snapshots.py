@@ -1,0 +1,196 @@
+"""Snapshots and resume (issue 8): a lifetime run killed with SIGKILL goes on from its last
+periodic snapshot, one stopped by Ctrl-C or SIGTERM from the snapshot written on the signal, and
+each ends with the same JSON result as the run that was never stopped; damaged, foreign and
+misplaced snapshots are refused with one line; the Python API resumes multi-phase runs whole."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import nandlab
+
+# A pSLC ZombieNAND drive written from pristine to dead (about 80 GiB of host writes).
+LIFETIME = """
+seed = 3
+[device]
+preset = "zombienand-synthetic-tlc"
+capacity = "64MiB"
+reserve = 0.2
+[[phase]]
+name = "life"
+working_set = 0.3
+block_size = "8KiB"
+queue_depth = 1
+until = "dead"
+"""
+
+# Three phases; the last lasts long enough to be stopped in the middle.
+PHASES = """
+seed = 11
+[device]
+cell = "tlc"
+channels = 2
+blocks_per_plane = 64
+pages_per_block = 32
+page_size = "16KiB"
+over_provisioning = "20 %"
+[[phase]]
+kind = "fill"
+[[phase]]
+name = "warm"
+volume = 2.0
+read_fraction = 0.2
+[[phase]]
+name = "long"
+queue_depth = 8
+distribution = "zipf:0.8"
+read_fraction = 0.3
+volume = 60.0
+"""
+
+
+def nandlab_cli(*args: str | Path) -> list[str]:
+    return [sys.executable, "-m", "nandlab", *map(str, args)]
+
+
+def without_wall_clock(value: Any) -> Any:
+    """A result with its wall-clock figures (the only ones a resumed run may change) left out."""
+    if isinstance(value, dict):
+        return {k: without_wall_clock(v) for k, v in value.items() if "wall" not in k}
+    if isinstance(value, list):
+        return [without_wall_clock(v) for v in value]
+    return value
+
+
+@pytest.fixture(scope="module")
+def lifetime(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The lifetime config and its uninterrupted JSON result."""
+    path = tmp_path_factory.mktemp("life") / "life.toml"
+    path.write_text(LIFETIME)
+    done = subprocess.run(nandlab_cli("run", path, "--json", "-q"), capture_output=True, text=True, check=True)
+    return path, json.loads(done.stdout)
+
+
+def started(config: Path, snapshot: Path, *args: str, **popen: Any) -> subprocess.Popen[str]:
+    """`nandlab run CONFIG --snapshot SNAPSHOT --snapshot-every 4GiB ARGS`, once it has written its
+    first periodic snapshot (a tenth of the way to the drive's death)."""
+    run = subprocess.Popen(
+        nandlab_cli("run", config, "--snapshot", snapshot, "--snapshot-every", "4GiB", *args), text=True, **popen
+    )
+    deadline = time.monotonic() + 120
+    while not snapshot.exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert run.poll() is None, "the run ended before it could be stopped"
+    return run
+
+
+def resumed_result(snapshot: Path) -> dict[str, Any]:
+    done = subprocess.run(nandlab_cli("resume", snapshot, "-q"), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_lifetime_run_killed_outright_resumes_to_the_same_death(
+    lifetime: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    config, straight = lifetime
+    snapshot = tmp_path / "life.snap"
+    run = started(config, snapshot, "--json", "-q", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    assert snapshot.exists()
+
+    resumed = resumed_result(snapshot)
+    assert resumed["death"] is not None and resumed["host_write_bytes"] > 40e9
+    assert without_wall_clock(resumed) == without_wall_clock(straight)
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_the_run_with_a_snapshot_and_resume_ends_the_same(
+    lifetime: tuple[Path, dict[str, Any]], tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    config, straight = lifetime
+    snapshot = tmp_path / "life.snap"
+    run = started(config, snapshot, "--json", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run.send_signal(sig)
+    stdout, stderr = run.communicate(timeout=60)
+    assert run.returncode == code, stderr
+    assert stdout == ""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines == [f"nandlab: run interrupted; its state is in the snapshot {snapshot}: "
+                     f"`nandlab resume {snapshot}` goes on"]
+    assert without_wall_clock(resumed_result(snapshot)) == without_wall_clock(straight)
+
+
+def test_damaged_foreign_and_misplaced_snapshots_are_refused_in_one_line(
+    lifetime: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    config, _ = lifetime
+    snapshot = tmp_path / "life.snap"
+    run = started(config, snapshot, "-q", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run.send_signal(signal.SIGINT)
+    assert run.wait(timeout=60) == 130
+    whole = snapshot.read_bytes()
+
+    def refused(data: bytes | None, *args: str | Path) -> str:
+        if data is not None:
+            (tmp_path / "bad.snap").write_bytes(data)
+        done = subprocess.run(nandlab_cli(*args), capture_output=True, text=True)
+        assert done.returncode != 0
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("nandlab: error: "), done.stderr
+        return lines[0]
+
+    bad = tmp_path / "bad.snap"
+    flipped = bytearray(whole)
+    flipped[len(whole) // 2] ^= 0xFF
+    assert "checksum does not match" in refused(bytes(flipped), "resume", bad)
+    assert "truncated" in refused(whole[: len(whole) // 2], "resume", bad)
+    assert "not a nandlab snapshot" in refused(LIFETIME.encode(), "resume", bad)
+    other = bytearray(whole)
+    other[24] = ord("9")  # the nandlab version it claims to come from
+    assert "written by nandlab 9" in refused(bytes(other), "resume", bad)
+    assert "no such file" in refused(None, "resume", tmp_path / "absent.snap").lower()
+    # --snapshot never overwrites a file that is not a snapshot, nor runs without a place to write.
+    assert "refusing to overwrite" in refused(None, "run", config, "--snapshot", config)
+    assert config.read_text() == LIFETIME
+    assert "cannot write a snapshot there" in refused(None, "run", config, "--snapshot", tmp_path / "no" / "x.snap")
+    assert "snapshot_every" in refused(None, "run", config, "--snapshot", snapshot, "--snapshot-every", "often")
+
+
+def test_the_api_resumes_a_run_of_several_phases_whole(tmp_path: Path) -> None:
+    straight = nandlab.run(PHASES)
+    snapshot = tmp_path / "phases.snap"
+
+    def ctrl_c_in_the_last_phase(fraction: float, info: dict[str, Any]) -> None:
+        if info["phase_name"] == "long":
+            signal.raise_signal(signal.SIGINT)
+
+    with pytest.raises(nandlab.Interrupted) as stopped:
+        nandlab.run(PHASES, progress=ctrl_c_in_the_last_phase, snapshot=snapshot, notes={"mine": [1, 2]})
+    assert stopped.value.snapshot == str(snapshot)
+    assert isinstance(stopped.value.__cause__, KeyboardInterrupt)
+
+    paused = nandlab.open_snapshot(snapshot)
+    assert paused.phase == 2 and paused.notes == {"mine": [1, 2]}
+    assert [phase["name"] for phase in paused.done] == ["phase-1", "warm"]
+    resumed = paused.go_on()
+    assert without_wall_clock(resumed.phases) == without_wall_clock(straight.phases)
+    assert without_wall_clock(resumed.summary) == without_wall_clock(straight.summary)
+    assert resumed.timeseries.drop("wall_seconds", strict=False).equals(
+        straight.timeseries.drop("wall_seconds", strict=False)
+    )
+    assert resumed.erase_counts == straight.erase_counts
+
+
+def test_snapshot_every_needs_a_snapshot_file() -> None:
+    with pytest.raises(nandlab.ConfigError, match="snapshot_every"):
+        nandlab.run(PHASES, snapshot_every="1s")
