@@ -875,50 +875,26 @@ def _print_summary(console: Console, result: api.Result) -> None:
     _print_power_cuts(console, result)
 
 
-LOSS_REASONS = {
-    "write_cache": "in the volatile write cache",
-    "interrupted": "program interrupted",
-    "paired_page": "lower page corrupted by an interrupted upper-page program",
-    "erased": "block erase begun",
-    "missing": "no copy found",
-}
-
-
 def _print_power_cuts(console: Console, result: api.Result) -> None:
     """For phases with power cuts: what the cuts did, why the config may lose writes, the first lost."""
-    phases = [p for p in result.phases if p.get("power_loss")]
-    if not phases:
+    rows = output.power_cut_rows(result.phases)
+    if not rows:
         return
     table = Table(box=box.SIMPLE_HEAD, title="Power cuts", caption_justify="left")
-    headers = ("Phase", "Cuts", "Acknowledged\nunits lost", "Why", "Unacknowledged\nlost / survived",
-               "Units\nmoved", "Recovery ms\nmean / max")
-    for header in headers:
-        table.add_column(header, justify="left" if header in ("Phase", "Why") else "right")
-    for phase in phases:
-        pl = phase["power_loss"]
-        why = "; ".join(f"{LOSS_REASONS[k]} {_number(v)}" for k, v in pl["lost_by_reason"].items() if v) or "–"
-        table.add_row(
-            escape(phase["name"]),
-            _number(pl["cuts"]),
-            _number(pl["acknowledged_lost_units"]),
-            escape(why),
-            f"{_number(pl['unacknowledged_lost_units'])} / {_number(pl['unacknowledged_survived_units'])}",
-            _number(pl["relocated_units"]),
-            f"{_number(pl['recovery_us_mean'] / 1e3)} / {_number(pl['recovery_us_max'] / 1e3)}",
-        )
+    for header in rows[0]:
+        two_lines = header.replace(" units lost", "\nunits lost").replace(" lost / ", "\nlost / ")
+        two_lines = two_lines.replace("Units moved", "Units\nmoved").replace(" ms ", " ms\n")
+        if header == "Why":
+            table.add_column(header, min_width=24, ratio=1)
+        else:
+            table.add_column(two_lines, justify="left" if header == "Phase" else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*map(escape, row.values()))
     console.print(table)
-    reasons = phases[0]["power_loss"]["unsafe_because"]
-    if reasons:
-        console.print(escape("This configuration is documented unsafe: " + "; ".join(reasons) + "."), style="yellow")
-    else:
-        console.print("A configuration documented safe: no acknowledged write may be lost (the run checks it).")
-    lost = [w for p in phases for cut in p.get("power_losses", []) for w in cut["lost"]][:5]
-    unit = result.device.get("unit_size") or result.device.get("mapping_unit") or 4096
-    for w in lost:
-        recovered = "nothing" if w["recovered"] is None else f"version {w['recovered']}"
-        reason = LOSS_REASONS.get((w["reason"] or "missing").replace("-", "_"), w["reason"])
-        console.print(escape(f"  lost: unit {w['unit']} (byte {w['unit'] * unit}) acknowledged at version "
-                             f"{w['acknowledged']}, recovered {recovered}: {reason}"), highlight=False)
+    verdict = output.power_cut_verdict(result.phases)
+    console.print(escape(verdict), style="yellow" if "unsafe" in verdict else None)
+    for line in output.lost_writes(result.phases, result.device, 5):
+        console.print(escape(f"  lost: {line}"), highlight=False)
 
 
 def _row(label: str, summary: dict[str, Any]) -> list[str]:

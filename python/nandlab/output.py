@@ -75,6 +75,60 @@ def power_loss_table(result: Result) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+LOSS_REASONS = {
+    "write_cache": "in the volatile write cache",
+    "interrupted": "program interrupted",
+    "paired_page": "lower page corrupted by an interrupted upper-page program",
+    "erased": "block erase begun",
+    "missing": "no copy found",
+}
+"""Why an acknowledged write was lost, as the tables and reports say it."""
+
+
+def power_cut_rows(phases: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """A row per phase with power cuts: the cuts, acknowledged units lost and why, unacknowledged
+    writes lost and survived, units moved by recovery, recovery time (empty without cuts)."""
+    rows = []
+    for phase in phases:
+        cuts = phase.get("power_loss")
+        if not cuts:
+            continue
+        why = "; ".join(f"{LOSS_REASONS[k]} {number(v)}" for k, v in cuts["lost_by_reason"].items() if v)
+        rows.append({
+            "Phase": phase["name"],
+            "Cuts": number(cuts["cuts"]),
+            "Acknowledged units lost": number(cuts["acknowledged_lost_units"]),
+            "Why": why or "–",
+            "Unacknowledged lost / survived": (
+                f"{number(cuts['unacknowledged_lost_units'])} / {number(cuts['unacknowledged_survived_units'])}"
+            ),
+            "Units moved": number(cuts["relocated_units"]),
+            "Recovery ms mean / max": f"{number(cuts['recovery_us_mean'] / 1e3)} / {number(cuts['recovery_us_max'] / 1e3)}",
+        })
+    return rows
+
+
+def power_cut_verdict(phases: list[dict[str, Any]]) -> str:
+    """Whether the run's configuration may lose acknowledged writes on a power cut, and why."""
+    reasons = next((p["power_loss"]["unsafe_because"] for p in phases if p.get("power_loss")), [])
+    if reasons:
+        return "This configuration is documented unsafe: " + "; ".join(reasons) + "."
+    return "A configuration documented safe: no acknowledged write may be lost (the run checks it)."
+
+
+def lost_writes(phases: list[dict[str, Any]], device: dict[str, Any], limit: int) -> list[str]:
+    """The first ``limit`` acknowledged writes the run's power cuts lost, one sentence each."""
+    unit = device.get("unit_size") or device.get("mapping_unit") or 4096
+    lost = [w for p in phases for cut in p.get("power_losses", []) for w in cut["lost"]][:limit]
+    lines = []
+    for w in lost:
+        recovered = "nothing" if w["recovered"] is None else f"version {w['recovered']}"
+        reason = LOSS_REASONS.get((w["reason"] or "missing").replace("-", "_"), w["reason"])
+        lines.append(f"unit {w['unit']} (byte {w['unit'] * unit}) acknowledged at version {w['acknowledged']}, "
+                     f"recovered {recovered}: {reason}")
+    return lines
+
+
 def number(value: float) -> str:
     """Three significant digits, thousands separated above 1,000: how tables show figures."""
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"

@@ -242,6 +242,32 @@ def endurance(run: dict, path: str | os.PathLike[str]) -> None:
     fig.savefig(path, dpi=110)
 
 
+def power_cuts(cuts: pl.DataFrame, path: str | os.PathLike[str]) -> None:
+    """Save a PNG of a run's power cuts (``output.power_loss_table``): each cut's recovery time, and
+    the units it cost (acknowledged and unacknowledged writes lost) or recovery moved, over simulated
+    time."""
+    fig = Figure(figsize=(10, 6), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    top.plot(cuts["at_seconds"], cuts["recovery_us"] / 1e3, ".", color="tab:blue")
+    top.set_ylabel("recovery (ms)")
+    for column, label, colour in (
+        ("acknowledged_lost_units", "acknowledged units lost", "tab:red"),
+        ("unacknowledged_lost_units", "unacknowledged units lost", "tab:orange"),
+        ("relocated_units", "units moved by recovery", "tab:green"),
+    ):
+        if cuts[column].sum():
+            bottom.plot(cuts["at_seconds"], cuts[column], ".", color=colour, label=label)
+    bottom.set_yscale("symlog")
+    bottom.set_ylabel("units")
+    bottom.set_xlabel("simulated time of the cut (s)")
+    if bottom.get_legend_handles_labels()[0]:
+        bottom.legend(fontsize="small")
+    for axes in (top, bottom):
+        axes.grid(True, alpha=0.3)
+    fig.suptitle(f"nandlab — {cuts.height:,} power cuts")
+    fig.savefig(path, dpi=110)
+
+
 def chip_latency(result: dict, path: str | os.PathLike[str]) -> None:
     """Save a PNG of a chip's read, program and erase latency — worst, typical, best — beside its
     datasheet value (Desnoyers' Figs. 7–9)."""

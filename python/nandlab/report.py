@@ -220,6 +220,7 @@ def _run(d: Path) -> Report:
     for phase in phases:
         if phase.get("jobs"):
             r.table(f"Jobs of {phase['name']}", [_summary_row(j) for j in phase["jobs"]])
+    _power_cuts(r, d, phases, device)
     if fio:
         r.table("fio jobs", [_fio_row(job) for job in fio["jobs"]], note="; ".join(fio.get("warnings", [])))
     heading = "Throughput and latency"
@@ -245,6 +246,24 @@ def _run(d: Path) -> Report:
     if config:
         r.text("Configuration (resolved)", json.dumps(config, indent=2))
     return r
+
+
+def _power_cuts(r: Report, d: Path, phases: list[dict[str, Any]], device: dict[str, Any]) -> None:
+    """What the run's power cuts did: per phase, each cut over time, the acknowledged writes lost."""
+    from nandlab import plots
+
+    rows = output.power_cut_rows(phases)
+    if not rows:
+        return
+    r.table("Power cuts", rows, note=output.power_cut_verdict(phases) + " Units are the drive's mapping units; "
+            "every cut is a row of power_losses.parquet and .csv.")
+    if (d / output.POWER_LOSSES_PARQUET).exists():
+        path = r.figure_path("power-cuts.png")
+        plots.power_cuts(pl.read_parquet(d / output.POWER_LOSSES_PARQUET), path)
+        r.figure("Each power cut", path, "recovery time and units lost or moved, cut by cut, over simulated time")
+    lost = output.lost_writes(phases, device, 50)
+    if lost:
+        r.text("Acknowledged writes lost (the first 50)", "\n".join(lost))
 
 
 def _summary_row(s: Mapping[str, Any]) -> dict[str, Any]:

@@ -54,6 +54,11 @@ def test_paired_pages_without_backup_lose_and_the_run_table_says_why(nandlab_cli
     cuts = pl.read_parquet(tmp_path / "out" / "power_losses.parquet")  # a row per cut, as the run had
     assert cuts.height == result.phases[-1]["power_loss"]["cuts"]
     assert cuts["lost_paired_page"].sum() == lost["paired_page"] and (cuts["phase_name"] == "phase-2").all()
+    # The HTML report has the same table, a figure of every cut and the lost writes by name.
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert "Power cuts" in report and "documented unsafe" in report and "Each power cut" in report
+    assert "Acknowledged writes lost" in report and "lower page corrupted" in report
+    assert (tmp_path / "out" / "figures" / "power-cuts.png").stat().st_size > 10_000
 
 
 def test_cuts_are_deterministic() -> None:
