@@ -609,11 +609,13 @@ def _print_trace_table(console: Console, summaries: dict[Path, dict[str, Any]]) 
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Write summary.json, timeseries.parquet/.csv and throughput_latency.png to DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
+@_snapshot_options
 def trace_replay(file: Path, device: str, capacity: str | None, **options: Any) -> None:
     """Replay a trace on a simulated drive (a [[phase]] with kind = "trace")."""
     config = qualify.device_config(device, capacity)
-    config["phase"] = [traces.replay_phase(file, **{k: v for k, v in options.items() if k not in ("seed", "as_json", "out", "quiet")})]
-    _run_and_report(config, options["out"], options["as_json"], options["seed"], options["quiet"])
+    run_options = ("seed", "as_json", "out", "quiet", "snapshot", "snapshot_every")
+    config["phase"] = [traces.replay_phase(file, **{k: v for k, v in options.items() if k not in run_options})]
+    _run_and_report(config, *(options[k] for k in ("out", "as_json", "seed", "quiet", "snapshot", "snapshot_every")))
 
 
 def _print_trace_stats(console: Console, file: Path, s: dict[str, Any]) -> None:

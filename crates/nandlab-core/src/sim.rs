@@ -1034,8 +1034,13 @@ impl Simulator {
         }
         if tally.issued & 0x3FF == 0 {
             if let Some((every, due)) = tally.snapshot_due {
-                if every.position(t, &self.drive.ftl.counters) >= due {
+                // Simulated time reached: the latest completion (a trace's burst
+                // of requests at one instant takes the drive a while).
+                let at = every.position(t.max(tally.end), &self.drive.ftl.counters);
+                if at >= due {
                     tally.pause = true;
+                    self.next_snapshot = every.next_after(at);
+                    tally.snapshot_due = Some((every, self.next_snapshot));
                 }
             }
             if self.interrupt.load(Ordering::Relaxed) {

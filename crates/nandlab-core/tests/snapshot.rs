@@ -221,32 +221,48 @@ fn power_cuts_resume_bit_identical() {
     same_when_resumed("cuts", CUTS, Every::SimNs(30_000_000), 1);
 }
 
-#[test]
-fn a_timed_trace_resumes_where_it_was() {
-    let trace = scratch("trace.csv");
+/// A config of the small drive replaying a timed MSR trace of 40,000
+/// requests, in bursts of `burst` requests at one instant, `gap_us` apart.
+fn timed_trace(name: &str, burst: u64, gap_us: u64) -> String {
+    let trace = scratch(name);
     let mut lines = String::new();
     for i in 0..40_000u64 {
         let op = if i % 3 == 0 { "Read" } else { "Write" };
         let offset = (i * 7919 % 50_000) * 4096;
-        lines += &format!(
-            "{},host,0,{op},{offset},8192,100\n",
-            128_166_372_000_000_000 + i * 2_000
-        );
+        let at = 128_166_372_000_000_000 + i / burst * gap_us * 10;
+        lines += &format!("{at},host,0,{op},{offset},8192,100\n");
     }
     std::fs::write(&trace, lines).unwrap();
-    let text = format!(
+    format!(
         "{}\n[[phase]]\nname = \"replay\"\nkind = \"trace\"\ntrace = \"{}\"\nformat = \"msr\"\n\
          replay = \"timed\"\n",
         PHASES.split("[[phase]]").next().unwrap(),
         trace.display()
-    );
+    )
+}
+
+#[test]
+fn a_timed_trace_resumes_where_it_was() {
+    let text = timed_trace("trace.csv", 1, 2);
     same_when_resumed("trace", &text, Every::SimNs(10_000_000), 1);
+}
+
+#[test]
+fn periodic_snapshots_go_by_the_simulated_time_reached() {
+    // The whole trace at one instant (as a trace with second-resolution
+    // times can be): it takes the drive a while, and snapshots come due.
+    let text = timed_trace("burst.csv", 40_000, 0);
+    let path = scratch("burst.snap");
+    let (killed, resumed_in) = run_killed(&text, Every::SimNs(10_000_000), &path);
+    assert_eq!(resumed_in, [0], "no periodic snapshot in the trace's phase");
+    assert_eq!(killed, run(&text, None).0);
+    let _ = std::fs::remove_file(&path);
 }
 
 /// Runs every phase with periodic snapshots and, after each phase ends, once,
 /// throws the simulator away as a killed process would and goes on from the
 /// last periodic snapshot (the phases it had finished since are run again).
-fn run_killed(text: &str, every: Every, path: &Path) -> (Outcome, u32) {
+fn run_killed(text: &str, every: Every, path: &Path) -> (Outcome, Vec<usize>) {
     let cfg = config_text(text).parse().unwrap();
     let phases = cfg.phases.len();
     let mut sim = Simulator::new(cfg);
@@ -259,30 +275,34 @@ fn run_killed(text: &str, every: Every, path: &Path) -> (Outcome, u32) {
     });
     let mut results = Vec::new();
     let mut killed = vec![false; phases];
-    let mut kills = 0;
+    let mut resumed_in = Vec::new();
     while results.len() < phases {
         results.push(sim.run_phase(results.len(), &mut |_| true).unwrap());
         let done = results.len() - 1;
         if !killed[done] && path.exists() {
             killed[done] = true;
-            kills += 1;
             sim = Simulator::resume(path).unwrap_or_else(|e| panic!("{e}"));
             let paused = sim
                 .paused_phase()
                 .expect("a periodic snapshot is taken mid-phase");
             assert!(paused <= done);
             results.truncate(paused);
+            resumed_in.push(paused);
         }
     }
-    (outcome(&results, &sim), kills)
+    (outcome(&results, &sim), resumed_in)
 }
 
 #[test]
 fn a_run_killed_goes_on_from_its_last_periodic_snapshot() {
     let path = scratch("killed.snap");
     let (straight, _) = run(PHASES, None);
-    let (killed, kills) = run_killed(PHASES, Every::SimNs(7_000_000), &path);
-    assert!(kills >= 3, "killed only {kills} times");
+    let (killed, resumed_in) = run_killed(PHASES, Every::SimNs(7_000_000), &path);
+    assert!(
+        resumed_in.len() >= 3,
+        "killed only {} times",
+        resumed_in.len()
+    );
     assert_eq!(straight, killed, "a run killed and resumed differs");
     let _ = std::fs::remove_file(&path);
 }

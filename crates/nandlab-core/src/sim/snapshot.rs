@@ -64,10 +64,12 @@ impl Every {
         Ok(every)
     }
 
-    fn step(self) -> u64 {
-        match self {
+    /// The first multiple of the step past `at`: where the next snapshot is due.
+    pub(super) fn next_after(self, at: u64) -> u64 {
+        let step = match self {
             Every::SimNs(n) | Every::HostBytes(n) => n.max(1),
-        }
+        };
+        (at / step).saturating_add(1).saturating_mul(step)
     }
 }
 
@@ -189,7 +191,7 @@ impl Simulator {
     pub fn snapshot_to(&mut self, plan: SnapshotPlan) {
         if let Some(every) = plan.every {
             let at = every.position(self.now, &self.drive.ftl.counters);
-            self.next_snapshot = (at / every.step() + 1) * every.step();
+            self.next_snapshot = every.next_after(at);
         }
         self.snapshots = Some(plan);
     }
@@ -251,12 +253,6 @@ impl Simulator {
         };
         let path = plan.path.clone();
         write_file(&path, &body)?;
-        if let Some(every) = plan.every {
-            let at = every.position(self.last_issue, &self.drive.ftl.counters);
-            while self.next_snapshot <= at {
-                self.next_snapshot += every.step();
-            }
-        }
         Ok(path)
     }
 
@@ -279,7 +275,9 @@ impl Simulator {
             .parse()
             .map_err(|e| failed(path, "the snapshot's config no longer loads", e))?;
         let integrity = cfg.checks.integrity || super::integrity_from_env();
-        let needed = memory::state_bytes(&cfg.geometry, integrity, cfg.has_power_loss());
+        // The file is in memory too until the state is built from it.
+        let needed = memory::state_bytes(&cfg.geometry, integrity, cfg.has_power_loss())
+            + bytes.len() as u64;
         if let Some(available) = memory::available_bytes() {
             if needed > available {
                 return Err(SimError::OutOfMemory { needed, available });
