@@ -76,7 +76,9 @@ pub struct Programmed {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ftl {
     pub g: Geometry,
+    #[serde(with = "crate::memory::flat")]
     l2p: Vec<u32>,
+    #[serde(with = "crate::memory::flat")]
     p2l: Vec<u32>,
     pub blocks: BlockTable,
     victims: VictimIndex,

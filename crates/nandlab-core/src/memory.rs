@@ -120,3 +120,83 @@ pub fn available_bytes() -> Option<u64> {
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
+
+/// Serde for large arrays of plain numbers (`#[serde(with = "crate::memory::flat")]`):
+/// raw little-endian bytes, so that a snapshot writes and reads them at memory
+/// speed; `u32` maps come back backed by huge pages, as `zeroed_u32` made them.
+pub mod flat {
+    use serde::de::{Error, Visitor};
+    use serde::{Deserializer, Serializer};
+    use std::marker::PhantomData;
+
+    /// A number stored as its little-endian bytes.
+    pub trait Plain: Copy {
+        const SIZE: usize;
+        fn from_le(bytes: &[u8]) -> Self;
+        fn to_le(self, out: &mut Vec<u8>);
+        /// `n` zeros, allocated as the engine allocates such arrays.
+        fn zeros(n: usize) -> Vec<Self>;
+    }
+
+    impl Plain for u32 {
+        const SIZE: usize = 4;
+        fn from_le(b: &[u8]) -> u32 {
+            u32::from_le_bytes(b.try_into().expect("chunks of SIZE"))
+        }
+        fn to_le(self, out: &mut Vec<u8>) {
+            out.extend(self.to_le_bytes());
+        }
+        fn zeros(n: usize) -> Vec<u32> {
+            super::zeroed_u32(n)
+        }
+    }
+
+    impl Plain for u64 {
+        const SIZE: usize = 8;
+        fn from_le(b: &[u8]) -> u64 {
+            u64::from_le_bytes(b.try_into().expect("chunks of SIZE"))
+        }
+        fn to_le(self, out: &mut Vec<u8>) {
+            out.extend(self.to_le_bytes());
+        }
+        fn zeros(n: usize) -> Vec<u64> {
+            vec![0; n]
+        }
+    }
+
+    pub fn serialize<T: Plain, S: Serializer>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
+        if cfg!(target_endian = "little") {
+            // SAFETY: `T` is u32 or u64 (no padding, every byte initialised);
+            // the byte view covers exactly `v`'s memory and lives as long as it.
+            let bytes = unsafe {
+                std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v))
+            };
+            s.serialize_bytes(bytes)
+        } else {
+            let mut bytes = Vec::with_capacity(v.len() * T::SIZE);
+            v.iter().for_each(|x| x.to_le(&mut bytes));
+            s.serialize_bytes(&bytes)
+        }
+    }
+
+    pub fn deserialize<'de, T: Plain, D: Deserializer<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+        struct Bytes<T>(PhantomData<T>);
+        impl<T: Plain> Visitor<'_> for Bytes<T> {
+            type Value = Vec<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "an array of {}-byte numbers", T::SIZE)
+            }
+            fn visit_bytes<E: Error>(self, b: &[u8]) -> Result<Vec<T>, E> {
+                if b.len() % T::SIZE != 0 {
+                    return Err(E::invalid_length(b.len(), &self));
+                }
+                let mut v = T::zeros(b.len() / T::SIZE);
+                for (x, c) in v.iter_mut().zip(b.chunks_exact(T::SIZE)) {
+                    *x = T::from_le(c);
+                }
+                Ok(v)
+            }
+        }
+        d.deserialize_bytes(Bytes(PhantomData))
+    }
+}

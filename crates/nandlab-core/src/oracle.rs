@@ -74,12 +74,15 @@ impl Stamp {
 /// state: the check can miss a loss then, never invent one.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Acks {
+    #[serde(with = "crate::memory::flat")]
     issued: Vec<u32>,
     /// When the unit's last operation was acknowledged (a write's request
     /// sets it once it completes; fill phases leave 0: at once).
+    #[serde(with = "crate::memory::flat")]
     done: Vec<u64>,
     /// The state before the last operation, and when it was acknowledged.
     before: Vec<Floor>,
+    #[serde(with = "crate::memory::flat")]
     before_done: Vec<u64>,
 }
 
@@ -96,7 +99,9 @@ pub struct Floor {
 pub struct Oracle {
     /// The version a read must get (the latest written, or after a power
     /// cut what recovery found).
+    #[serde(with = "crate::memory::flat")]
     latest: Vec<u32>,
+    #[serde(with = "crate::memory::flat")]
     held: Vec<u32>,
     /// Whether each unit's last host operation was a write (else never
     /// written, or trimmed since).

@@ -176,11 +176,16 @@ pub struct PowerModel {
     /// Lower pages of multi-bit wordlines are backed up (in SLC) until their
     /// wordline is complete, so an interrupted upper-page program loses nothing.
     pub paired_page_backup: bool,
+    #[serde(with = "crate::memory::flat")]
     pub seq: Vec<u64>,
+    #[serde(with = "crate::memory::flat")]
     pub ready: Vec<u64>,
+    #[serde(with = "crate::memory::flat")]
     pub page_start: Vec<u64>,
+    #[serde(with = "crate::memory::flat")]
     pub page_done: Vec<u64>,
     pub page_kind: Vec<PageKind>,
+    #[serde(with = "crate::memory::flat")]
     pub trim_seq: Vec<u64>,
     next_seq: u64,
     /// Pending erases, in the order they were decided.

@@ -324,21 +324,30 @@ impl Simulator {
 fn write_file(path: &Path, body: &Body) -> Result<(), SimError> {
     let partial = partial_of(path);
     let write = || -> std::io::Result<()> {
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(&partial)?);
-        out.write_all(MAGIC)?;
-        out.write_all(&FORMAT.to_le_bytes())?;
-        out.write_all(&(VERSION.len() as u32).to_le_bytes())?;
-        out.write_all(VERSION.as_bytes())?;
-        let sums_at = out.stream_position()?;
-        out.write_all(&[0; 12])?;
-        let mut summing = Summing {
-            inner: out,
-            crc: crc32fast::Hasher::new(),
-            len: 0,
-        };
-        postcard::to_io(body, &mut summing).map_err(std::io::Error::other)?;
-        let Summing { inner, crc, len } = summing;
-        let mut file = inner.into_inner().map_err(|e| e.into_error())?;
+        let mut file = File::create(&partial)?;
+        let mut header = MAGIC.to_vec();
+        header.extend(FORMAT.to_le_bytes());
+        header.extend((VERSION.len() as u32).to_le_bytes());
+        header.extend(VERSION.as_bytes());
+        let sums_at = header.len() as u64;
+        header.extend([0; 12]);
+        file.write_all(&header)?;
+        // Buffered before the checksum: it sums megabytes at a time, not
+        // each of postcard's few-byte writes.
+        let mut out = BufWriter::with_capacity(
+            1 << 20,
+            Summing {
+                inner: file,
+                crc: crc32fast::Hasher::new(),
+                len: 0,
+            },
+        );
+        postcard::to_io(body, &mut out).map_err(std::io::Error::other)?;
+        let Summing {
+            inner: mut file,
+            crc,
+            len,
+        } = out.into_inner().map_err(|e| e.into_error())?;
         file.seek(SeekFrom::Start(sums_at))?;
         file.write_all(&len.to_le_bytes())?;
         file.write_all(&crc.finalize().to_le_bytes())?;
