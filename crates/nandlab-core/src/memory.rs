@@ -187,7 +187,7 @@ pub mod flat {
                 write!(f, "an array of {}-byte numbers", T::SIZE)
             }
             fn visit_bytes<E: Error>(self, b: &[u8]) -> Result<Vec<T>, E> {
-                if b.len() % T::SIZE != 0 {
+                if !b.len().is_multiple_of(T::SIZE) {
                     return Err(E::invalid_length(b.len(), &self));
                 }
                 let mut v = T::zeros(b.len() / T::SIZE);
