@@ -121,6 +121,8 @@ class Paused:
         simulator: the drive and the phase under way, where the snapshot was taken.
         phase: index of the phase that goes on first.
         notes: what the run's caller kept in the snapshot (``run(..., notes=...)``).
+        done: the figures of the phases finished before ``phase`` (as ``Result.phases`` has them).
+        series: their time series, a dict of columns each.
     """
 
     simulator: Simulator

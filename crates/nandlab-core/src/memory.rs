@@ -1,7 +1,8 @@
 //! Memory: large zeroed arrays (the mapping tables) backed by transparent huge
 //! pages where the OS offers them (far fewer page faults and TLB misses when a
 //! run touches hundreds of megabytes of map, which matters most in virtual
-//! machines), and the check that a drive's state fits before a run starts.
+//! machines), the check that a drive's state fits before a run starts, and
+//! how such arrays go into a snapshot (as raw bytes).
 
 /// A zero-filled `Vec<u32>` of `n` entries whose pages the OS provides lazily,
 /// as 2 MiB huge pages on Linux.
