@@ -886,8 +886,9 @@ def _print_power_cuts(console: Console, result: api.Result) -> None:
     for header in rows[0]:
         two_lines = header.replace(" units lost", "\nunits lost").replace(" lost / ", "\nlost / ")
         two_lines = two_lines.replace("Units moved", "Units\nmoved").replace(" ms ", " ms\n")
+        two_lines = two_lines.replace("Programs called", "Programs\ncalled")
         if header == "Why":
-            table.add_column(header, min_width=24, ratio=1)
+            table.add_column(header, min_width=16, ratio=1)
         else:
             table.add_column(two_lines, justify="left" if header == "Phase" else "right", no_wrap=True)
     for row in rows:
@@ -895,6 +896,9 @@ def _print_power_cuts(console: Console, result: api.Result) -> None:
     console.print(table)
     verdict = output.power_cut_verdict(result.phases)
     console.print(escape(verdict), style="yellow" if "unsafe" in verdict else None)
+    caveat = output.power_cut_caveat(result.phases)
+    if caveat:
+        console.print(escape(caveat), style="yellow")
     for line in output.lost_writes(result.phases, result.device, 5):
         console.print(escape(f"  lost: {line}"), highlight=False)
 

@@ -103,6 +103,7 @@ def power_cut_rows(phases: list[dict[str, Any]]) -> list[dict[str, str]]:
                 f"{number(cuts['unacknowledged_lost_units'])} / {number(cuts['unacknowledged_survived_units'])}"
             ),
             "Units moved": number(cuts["relocated_units"]),
+            "Programs called off": number(cuts["in_flight"]["discarded_programs"]),
             "Recovery ms mean / max": f"{number(cuts['recovery_us_mean'] / 1e3)} / {number(cuts['recovery_us_max'] / 1e3)}",
         })
     return rows
@@ -114,6 +115,22 @@ def power_cut_verdict(phases: list[dict[str, Any]]) -> str:
     if reasons:
         return "This configuration is documented unsafe: " + "; ".join(reasons) + "."
     return "A configuration documented safe: no acknowledged write may be lost (the run checks it)."
+
+
+def power_cut_caveat(phases: list[dict[str, Any]]) -> str | None:
+    """When cuts called off many programs booked ahead: what that does to the phase's WAF (the
+    program counters count programs as booked, and recovery redoes the GC they belonged to)."""
+    notes = []
+    for phase in phases:
+        cuts = phase.get("power_loss")
+        booked = phase.get("flash_programs", 0)
+        called_off = cuts["in_flight"]["discarded_programs"] if cuts else 0
+        if booked and called_off >= 0.05 * booked:
+            share = called_off / booked
+            notes.append(f"{phase['name']}: WAF {phase['waf']:.3g} counts page programs as booked; the cuts called off "
+                         f"{number(called_off)} of them ({share:.0%}), booked ahead of the flash, and recovery did "
+                         f"their GC again: the flash programmed about {phase['waf'] * (1 - share):.3g}× the host's data")
+    return "; ".join(notes) + "." if notes else None
 
 
 def lost_writes(phases: list[dict[str, Any]], device: dict[str, Any], limit: int) -> list[str]:

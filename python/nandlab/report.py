@@ -255,8 +255,9 @@ def _power_cuts(r: Report, d: Path, phases: list[dict[str, Any]], device: dict[s
     rows = output.power_cut_rows(phases)
     if not rows:
         return
-    r.table("Power cuts", rows, note=output.power_cut_verdict(phases) + " Units are the drive's mapping units; "
-            "every cut is a row of power_losses.parquet and .csv.")
+    caveat = output.power_cut_caveat(phases)
+    r.table("Power cuts", rows, note=output.power_cut_verdict(phases) + (f" {caveat}" if caveat else "")
+            + " Units are the drive's mapping units; every cut is a row of power_losses.parquet and .csv.")
     if (d / output.POWER_LOSSES_PARQUET).exists():
         path = r.figure_path("power-cuts.png")
         plots.power_cuts(pl.read_parquet(d / output.POWER_LOSSES_PARQUET), path)

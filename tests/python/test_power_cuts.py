@@ -72,3 +72,13 @@ def test_bad_power_loss_settings_name_the_key() -> None:
         nandlab.run(config("maybe", True))
     with pytest.raises(nandlab.ConfigError, match="power_loss"):
         nandlab.run(config("plp", True).replace('kind = "fill"', 'kind = "fill"\npower_loss = ["1ms"]'))
+
+
+def test_many_programs_called_off_come_with_a_caveat_on_waf() -> None:
+    from nandlab import output
+
+    phase = {"name": "cuts", "waf": 10.0, "flash_programs": 1000, "power_loss": {"in_flight": {"discarded_programs": 600}}}
+    caveat = output.power_cut_caveat([phase])
+    assert caveat is not None and "600 of them (60%)" in caveat and "about 4×" in caveat
+    phase["power_loss"]["in_flight"]["discarded_programs"] = 10  # 1 %: no caveat
+    assert output.power_cut_caveat([phase]) is None
