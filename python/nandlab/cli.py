@@ -223,7 +223,10 @@ def resume_command(snapshot: Path, out: Path | None, as_json: bool, quiet: bool)
     stderr.print(f"resuming phase {paused.phase + 1}/{len(names)} {escape(names[paused.phase])} from {snapshot}")
     with _LazyProgress(stderr) as progress, _sigterm_stops_run(True):
         result = paused.go_on(progress)
-    _show_result(result, out, as_json, stderr)
+    if paused.notes.get("command") == "lifetime":
+        _print_lifetime({k: v for k, v in lifetime.of_result(result).items() if k != "result"}, False, as_json)
+    else:
+        _show_result(result, out, as_json, stderr)
 
 
 @cli.command("presets")
@@ -274,6 +277,7 @@ def report_command(directory: Path, open_it: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
 @click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Override the config's seed.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@_snapshot_options
 def lifetime_command(
     config: str,
     compare_baseline: bool,
@@ -283,6 +287,8 @@ def lifetime_command(
     as_json: bool,
     seed: int | None,
     quiet: bool,
+    snapshot: Path | None,
+    snapshot_every: str | None,
 ) -> None:
     """Run a drive from pristine to dead (a config with a phase with until = "dead", or a device
     preset under the ZombieNAND paper's synthetic workload); with --compare-baseline, run it with
@@ -295,12 +301,24 @@ def lifetime_command(
             close = difflib.get_close_matches(config, presets(), n=1)
             hint = f" (did you mean {close[0]}?)" if close else f"; presets: {', '.join(presets())}"
             raise ConfigError(f"{config}: neither a config file nor a device preset{hint}")
+    if snapshot_every is not None and snapshot is None:
+        raise click.UsageError("--snapshot-every needs --snapshot PATH (where to write it)")
+    if snapshot is not None and compare_baseline:
+        raise click.UsageError("--snapshot runs one drive: leave out --compare-baseline (or run the two sides apart)")
     stderr = Console(stderr=True, quiet=quiet)
-    with _LazyProgress(stderr) as progress:
+    with _LazyProgress(stderr) as progress, _sigterm_stops_run(snapshot is not None):
         if compare_baseline:
             report = lifetime.compare(source, seed=seed, progress=progress)
         else:
-            report = {k: v for k, v in lifetime.run(source, seed=seed, progress=progress).items() if k != "result"}
+            notes = {"command": "lifetime", "json": as_json}
+            run = lifetime.run(source, seed=seed, progress=progress, snapshot=snapshot,
+                               snapshot_every=snapshot_every, notes=notes)
+            report = {k: v for k, v in run.items() if k != "result"}
+    _print_lifetime(report, compare_baseline, as_json)
+
+
+def _print_lifetime(report: dict[str, Any], compare_baseline: bool, as_json: bool) -> None:
+    """A lifetime run's (or comparison's) table, or its JSON."""
     if as_json:
         click.echo(output.to_strict_json(report))
         return

@@ -77,10 +77,16 @@ def _as_dict(config: api.ConfigSource) -> dict[str, Any]:
 
 
 def run(
-    config: api.ConfigSource, zombie: bool | None = None, seed: int | None = None, progress: Any = None
+    config: api.ConfigSource,
+    zombie: bool | None = None,
+    seed: int | None = None,
+    progress: Any = None,
+    **snapshots: Any,
 ) -> dict[str, Any]:
     """Run a config until the drive dies; ``zombie`` overrides ``[ftl] zombie`` (``False`` also
     turns wear-unleveling off: the baseline, blocks retired at death under plain wear levelling).
+    ``snapshot``, ``snapshot_every`` and ``notes`` go to ``nandlab.run`` (a run that can stop and
+    go on; ``of_result`` of the resumed Result is what this returns).
 
     Returns ``host_write_bytes`` (written until death), ``drive_writes`` (that over the user
     capacity), ``death`` (why, or None if a phase ended first), ``sim_seconds``, ``wall_seconds``
@@ -94,7 +100,11 @@ def run(
         ftl["zombie"] = zombie
         if not zombie:
             ftl["wear_unleveling"] = False
-    result = api.run(cfg, seed=seed, progress=progress)
+    return of_result(api.run(cfg, seed=seed, progress=progress, **snapshots))
+
+
+def of_result(result: api.Result) -> dict[str, Any]:
+    """A lifetime run's figures (see ``run``) from its Result."""
     summary = result.summary
     return {
         "host_write_bytes": summary["host_write_bytes"],

@@ -79,11 +79,11 @@ def lifetime(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     return path, json.loads(done.stdout)
 
 
-def started(config: Path, snapshot: Path, *args: str, **popen: Any) -> subprocess.Popen[str]:
-    """`nandlab run CONFIG --snapshot SNAPSHOT --snapshot-every 4GiB ARGS`, once it has written its
-    first periodic snapshot (a tenth of the way to the drive's death)."""
+def started(config: Path, snapshot: Path, *args: str, command: str = "run", **popen: Any) -> subprocess.Popen[str]:
+    """`nandlab COMMAND CONFIG --snapshot SNAPSHOT --snapshot-every 4GiB ARGS`, once it has written
+    its first periodic snapshot (a tenth of the way to the drive's death)."""
     run = subprocess.Popen(
-        nandlab_cli("run", config, "--snapshot", snapshot, "--snapshot-every", "4GiB", *args), text=True, **popen
+        nandlab_cli(command, config, "--snapshot", snapshot, "--snapshot-every", "4GiB", *args), text=True, **popen
     )
     deadline = time.monotonic() + 120
     while not snapshot.exists() and run.poll() is None and time.monotonic() < deadline:
@@ -128,6 +128,18 @@ def test_a_signal_stops_the_run_with_a_snapshot_and_resume_ends_the_same(
     assert lines == [f"nandlab: run interrupted; its state is in the snapshot {snapshot}: "
                      f"`nandlab resume {snapshot}` goes on"]
     assert without_wall_clock(resumed_result(snapshot)) == without_wall_clock(straight)
+
+
+def test_nandlab_lifetime_resumes_to_its_own_report(lifetime: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    config, straight = lifetime
+    snapshot = tmp_path / "life.snap"
+    run = started(config, snapshot, "--json", command="lifetime", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    run.send_signal(signal.SIGINT)
+    assert run.wait(timeout=60) == 130
+    resumed = resumed_result(snapshot)  # the lifetime report, as `nandlab lifetime --json` prints it
+    assert set(resumed) == {"host_write_bytes", "drive_writes", "death", "sim_seconds", "wall_seconds"}
+    assert resumed["host_write_bytes"] == straight["host_write_bytes"] and resumed["death"] == straight["death"]
+    assert resumed["sim_seconds"] == straight["sim_seconds"]
 
 
 def test_damaged_foreign_and_misplaced_snapshots_are_refused_in_one_line(
