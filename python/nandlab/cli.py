@@ -119,6 +119,12 @@ def _sigterm_stops_run(active: bool) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _check_snapshot_options(snapshot: Path | None, snapshot_every: str | None) -> None:
+    """``--snapshot-every`` only with ``--snapshot``."""
+    if snapshot_every is not None and snapshot is None:
+        raise click.UsageError("--snapshot-every needs --snapshot PATH (where to write it)")
+
+
 def _snapshot_options(command: Any) -> Any:
     """``--snapshot PATH`` and ``--snapshot-every X`` of the commands that run a config."""
     command = click.option(
@@ -180,8 +186,7 @@ def _run_and_report(
     snapshot_every: str | None = None,
 ) -> None:
     """Run a config with a progress bar; print its table or JSON; write ``--out``."""
-    if snapshot_every is not None and snapshot is None:
-        raise click.UsageError("--snapshot-every needs --snapshot PATH (where to write it)")
+    _check_snapshot_options(snapshot, snapshot_every)
     stderr = Console(stderr=True, quiet=quiet)
     # What `nandlab resume` needs to finish the job as this command would have.
     notes = {"out": None if out is None else str(out.resolve()), "json": as_json}
@@ -301,8 +306,7 @@ def lifetime_command(
             close = difflib.get_close_matches(config, presets(), n=1)
             hint = f" (did you mean {close[0]}?)" if close else f"; presets: {', '.join(presets())}"
             raise ConfigError(f"{config}: neither a config file nor a device preset{hint}")
-    if snapshot_every is not None and snapshot is None:
-        raise click.UsageError("--snapshot-every needs --snapshot PATH (where to write it)")
+    _check_snapshot_options(snapshot, snapshot_every)
     if snapshot is not None and compare_baseline:
         raise click.UsageError("--snapshot runs one drive: leave out --compare-baseline (or run the two sides apart)")
     stderr = Console(stderr=True, quiet=quiet)

@@ -6,14 +6,6 @@
 use nandlab_core::{Config, Simulator};
 use std::time::Instant;
 
-/// Peak resident memory of this process in MiB (Linux), if known.
-fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
-
 fn main() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/");
     let mut paths: Vec<String> = std::env::args().skip(1).collect();
@@ -50,7 +42,7 @@ fn main() {
         println!(
             "  total: wall {secs:.3} s (setup included), {:.2} M requests per wall-second, peak RSS {:.0} MiB",
             run.host_requests as f64 / secs / 1e6,
-            peak_rss_mib().unwrap_or(f64::NAN)
+            nandlab_core::memory::peak_rss_mib().unwrap_or(f64::NAN)
         );
     }
 }

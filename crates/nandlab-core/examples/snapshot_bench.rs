@@ -10,14 +10,6 @@ use nandlab_core::{SimError, Simulator};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-/// Peak resident memory of this process in MiB (Linux), if known.
-fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
-
 fn main() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/");
     let mut paths: Vec<String> = std::env::args().skip(1).collect();
@@ -72,7 +64,7 @@ fn main() {
              read {read:.2} s, {:.0} MiB/s; peak RSS {:.0} MiB",
             size as f64 / (1 << 20) as f64,
             size as f64 / (1 << 20) as f64 / read.max(1e-9),
-            peak_rss_mib().unwrap_or(f64::NAN),
+            nandlab_core::memory::peak_rss_mib().unwrap_or(f64::NAN),
         );
     }
 }

@@ -122,6 +122,15 @@ pub fn available_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Peak resident memory of this process in MiB (Linux `VmHWM`), if known:
+/// what the benchmarks report.
+pub fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
 /// Serde for large arrays of plain numbers (`#[serde(with = "crate::memory::flat")]`):
 /// raw little-endian bytes, so that a snapshot writes and reads them at memory
 /// speed; `u32` maps come back backed by huge pages, as `zeroed_u32` made them.

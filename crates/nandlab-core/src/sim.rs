@@ -493,6 +493,12 @@ impl Simulator {
         })
     }
 
+    /// Whether `run` can pause for a snapshot: a config phase (a procedure's
+    /// own phases cannot be resumed) of a run with a snapshot plan.
+    fn can_pause(&self, run: &PhaseRun) -> bool {
+        run.index.is_some() && self.snapshots.is_some()
+    }
+
     /// Runs a phase's loop to its end, writing snapshots where it pauses.
     fn go(
         &mut self,
@@ -665,6 +671,7 @@ impl Simulator {
         run: &mut PhaseRun,
         progress: ProgressFn,
     ) -> Result<Flow, SimError> {
+        let can_pause = self.can_pause(run);
         let Work::LayOut { done, end } = &mut run.work else {
             unreachable!("a fill or trim phase")
         };
@@ -685,7 +692,6 @@ impl Simulator {
         // the fill (first-touch page faults cost as much as the fill itself).
         let fresh = self.drive.ftl.counters == Counters::default() && *done == 0;
         let regions = self.drive.ftl.fill_regions(first, units);
-        let can_pause = run.index.is_some() && self.snapshots.is_some();
         std::thread::scope(|scope| {
             if fill && fresh && units > 1 << 20 {
                 scope.spawn(move || memory::populate(&regions));
@@ -746,10 +752,10 @@ impl Simulator {
         progress: ProgressFn,
     ) -> Result<Flow, SimError> {
         let user = self.cfg.geometry.user_capacity_bytes;
+        let can_pause = self.can_pause(run);
         let Work::Io(st) = &mut run.work else {
             unreachable!("an io or trace phase")
         };
-        let can_pause = run.index.is_some() && self.snapshots.is_some();
         let mut tally = Tally {
             start: run.start,
             stop: Stop::of(p, run.start, user),

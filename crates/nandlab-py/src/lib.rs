@@ -89,23 +89,22 @@ fn to_py<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<'py,
 
 /// The Python exception for an engine error.
 fn sim_error(py: Python<'_>, e: SimError, cause: Option<PyErr>) -> PyErr {
+    let message = e.to_string();
     match e {
-        SimError::Trace(e) => TraceError::new_err(e.to_string()),
-        SimError::Snapshot(message) => SnapshotError::new_err(message),
+        SimError::Trace(_) => TraceError::new_err(message),
+        SimError::Snapshot(_) => SnapshotError::new_err(message),
         SimError::Interrupted { snapshot } => {
-            let message = SimError::Interrupted {
-                snapshot: snapshot.clone(),
-            }
-            .to_string();
             let err = Interrupted::new_err(message);
-            let value = err.value(py);
-            if let Err(e) = value.setattr("snapshot", snapshot.display().to_string()) {
+            if let Err(e) = err
+                .value(py)
+                .setattr("snapshot", snapshot.display().to_string())
+            {
                 return e;
             }
             err.set_cause(py, cause);
             err
         }
-        e => SimulationError::new_err(e.to_string()),
+        _ => SimulationError::new_err(message),
     }
 }
 
