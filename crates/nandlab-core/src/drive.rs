@@ -175,12 +175,18 @@ impl Drive {
             }
         }
         let t = t.max(self.back_at);
-        if let Some(pm) = &mut self.ftl.power {
-            pm.forget_before(t);
-        }
+        self.no_cut_before(t);
         let next_cut = self.cuts.as_ref().map_or(u64::MAX, CutPlan::next);
         self.power_check = next_cut.min(t + FORGET_EVERY_NS);
         Ok(t)
+    }
+
+    /// No power cut can come at or before `t` any more: forgets the erases
+    /// and TRIMs only such a cut would undo.
+    pub fn no_cut_before(&mut self, t: u64) {
+        if let Some(pm) = &mut self.ftl.power {
+            pm.forget_before(t);
+        }
     }
 
     /// Runs one request arriving at `t`; returns when it completes.

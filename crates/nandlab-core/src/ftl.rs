@@ -346,7 +346,7 @@ impl Ftl {
             o.trim(lpn, t);
         }
         if let Some(p) = &mut self.power {
-            p.trimmed(lpn);
+            p.trimmed(lpn, t);
         }
         let old = self.l2p[lpn as usize];
         if old == 0 {

@@ -14,7 +14,9 @@
 //! - per page, when its program started and ended, and who wrote it (host,
 //!   GC, folding, recovery);
 //! - per unit, the sequence number of its last TRIM (journalled by the
-//!   firmware with the command);
+//!   firmware when the command runs), and the TRIMs journalled later than
+//!   a cut could still come (a command is decided ahead of its time: a cut
+//!   before that time rolls it back);
 //! - erases not yet finished, each with a copy of the block's contents
 //!   before it (the block may already have been reopened and rewritten
 //!   after its erase was decided, but nothing physical happens to it before
@@ -190,6 +192,21 @@ pub struct PowerModel {
     next_seq: u64,
     /// Pending erases, in the order they were decided.
     pub erases: VecDeque<EraseRecord>,
+    /// TRIMs journalled after `settled`, in the order they were decided.
+    pub trims: VecDeque<TrimRecord>,
+    /// No cut can come at or before this time any more (the drive has
+    /// taken a command arriving then).
+    pub settled: u64,
+}
+
+/// A TRIM journalled at `at`, which a cut before `at` undoes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrimRecord {
+    pub lpn: u32,
+    pub seq: u64,
+    pub at: u64,
+    /// The unit's last TRIM before this one.
+    pub before: u64,
 }
 
 impl PowerModel {
@@ -206,6 +223,8 @@ impl PowerModel {
             trim_seq: vec![0; g.user_units as usize],
             next_seq: 0,
             erases: VecDeque::new(),
+            trims: VecDeque::new(),
+            settled: 0,
         }
     }
 
@@ -222,11 +241,28 @@ impl PowerModel {
         self.ready[slot as usize] = ready;
     }
 
-    /// The host trimmed `lpn` (journalled with the command).
+    /// The host's TRIM of `lpn` is journalled at `at`.
     #[inline]
-    pub fn trimmed(&mut self, lpn: u32) {
+    pub fn trimmed(&mut self, lpn: u32, at: u64) {
         self.next_seq += 1;
-        self.trim_seq[lpn as usize] = self.next_seq;
+        let before = std::mem::replace(&mut self.trim_seq[lpn as usize], self.next_seq);
+        if at > self.settled {
+            self.trims.push_back(TrimRecord {
+                lpn,
+                seq: self.next_seq,
+                at,
+                before,
+            });
+        }
+    }
+
+    /// A cut at `t`: the TRIMs journalled after it never were.
+    pub fn undo_trims_after(&mut self, t: u64) {
+        for r in std::mem::take(&mut self.trims).into_iter().rev() {
+            if r.at > t && self.trim_seq[r.lpn as usize] == r.seq {
+                self.trim_seq[r.lpn as usize] = r.before;
+            }
+        }
     }
 
     /// Page `page` (global index) was programmed over [start, done).
@@ -238,11 +274,16 @@ impl PowerModel {
         self.page_kind[p] = kind;
     }
 
-    /// Drops erase records that ended by `now` (no later cut can see them).
+    /// No cut can come at or before `now` any more: drops the erase and
+    /// TRIM records a later cut cannot see.
     #[inline]
     pub fn forget_before(&mut self, now: u64) {
+        self.settled = self.settled.max(now);
         while self.erases.front().is_some_and(|e| e.done <= now) {
             self.erases.pop_front();
+        }
+        while self.trims.front().is_some_and(|r| r.at <= now) {
+            self.trims.pop_front();
         }
     }
 
@@ -559,6 +600,8 @@ mod tests {
             trim_seq: vec![],
             next_seq: 0,
             erases: VecDeque::new(),
+            trims: VecDeque::new(),
+            settled: 0,
         }
     }
 

@@ -705,6 +705,8 @@ impl Simulator {
                 if fill {
                     self.drive.ftl.fill(n, lpn_of, &mut self.drive.tl)?;
                 } else {
+                    // A trim phase has no cuts: its TRIMs are for good.
+                    self.drive.no_cut_before(self.now);
                     for i in 0..n {
                         self.drive.ftl.trim(lpn_of(i), self.now);
                     }

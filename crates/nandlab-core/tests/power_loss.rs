@@ -230,3 +230,41 @@ fn bad_power_loss_settings_are_clear_errors() {
     let e = error(&config("tlc", "", "", "power_loss = [\"soon\"]"));
     assert!(e.contains("power_loss"), "{e}");
 }
+
+/// Issue 17: a dynamic pSLC cache with TRIMs under cuts every 10 ms lost
+/// acknowledged writes on a capacitor-protected drive. A TRIM is decided
+/// ahead of its time (the command waits for the link and the controller);
+/// a cut before that time must undo it, not hide the data it would trim.
+#[test]
+fn a_trim_decided_after_a_cut_never_happened() {
+    for seed in [3, 11, 12] {
+        let text = format!(
+            r#"
+seed = {seed}
+[device]
+preset = "zombienand-synthetic-tlc"
+capacity = "256MiB"
+write_cache = "plp"
+[ftl]
+pslc = "dynamic"
+[checks]
+integrity = true
+[[phase]]
+kind = "fill"
+volume = 0.9
+[[phase]]
+pattern = "random"
+block_sizes = ["4KiB/70", "64KiB/30"]
+queue_depth = 16
+read_fraction = 0.3
+trim_fraction = 0.05
+volume = 0.5
+power_loss_every = "10ms"
+"#
+        );
+        let (s, _, _) = run(&text);
+        assert!(s.unsafe_because.is_empty(), "{:?}", s.unsafe_because);
+        assert!(s.cuts > 100, "seed {seed}: {} cuts", s.cuts);
+        assert_eq!(s.acknowledged_lost_units, 0, "seed {seed}");
+    }
+}

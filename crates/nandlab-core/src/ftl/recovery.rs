@@ -135,7 +135,8 @@ impl Ftl {
         tl: &mut Timeline,
         safe: bool,
     ) -> Result<PowerLossEvent, SimError> {
-        let pm = self.power.take().expect("power model on");
+        let mut pm = self.power.take().expect("power model on");
+        pm.undo_trims_after(t);
         let blocks = self.g.blocks as usize;
         let units = self.g.user_units as usize;
 
@@ -261,7 +262,6 @@ impl Ftl {
                 _ => relocate.push((lpn as u32, *c)),
             }
         }
-        let mut pm = pm;
         // Blocks to erase again (with the record of the erase), after moving
         // out what recovery keeps in them.
         let mut pending = Vec::new();
