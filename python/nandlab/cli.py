@@ -908,7 +908,7 @@ def _print_power_cuts(console: Console, result: api.Result) -> None:
     for header in rows[0]:
         two_lines = header.replace(" units lost", "\nunits lost").replace(" lost / ", "\nlost / ")
         two_lines = two_lines.replace("Units moved", "Units\nmoved").replace(" ms ", " ms\n")
-        two_lines = two_lines.replace("Programs called", "Programs\ncalled")
+        two_lines = two_lines.replace("Programs called", "Programs\ncalled").replace("Time rec", "Time\nrec")
         if header == "Why":
             table.add_column(header, min_width=16, ratio=1)
         else:

@@ -105,6 +105,7 @@ def power_cut_rows(phases: list[dict[str, Any]]) -> list[dict[str, str]]:
             "Units moved": number(cuts["relocated_units"]),
             "Programs called off": number(cuts["in_flight"]["discarded_programs"]),
             "Recovery ms mean / max": f"{number(cuts['recovery_us_mean'] / 1e3)} / {number(cuts['recovery_us_max'] / 1e3)}",
+            "Time recovering": f"{cuts.get('recovering_fraction', 0):.0%}",
         })
     return rows
 
@@ -118,11 +119,17 @@ def power_cut_verdict(phases: list[dict[str, Any]]) -> str:
 
 
 def power_cut_caveat(phases: list[dict[str, Any]]) -> str | None:
-    """When cuts called off many programs booked ahead: what that does to the phase's WAF (the
-    program counters count programs as booked, and recovery redoes the GC they belonged to)."""
+    """When cuts came faster than the drive recovered, or called off many programs booked ahead:
+    what that does to the phase's figures (the program counters count programs as booked, and
+    recovery redoes the GC they belonged to)."""
     notes = []
     for phase in phases:
         cuts = phase.get("power_loss")
+        if cuts and cuts.get("cuts_outpace_recovery"):
+            notes.append(f"{phase['name']}: cuts came faster than the drive recovered (up "
+                         f"{number(cuts['uptime_ms_mean'])} ms between cuts on average, recovery "
+                         f"{number(cuts['recovery_us_mean'] / 1e3)} ms): it spent {cuts['recovering_fraction']:.0%} "
+                         "of its time recovering, so its wear, WAF and speed describe recovery more than the workload")
         booked = phase.get("flash_programs", 0)
         called_off = cuts["in_flight"]["discarded_programs"] if cuts else 0
         if booked and called_off >= 0.05 * booked:

@@ -82,3 +82,18 @@ def test_many_programs_called_off_come_with_a_caveat_on_waf() -> None:
     assert caveat is not None and "600 of them (60%)" in caveat and "about 4×" in caveat
     phase["power_loss"]["in_flight"]["discarded_programs"] = 10  # 1 %: no caveat
     assert output.power_cut_caveat([phase]) is None
+
+
+def test_cuts_faster_than_recovery_are_called_out(nandlab_cli, tmp_path: Path) -> None:
+    """Issue 17: cuts every 5 ms against ~80 ms recoveries keep the drive recovering nearly all the
+    time; the run must say so rather than pass its wear and WAF off as the workload's."""
+    path = tmp_path / "cuts.toml"
+    path.write_text(config("plp", True, every="5ms"))
+    summary = nandlab.run(config("plp", True, every="5ms")).phases[-1]["power_loss"]
+    assert summary["cuts_outpace_recovery"] and summary["recovering_fraction"] > 0.5
+    assert summary["uptime_ms_mean"] < summary["recovery_us_mean"] / 1e3
+    table = nandlab_cli("run", path, "-q")
+    text = " ".join(table.stdout.split())
+    assert "cuts came faster than the drive recovered" in text and "of its time recovering" in text
+    calm = nandlab.run(config("plp", True, every="2s")).phases[-1]["power_loss"]
+    assert not calm["cuts_outpace_recovery"] and calm["recovering_fraction"] < 0.2

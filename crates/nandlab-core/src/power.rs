@@ -534,12 +534,27 @@ pub struct PowerLossSummary {
     pub in_flight: InFlight,
     pub recovery_us_mean: f64,
     pub recovery_us_max: f64,
+    /// Simulated time the drive spent recovering, in all and as a share of
+    /// the phase's (or run's) time, and the mean time it was up between
+    /// being back and the next cut.
+    pub recovering_seconds: f64,
+    pub recovering_fraction: f64,
+    pub uptime_ms_mean: f64,
+    /// Cuts came faster than the drive recovered (it spent at least half its
+    /// time recovering): wear, WAF and speed then describe recovery more
+    /// than the workload.
+    pub cuts_outpace_recovery: bool,
     /// Why the configuration may lose acknowledged writes (empty: it must not).
     pub unsafe_because: Vec<String>,
 }
 
 impl PowerLossSummary {
-    pub fn of(events: &[PowerLossEvent], unsafe_because: &[String]) -> PowerLossSummary {
+    /// The cuts `events` of a stretch of `sim_ns` simulated nanoseconds.
+    pub fn of(
+        events: &[PowerLossEvent],
+        unsafe_because: &[String],
+        sim_ns: u64,
+    ) -> PowerLossSummary {
         let mut s = PowerLossSummary {
             cuts: events.len() as u64,
             unsafe_because: unsafe_because.to_vec(),
@@ -563,6 +578,14 @@ impl PowerLossSummary {
             a.discarded_host += b.discarded_host;
             s.recovery_us_mean += e.recovery_us / events.len() as f64;
             s.recovery_us_max = s.recovery_us_max.max(e.recovery_us);
+            s.recovering_seconds += e.recovery_us / 1e6;
+        }
+        let seconds = sim_ns as f64 / 1e9;
+        if seconds > 0.0 && !events.is_empty() {
+            s.recovering_fraction = (s.recovering_seconds / seconds).min(1.0);
+            s.uptime_ms_mean =
+                (seconds - s.recovering_seconds).max(0.0) * 1e3 / events.len() as f64;
+            s.cuts_outpace_recovery = s.recovering_fraction >= 0.5;
         }
         s
     }

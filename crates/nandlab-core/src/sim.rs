@@ -620,8 +620,13 @@ impl Simulator {
                 death: phase_death,
                 unit_bytes: self.cfg.geometry.unit_size as u64,
                 integrity: self.integrity_counts(),
-                power_loss: cuts
-                    .then(|| PowerLossSummary::of(&power_losses, &self.cfg.power_loss_unsafe())),
+                power_loss: cuts.then(|| {
+                    PowerLossSummary::of(
+                        &power_losses,
+                        &self.cfg.power_loss_unsafe(),
+                        self.now - start,
+                    )
+                }),
             },
         );
         Ok(PhaseResult {
@@ -650,7 +655,11 @@ impl Simulator {
                 unit_bytes: self.cfg.geometry.unit_size as u64,
                 integrity: self.integrity_counts(),
                 power_loss: self.drive.ftl.power.is_some().then(|| {
-                    PowerLossSummary::of(&self.power_losses, &self.cfg.power_loss_unsafe())
+                    PowerLossSummary::of(
+                        &self.power_losses,
+                        &self.cfg.power_loss_unsafe(),
+                        self.now,
+                    )
                 }),
             },
         )
