@@ -81,6 +81,7 @@ def run(
     snapshot: str | os.PathLike[str] | None = None,
     snapshot_every: str | None = None,
     notes: Mapping[str, Any] | None = None,
+    overwrite_snapshot: bool = False,
 ) -> Result:
     """Run every phase of an experiment, in order, on one drive.
 
@@ -98,10 +99,13 @@ def run(
             ``"5min"``) or bytes the host moved (``"50GiB"``). A run killed outright goes on
             from the last one.
         notes: JSON-able values kept in the snapshot for whoever resumes it (``Paused.notes``).
+        overwrite_snapshot: write over ``snapshot`` even if it holds the snapshot of another run
+            (another config or seed); without it, only a snapshot of this same run is replaced.
 
     Raises:
         ConfigError: the config (or ``snapshot_every``) is invalid; nothing ran.
-        SnapshotError: ``snapshot`` is a file that is not a snapshot (it is never overwritten).
+        SnapshotError: ``snapshot`` is a file that is not a snapshot (it is never overwritten),
+            or the snapshot of another run (without ``overwrite_snapshot``).
         Interrupted: a signal (or ``progress``) stopped the run; its state is in ``snapshot``.
         SimulationError: the engine failed during the run.
     """
@@ -109,7 +113,7 @@ def run(
     if snapshot is None and snapshot_every is not None:
         raise ConfigError("snapshot_every: needs a snapshot file to write to")
     if snapshot is not None:
-        sim.snapshot_to(os.fspath(snapshot), every=snapshot_every)
+        sim.snapshot_to(os.fspath(snapshot), every=snapshot_every, force=overwrite_snapshot)
     return _go_on(sim, [], [], dict(notes or {}), progress)
 
 

@@ -14,6 +14,7 @@ use crate::ftl::{Ftl, Programmed};
 use crate::mapcache::MapAccess;
 use crate::power::{CutPlan, PowerLossEvent, WriteCache};
 use crate::readahead::ReadAhead;
+use crate::sanity::{ensure, same, Checked};
 use crate::timeline::{Timeline, WriteBuffer};
 use crate::workload::{Op, Request};
 use crate::SimError;
@@ -126,6 +127,29 @@ impl Drive {
             power_events: Vec::new(),
             ftl,
         }
+    }
+
+    /// Checks this drive, read back from a snapshot, against the one `cfg`
+    /// builds: the same hardware and settings, every part's state in range
+    /// and the map consistent (see [`crate::sanity`]).
+    pub fn check_loaded(&self, cfg: &Config) -> Checked {
+        let mut fresh = Drive::new(cfg, cfg.seed);
+        if self.ftl.power.is_some() {
+            fresh.enable_power_model(cfg);
+        }
+        let settings = |d: &Drive| (d.unit, d.multiplane, d.write_through, d.power_unsafe);
+        same("the drive's settings", &settings(self), &settings(&fresh))?;
+        ensure(
+            self.dispatch_free.is_some() == fresh.dispatch_free.is_some()
+                && self.read_ahead.is_some() == fresh.read_ahead.is_some(),
+            || "the drive's command order or read-ahead differs from its config's".into(),
+        )?;
+        self.tl.check_loaded(&fresh.tl)?;
+        self.buffer.check_loaded(&fresh.buffer)?;
+        if let (Some(r), Some(f)) = (&self.read_ahead, &fresh.read_ahead) {
+            r.check_loaded(f)?;
+        }
+        self.ftl.check_loaded(&fresh.ftl)
     }
 
     /// Keeps what power cuts need (before anything is written).

@@ -19,6 +19,7 @@
 //! a cut from what the flash physically holds.
 
 use serde::{Deserialize, Serialize};
+mod loaded;
 mod recovery;
 
 use crate::blocks::{BlockState, BlockTable};

@@ -20,6 +20,7 @@ pub mod memory;
 pub mod oracle;
 pub mod power;
 pub mod readahead;
+pub mod sanity;
 pub mod sim;
 pub mod stats;
 pub mod timeline;

@@ -20,6 +20,7 @@
 
 use crate::geometry::FastDiv;
 use crate::media::ModeTiming;
+use crate::sanity::{ensure, indices, len, same, Checked};
 use crate::stats::Counters;
 use crate::timeline::Timeline;
 use serde::{Deserialize, Serialize};
@@ -51,6 +52,8 @@ struct Slot {
 pub struct MapCache {
     entries_per_page: FastDiv,
     slots: Vec<Slot>,
+    /// Translation pages the cache holds at most.
+    room: usize,
     /// Slot of each translation page, or NIL.
     slot_of: Vec<u32>,
     hand: usize,
@@ -87,6 +90,7 @@ impl MapCache {
         MapCache {
             entries_per_page: FastDiv::new(entries),
             slots: Vec::with_capacity(capacity),
+            room: capacity,
             slot_of: vec![NIL; tpages],
             hand: 0,
             dies: FastDiv::new(dies),
@@ -99,6 +103,46 @@ impl MapCache {
             user_units,
             untimed: false,
         }
+    }
+
+    /// Checks this (loaded) cache against `fresh`, one its config builds:
+    /// settings, array lengths, and cached pages and slots that point at
+    /// each other.
+    pub fn check_loaded(&self, fresh: &MapCache) -> Checked {
+        let settings = |m: &MapCache| {
+            let fixed = (m.entries_per_page, m.dies, m.read_ns, m.program_ns);
+            (fixed, m.page_units, m.entries, m.user_units, m.room)
+        };
+        same(
+            "the map cache's settings",
+            &settings(self),
+            &settings(fresh),
+        )?;
+        let tpages = fresh.slot_of.len() as u64;
+        len("map cache pages", self.slot_of.len(), tpages)?;
+        len("map cache in_order", self.in_order.len(), tpages)?;
+        len("map cache linear", self.linear.len(), tpages)?;
+        ensure(self.slots.len() <= self.room, || {
+            "the map cache holds more pages than it has room for".into()
+        })?;
+        ensure(self.hand <= self.slots.len(), || {
+            "the map cache's clock hand is past its pages".into()
+        })?;
+        indices(
+            "map cache slots",
+            &self.slot_of,
+            self.slots.len() as u64,
+            true,
+        )?;
+        let agree = self
+            .slots
+            .iter()
+            .enumerate()
+            .all(|(i, s)| self.slot_of.get(s.tpage as usize) == Some(&(i as u32)));
+        ensure(agree, || "the map cache's pages and slots disagree".into())?;
+        ensure(self.in_order.iter().all(|&e| e <= self.entries), || {
+            "a map cache extent is longer than its page".into()
+        })
     }
 
     /// Power was lost: the cached translation pages and the extents kept in
@@ -176,7 +220,7 @@ impl MapCache {
             slot.dirty |= update;
             return t;
         }
-        let s = if self.slots.len() < self.slots.capacity() {
+        let s = if self.slots.len() < self.room {
             self.slots.push(Slot {
                 tpage,
                 referenced: true,

@@ -8,6 +8,7 @@
 //! (about 9 bytes per unit and slot); `[checks] integrity = true` or the
 //! environment variable `NANDLAB_INTEGRITY=1` switch it on.
 
+use crate::sanity::{ensure, len, Checked};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -126,6 +127,26 @@ impl Oracle {
             checked_reads: 0,
             acks: None,
         }
+    }
+
+    /// Checks this (loaded) oracle's arrays against the geometry.
+    pub fn check_loaded(&self, g: &crate::geometry::Geometry) -> Checked {
+        len("oracle.latest", self.latest.len(), g.user_units)?;
+        len("oracle.written", self.written.len(), g.user_units)?;
+        len("oracle.held", self.held.len(), g.slots)?;
+        if let Some(a) = &self.acks {
+            for (name, l) in [
+                ("issued", a.issued.len()),
+                ("done", a.done.len()),
+                ("before", a.before.len()),
+                ("before_done", a.before_done.len()),
+            ] {
+                len(&format!("oracle acknowledgements.{name}"), l, g.user_units)?;
+            }
+        }
+        ensure(self.history.len() <= HISTORY, || {
+            "the oracle's history is too long".into()
+        })
     }
 
     /// Keeps acknowledgements too (a drive with power cuts).

@@ -32,6 +32,7 @@
 
 use crate::geometry::Geometry;
 use crate::media::CellMode;
+use crate::sanity::{ensure, indices, len, Checked};
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -226,6 +227,74 @@ impl PowerModel {
             trims: VecDeque::new(),
             settled: 0,
         }
+    }
+
+    /// Checks this (loaded) bookkeeping against the geometry: array
+    /// lengths, and every block, unit and page a record names in range.
+    pub fn check_loaded(&self, g: &Geometry) -> Checked {
+        let pages = g.slots / g.units_per_page as u64;
+        len("power.seq", self.seq.len(), g.slots)?;
+        len("power.ready", self.ready.len(), g.slots)?;
+        len("power.page_start", self.page_start.len(), pages)?;
+        len("power.page_done", self.page_done.len(), pages)?;
+        len("power.page_kind", self.page_kind.len(), pages)?;
+        len("power.trim_seq", self.trim_seq.len(), g.user_units)?;
+        indices(
+            "a TRIM record",
+            self.trims.iter().map(|r| &r.lpn),
+            g.user_units,
+            false,
+        )?;
+        // No record is newer than the sequence counter: what comes next must
+        // be newer than all of them.
+        let saved = self
+            .erases
+            .iter()
+            .filter_map(|e| e.before.as_ref())
+            .flat_map(|c| &c.seq);
+        let trims = self.trims.iter().flat_map(|r| [&r.seq, &r.before]);
+        let newest = self
+            .seq
+            .iter()
+            .chain(&self.trim_seq)
+            .chain(saved)
+            .chain(trims)
+            .max();
+        ensure(newest.is_none_or(|&s| s <= self.next_seq), || {
+            "a spare-area record is newer than the drive's sequence counter".into()
+        })?;
+        for e in &self.erases {
+            indices("an erase record", [&e.block], g.blocks as u64, false)?;
+            if let Some(c) = &e.before {
+                let n = c.lpn.len() as u64;
+                ensure(
+                    n <= g.units_per_block as u64 && n.is_multiple_of(g.units_per_page as u64),
+                    || "an erase record's block is not a block".into(),
+                )?;
+                for (name, l) in [
+                    ("seq", c.seq.len()),
+                    ("ready", c.ready.len()),
+                    ("version", c.version.len()),
+                ] {
+                    len(&format!("an erase record's {name}"), l, n)?;
+                }
+                len(
+                    "an erase record's page times",
+                    c.page_start.len(),
+                    n / g.units_per_page as u64,
+                )?;
+                len(
+                    "an erase record's page times",
+                    c.page_done.len(),
+                    n / g.units_per_page as u64,
+                )?;
+                ensure(c.programmed <= c.written && c.written as u64 <= n, || {
+                    "an erase record holds more than its block".into()
+                })?;
+                indices("an erase record's units", &c.lpn, g.user_units, false)?;
+            }
+        }
+        Ok(())
     }
 
     /// Bytes this bookkeeping takes for a geometry (for the memory check).

@@ -4,6 +4,7 @@
 //! read wholly inside that window costs only the host transfer (once the
 //! flash reads have landed); a write or TRIM into the window drops it.
 
+use crate::sanity::{ensure, Checked};
 use serde::{Deserialize, Serialize};
 /// The read-ahead window: units `[start, end)` in controller RAM, each from
 /// its own time (`ready`, a ring indexed by unit).
@@ -27,6 +28,16 @@ impl ReadAhead {
             end: 0,
             ready: vec![0; window_units as usize],
         }
+    }
+
+    /// Checks this (loaded) window against `fresh`, one its config builds.
+    pub fn check_loaded(&self, fresh: &ReadAhead) -> Checked {
+        ensure(
+            self.window == fresh.window
+                && self.ready.len() == fresh.ready.len()
+                && self.start <= self.end,
+            || "the read-ahead window differs from its config's".into(),
+        )
     }
 
     /// Whether units `first..=last` are all in the window.

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+mod loaded;
 mod snapshot;
 pub use snapshot::{
     writable as snapshot_writable, ConfigText, Every, SnapshotPlan, FORMAT as SNAPSHOT_FORMAT,
@@ -1106,20 +1107,12 @@ impl IoState {
         seed: u64,
         start: u64,
     ) -> Result<IoState, SimError> {
-        // The first job draws as the phase would: one job is the plain phase.
-        let job_seed = |j: u64| {
-            if j == 0 {
-                seed
-            } else {
-                derive_seed(seed, "job", j)
-            }
-        };
         let jobs: Vec<JobRun> = p
             .jobs
             .iter()
             .enumerate()
             .map(|(j, job)| JobRun {
-                source: Generator::new(job, user, unit, job_seed(j as u64)),
+                source: Generator::new(job, user, unit, job_seed(seed, j)),
                 stop: Stop::of(job, start, user),
                 queue_depth: match job.arrival {
                     Arrival::Closed { queue_depth } => queue_depth,
@@ -1231,6 +1224,16 @@ impl Source {
 
 /// About 200 rows per phase, on the axis of its first stop condition; a run
 /// until death takes a row every drive write (the user capacity moved).
+/// The workload seed of a phase's job `j` of a phase seeded `seed` (the
+/// first job draws as the phase would: one job is the plain phase).
+fn job_seed(seed: u64, j: usize) -> u64 {
+    if j == 0 {
+        seed
+    } else {
+        derive_seed(seed, "job", j as u64)
+    }
+}
+
 fn default_interval(p: &PhaseConfig, user: u64) -> Interval {
     if let Some(v) = p.volume {
         Interval::Bytes((v.bytes(user) / ROWS_PER_PHASE).max(1))

@@ -50,32 +50,43 @@ pub struct Counters {
 impl Sub for Counters {
     type Output = Counters;
     fn sub(self, o: Counters) -> Counters {
-        Counters {
-            host_read_bytes: self.host_read_bytes - o.host_read_bytes,
-            host_write_bytes: self.host_write_bytes - o.host_write_bytes,
-            host_trim_bytes: self.host_trim_bytes - o.host_trim_bytes,
-            fill_bytes: self.fill_bytes - o.fill_bytes,
-            read_requests: self.read_requests - o.read_requests,
-            write_requests: self.write_requests - o.write_requests,
-            trim_requests: self.trim_requests - o.trim_requests,
-            host_write_units: self.host_write_units - o.host_write_units,
-            flash_reads_host: self.flash_reads_host - o.flash_reads_host,
-            flash_reads_gc: self.flash_reads_gc - o.flash_reads_gc,
-            flash_programs_host: self.flash_programs_host - o.flash_programs_host,
-            flash_programs_gc: self.flash_programs_gc - o.flash_programs_gc,
-            flash_units_host: self.flash_units_host - o.flash_units_host,
-            flash_units_gc: self.flash_units_gc - o.flash_units_gc,
-            erases: self.erases - o.erases,
-            program_ops: self.program_ops - o.program_ops,
-            program_ns: self.program_ns - o.program_ns,
-            erase_ns: self.erase_ns - o.erase_ns,
-            map_reads: self.map_reads - o.map_reads,
-            map_programs: self.map_programs - o.map_programs,
-            flash_units_map: self.flash_units_map - o.flash_units_map,
-            folded_units: self.folded_units - o.folded_units,
-            direct_units: self.direct_units - o.direct_units,
-            backup_programs: self.backup_programs - o.backup_programs,
-        }
+        self.checked_sub(o)
+            .expect("counters only grow: an earlier copy is never ahead")
+    }
+}
+
+impl Counters {
+    /// `self - o`, field by field; None if `o` is ahead in any (it is not
+    /// an earlier copy of these counters).
+    pub fn checked_sub(self, o: Counters) -> Option<Counters> {
+        Some(Counters {
+            host_read_bytes: self.host_read_bytes.checked_sub(o.host_read_bytes)?,
+            host_write_bytes: self.host_write_bytes.checked_sub(o.host_write_bytes)?,
+            host_trim_bytes: self.host_trim_bytes.checked_sub(o.host_trim_bytes)?,
+            fill_bytes: self.fill_bytes.checked_sub(o.fill_bytes)?,
+            read_requests: self.read_requests.checked_sub(o.read_requests)?,
+            write_requests: self.write_requests.checked_sub(o.write_requests)?,
+            trim_requests: self.trim_requests.checked_sub(o.trim_requests)?,
+            host_write_units: self.host_write_units.checked_sub(o.host_write_units)?,
+            flash_reads_host: self.flash_reads_host.checked_sub(o.flash_reads_host)?,
+            flash_reads_gc: self.flash_reads_gc.checked_sub(o.flash_reads_gc)?,
+            flash_programs_host: self
+                .flash_programs_host
+                .checked_sub(o.flash_programs_host)?,
+            flash_programs_gc: self.flash_programs_gc.checked_sub(o.flash_programs_gc)?,
+            flash_units_host: self.flash_units_host.checked_sub(o.flash_units_host)?,
+            flash_units_gc: self.flash_units_gc.checked_sub(o.flash_units_gc)?,
+            erases: self.erases.checked_sub(o.erases)?,
+            program_ops: self.program_ops.checked_sub(o.program_ops)?,
+            program_ns: self.program_ns.checked_sub(o.program_ns)?,
+            erase_ns: self.erase_ns.checked_sub(o.erase_ns)?,
+            map_reads: self.map_reads.checked_sub(o.map_reads)?,
+            map_programs: self.map_programs.checked_sub(o.map_programs)?,
+            flash_units_map: self.flash_units_map.checked_sub(o.flash_units_map)?,
+            folded_units: self.folded_units.checked_sub(o.folded_units)?,
+            direct_units: self.direct_units.checked_sub(o.direct_units)?,
+            backup_programs: self.backup_programs.checked_sub(o.backup_programs)?,
+        })
     }
 }
 

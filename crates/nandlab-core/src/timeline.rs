@@ -21,6 +21,7 @@
 
 use crate::config::DeviceConfig;
 use crate::geometry::{FastDiv, Geometry};
+use crate::sanity::{ensure, same, Checked};
 use crate::units::transfer_ns;
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
@@ -205,6 +206,27 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// Checks this (loaded) timeline against `fresh`, one its config
+    /// builds: the same dies, channels and link, and booking queues whose
+    /// bookkeeping adds up.
+    pub fn check_loaded(&self, fresh: &Timeline) -> Checked {
+        let settings = |t: &Timeline| {
+            let lanes: Vec<bool> = t.dies.iter().map(|l| l.backlog.is_some()).collect();
+            let fixed = (t.out, t.command_ns, t.link_rate, t.dies_per_channel);
+            (lanes, t.channels.len(), fixed, t.chan_units_ns.clone())
+        };
+        same("the drive's timeline", &settings(self), &settings(fresh))?;
+        let buses = self.channels.iter().chain(&self.links);
+        ensure(buses.clone().all(|b| b.head <= b.busy.len()), || {
+            "a bus's bookings are out of order".into()
+        })?;
+        let backlogs = self.dies.iter().filter_map(|l| l.backlog.as_ref());
+        ensure(
+            backlogs.clone().all(|q| q.delay_at_start <= q.delay),
+            || "a die's booking queue is out of order".into(),
+        )
+    }
+
     pub fn new(g: &Geometry, d: &DeviceConfig, read_priority: bool) -> Timeline {
         let max_units = (g.units_per_page * g.planes_per_die) as u64;
         Timeline {
@@ -370,6 +392,23 @@ impl WriteBuffer {
             granted: 0,
             releases: BinaryHeap::new(),
         }
+    }
+
+    /// Checks this (loaded) buffer against `fresh`, one its config builds:
+    /// the same size, holding no more than it can, releasing what it holds.
+    pub fn check_loaded(&self, fresh: &WriteBuffer) -> Checked {
+        ensure(
+            self.capacity == fresh.capacity && self.used <= self.capacity,
+            || "the write buffer holds more than its size".into(),
+        )?;
+        let releasing = self
+            .releases
+            .iter()
+            .map(|r| r.0 .1)
+            .try_fold(0u64, u64::checked_add);
+        ensure(releasing.is_some_and(|r| r <= self.used), || {
+            "the write buffer releases more than it holds".into()
+        })
     }
 
     /// Reserves `n` units at time `t` or as soon after as programs free them.

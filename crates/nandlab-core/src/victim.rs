@@ -8,10 +8,11 @@
 //! (`valid × units_per_block / capacity`): blocks run in a lower bit mode
 //! hold fewer units, and a full small block must not look like a good victim.
 
-use crate::blocks::BlockTable;
+use crate::blocks::{BlockState, BlockTable};
 use crate::config::GcPolicy;
 use crate::geometry::{Dividers, Geometry};
 use crate::media::CellMode;
+use crate::sanity::{ensure, len, same, Checked};
 use rand::RngExt;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -311,6 +312,121 @@ impl VictimIndex {
         let level = self.level(valid[victim as usize], blocks.capacity[victim as usize]);
         self.remove(victim, level);
         Some(victim)
+    }
+
+    /// Checks this (loaded) index against `fresh`, one its config builds:
+    /// it holds exactly the sealed native blocks, each once, in its own
+    /// pool (and, in buckets, in the bucket of its valid count, on lists
+    /// whose links agree, entered no later than the logical clock `clock`).
+    pub fn check_loaded(
+        &self,
+        fresh: &VictimIndex,
+        g: &Geometry,
+        blocks: &BlockTable,
+        clock: u64,
+    ) -> Checked {
+        let settings = |v: &VictimIndex| (v.policy, v.fast, v.units_per_block);
+        same(
+            "the GC victim index's settings",
+            &settings(self),
+            &settings(fresh),
+        )?;
+        let n = g.blocks as usize;
+        let mut seen = vec![false; n];
+        let mut member = |b: u32, pool: usize| -> Checked {
+            ensure((b as usize) < n, || {
+                format!("the GC victim index holds block {b}, past the drive")
+            })?;
+            ensure(!std::mem::replace(&mut seen[b as usize], true), || {
+                format!("block {b} is in the GC victim index twice")
+            })?;
+            ensure(g.pool_of_block(b) as usize == pool, || {
+                format!("block {b} is in another GC pool's victim index")
+            })
+        };
+        let pools = g.pools as u64;
+        match (&self.kind, &fresh.kind) {
+            (
+                Kind::Buckets {
+                    head,
+                    tail,
+                    prev,
+                    next,
+                    stamp,
+                    min,
+                },
+                Kind::Buckets { head: h0, .. },
+            ) => {
+                len("victim buckets", head.len(), h0.len() as u64)?;
+                len("victim bucket tails", tail.len(), h0.len() as u64)?;
+                for (name, l) in [
+                    ("prev", prev.len()),
+                    ("next", next.len()),
+                    ("stamp", stamp.len()),
+                ] {
+                    len(&format!("victim {name}"), l, n as u64)?;
+                }
+                len("victim min", min.len(), pools)?;
+                let per_pool = self.units_per_block as usize + 1;
+                for (bucket, &first) in head.iter().enumerate() {
+                    let (pool, level) = (bucket / per_pool, (bucket % per_pool) as u32);
+                    let (mut b, mut last) = (first, NIL);
+                    while b != NIL {
+                        member(b, pool)?;
+                        let i = b as usize;
+                        ensure(prev[i] == last, || {
+                            format!("block {b}'s victim list links disagree")
+                        })?;
+                        ensure(
+                            self.level(blocks.valid[i], blocks.capacity[i]) == level
+                                && stamp[i] <= clock,
+                            || format!("block {b} is in the wrong victim bucket"),
+                        )?;
+                        (last, b) = (b, next[i]);
+                    }
+                    ensure(tail[bucket] == last, || {
+                        "a victim list's tail is not its last block".into()
+                    })?;
+                    ensure(first == NIL || min[pool] <= level, || {
+                        "a victim bucket lies below its pool's lowest".into()
+                    })?;
+                }
+            }
+            (Kind::Fifo(queues), Kind::Fifo(_)) => {
+                len("victim queues", queues.len(), pools)?;
+                for (p, q) in queues.iter().enumerate() {
+                    q.iter().try_for_each(|&b| member(b, p))?;
+                }
+            }
+            (Kind::Set { members, pos }, Kind::Set { .. }) => {
+                len("victim sets", members.len(), pools)?;
+                len("victim positions", pos.len(), n as u64)?;
+                for (p, m) in members.iter().enumerate() {
+                    for (i, &b) in m.iter().enumerate() {
+                        member(b, p)?;
+                        ensure(pos[b as usize] == i as u32, || {
+                            format!("block {b}'s position in its victim set is wrong")
+                        })?;
+                    }
+                }
+            }
+            _ => return Err("the GC victim index is another policy's".into()),
+        }
+        let wrong = (0..n).find(|&b| {
+            let sealed = blocks.state[b] == BlockState::Sealed && !blocks.in_cache[b];
+            seen[b] != sealed
+        });
+        ensure(wrong.is_none(), || {
+            format!(
+                "block {} is {} the GC victim index",
+                wrong.unwrap_or(0),
+                if seen[wrong.unwrap_or(0)] {
+                    "not sealed but in"
+                } else {
+                    "sealed but not in"
+                }
+            )
+        })
     }
 
     /// Removes a sealed block (about to be erased) from bucket `level`.

@@ -3,6 +3,7 @@
 //! working set, each random choice drawn from its own seeded stream.
 
 use crate::config::{Distribution, Pattern, PhaseConfig};
+use crate::sanity::{ensure, same, Checked};
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Uniform, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -216,6 +217,35 @@ impl Generator {
             ws_bytes,
             read_fraction: p.read_fraction,
             trim_fraction: p.trim_fraction,
+        }
+    }
+
+    /// Checks this (loaded) generator against `fresh`, the one its phase
+    /// and seed build: the same settings, and where it is in its pass
+    /// within the working set.
+    pub fn check_loaded(&self, fresh: &Generator) -> Checked {
+        let settings = |g: &Generator| {
+            let shape = (g.start, g.positions, g.align, g.block_size, g.ws_bytes);
+            (shape, g.sizes.clone(), g.read_fraction, g.trim_fraction)
+        };
+        same(
+            "the request generator's settings",
+            &settings(self),
+            &settings(fresh),
+        )?;
+        match (&self.pattern, &fresh.pattern) {
+            (Addresses::Sequential { next }, Addresses::Sequential { .. }) => {
+                ensure(*next <= self.ws_bytes, || {
+                    "the sequential stream is past its working set".into()
+                })
+            }
+            (Addresses::Shuffle { scatter, next }, Addresses::Shuffle { scatter: s0, .. }) => {
+                same("the shuffle order", scatter, s0)?;
+                ensure(*next < self.positions, || {
+                    "the shuffle is past its working set".into()
+                })
+            }
+            (pattern, fresh) => same("the address distribution", pattern, fresh),
         }
     }
 

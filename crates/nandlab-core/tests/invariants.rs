@@ -85,7 +85,7 @@ const CACHES: [Option<(&str, bool, bool)>; 6] = [
     Some(("off", false, false)),
 ];
 
-fn drive(ftl: usize, multiplane: bool, cache: usize) -> (Drive, u64) {
+fn drive(ftl: usize, multiplane: bool, cache: usize) -> (Drive, u64, Config) {
     let (ftl, wear) = FTLS[ftl];
     let multiplane = multiplane && !ftl.contains("die");
     let text = format!(
@@ -120,7 +120,7 @@ requests = 1
     if CACHES[cache].is_some() {
         d.enable_power_model(&cfg);
     }
-    (d, user)
+    (d, user, cfg)
 }
 
 #[derive(Debug, Clone)]
@@ -189,7 +189,7 @@ impl Unit {
 }
 
 fn check(ftl: usize, multiplane: bool, cache: usize, steps: &[Step]) -> Result<(), TestCaseError> {
-    let (mut d, _) = drive(ftl, multiplane, cache);
+    let (mut d, _, cfg) = drive(ftl, multiplane, cache);
     d.ftl.enable_oracle();
     let cuts = CACHES[cache];
     let mut model: BTreeMap<u64, Unit> = BTreeMap::new();
@@ -284,7 +284,8 @@ fn check(ftl: usize, multiplane: bool, cache: usize, steps: &[Step]) -> Result<(
                     Err(e) if e.is_wear_out() && !FTLS[ftl].1.is_empty() => break,
                     Err(e) => return Err(TestCaseError::fail(e.to_string())),
                 };
-                d.ftl.check_invariants().map_err(TestCaseError::fail)?;
+                // What a snapshot's reader checks holds after every cut.
+                d.check_loaded(&cfg).map_err(TestCaseError::fail)?;
                 add(&TALLY.cuts, 1);
                 add(&TALLY.safe_cuts, safe as u64);
                 add(&TALLY.pslc_trim_cuts, pslc_trims as u64);
@@ -340,7 +341,7 @@ fn check(ftl: usize, multiplane: bool, cache: usize, steps: &[Step]) -> Result<(
             }
         }
     }
-    d.ftl.check_invariants().map_err(TestCaseError::fail)?;
+    d.check_loaded(&cfg).map_err(TestCaseError::fail)?;
     for lpn in (0..d.ftl.g.user_units).filter(|l| !unacknowledged.contains(l)) {
         d.ftl.check_read(lpn as u32).map_err(TestCaseError::fail)?;
         agrees(&d, &model, lpn)?;

@@ -221,6 +221,36 @@ fn power_cuts_resume_bit_identical() {
     same_when_resumed("cuts", CUTS, Every::SimNs(30_000_000), 1);
 }
 
+/// A DRAM-less drive with a pSLC cache and cuts: the map cache's room (it
+/// was the vector's allocated capacity, which a snapshot does not keep) and
+/// the cache queues come back as they were.
+#[test]
+fn a_map_cache_and_a_pslc_cache_resume_bit_identical() {
+    same_when_resumed("cached", CACHED, Every::SimNs(30_000_000), 1);
+    // A 0.8 GiB drive read sequentially: its map cache (53 translation
+    // pages of 16 MiB each) is still filling at every snapshot.
+    let filling = r#"
+seed = 2
+[device]
+cell = "tlc"
+channels = 4
+blocks_per_plane = 256
+pages_per_block = 64
+page_size = "16KiB"
+over_provisioning = "20 %"
+[ftl]
+map_cache = "4GiB"
+[[phase]]
+kind = "fill"
+[[phase]]
+pattern = "sequential"
+read_fraction = 0.9
+queue_depth = 8
+duration = "1s"
+"#;
+    same_when_resumed("filling", filling, Every::HostBytes(8 << 20), 1);
+}
+
 /// A config of the small drive replaying a timed MSR trace of 40,000
 /// requests, in bursts of `burst` requests at one instant, `gap_us` apart.
 fn timed_trace(name: &str, burst: u64, gap_us: u64) -> String {
@@ -309,19 +339,24 @@ fn a_run_killed_goes_on_from_its_last_periodic_snapshot() {
 
 /// A snapshot of the small drive, paused in its closed-loop phase.
 fn a_snapshot(name: &str) -> PathBuf {
+    snapshot_of(name, PHASES, 2)
+}
+
+/// A snapshot of `text`'s run, paused at the first sync point of phase `paused`.
+fn snapshot_of(name: &str, text: &str, paused: usize) -> PathBuf {
     let path = scratch(name);
-    let mut sim = Simulator::new(config_text(PHASES).parse().unwrap());
+    let mut sim = Simulator::new(config_text(text).parse().unwrap());
     sim.snapshot_to(SnapshotPlan {
         path: path.clone(),
         every: None,
-        config: config_text(PHASES),
+        config: config_text(text),
         extra: String::new(),
     });
-    for i in 0..2 {
+    for i in 0..paused {
         sim.run_phase(i, &mut |_| true).unwrap();
     }
     sim.interrupt_handle().store(true, Ordering::Relaxed);
-    match sim.run_phase(2, &mut |_| true) {
+    match sim.run_phase(paused, &mut |_| true) {
         Err(SimError::Interrupted { snapshot }) => assert_eq!(snapshot, path),
         other => panic!(
             "expected an interruption, got {:?}",
@@ -331,6 +366,37 @@ fn a_snapshot(name: &str) -> PathBuf {
     Simulator::resume(&path).expect("a whole snapshot resumes");
     path
 }
+
+/// A DRAM-less TLC drive with a dynamic pSLC cache, FIFO GC, read-ahead,
+/// commands in order and power cuts on a capacitor-protected cache.
+const CACHED: &str = r#"
+seed = 4
+[device]
+cell = "tlc"
+channels = 2
+blocks_per_plane = 48
+pages_per_block = 24
+page_size = "16KiB"
+over_provisioning = "30 %"
+write_cache = "plp"
+[ftl]
+gc = "fifo"
+pslc = "dynamic"
+pslc_size = 0.05
+map_cache = "64KiB"
+read_ahead = "64KiB"
+command_order = "in-order"
+[[phase]]
+kind = "fill"
+volume = 0.7
+[[phase]]
+name = "cut"
+queue_depth = 8
+read_fraction = 0.3
+trim_fraction = 0.05
+duration = "0.4s"
+power_loss_every = "40ms"
+"#;
 
 fn refused(path: &Path) -> String {
     match Simulator::resume(path) {
@@ -381,21 +447,105 @@ fn damaged_and_foreign_snapshots_are_refused() {
 #[test]
 fn a_run_does_not_overwrite_a_file_that_is_not_a_snapshot() {
     use nandlab_core::sim::snapshot_writable;
+    let ours = config_text(PHASES);
     let path = scratch("notes.txt");
     std::fs::write(&path, "my notes").unwrap();
-    let message = snapshot_writable(&path).unwrap_err().to_string();
-    assert!(message.contains("refusing to overwrite"), "{message}");
-    assert!(snapshot_writable(&scratch("absent.snap")).is_ok());
-    let nowhere = snapshot_writable(&scratch("no-such-dir").join("x.snap")).unwrap_err();
+    for force in [false, true] {
+        let message = snapshot_writable(&path, &ours, force)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("refusing to overwrite"), "{message}");
+    }
+    assert!(snapshot_writable(&scratch("absent.snap"), &ours, false).is_ok());
+    let nowhere =
+        snapshot_writable(&scratch("no-such-dir").join("x.snap"), &ours, false).unwrap_err();
     assert!(
         nowhere
             .to_string()
             .contains("cannot write a snapshot there"),
         "{nowhere}"
     );
-    let snap = a_snapshot("ok.snap");
-    assert!(snapshot_writable(&snap).is_ok());
+    let message = snapshot_writable(&std::env::temp_dir(), &ours, true)
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("not a snapshot file"), "{message}");
     let _ = std::fs::remove_file(path);
+}
+
+/// Issue 17: `--snapshot other.snap` silently overwrote the snapshot of a
+/// different config.
+#[test]
+fn a_run_overwrites_only_a_snapshot_of_the_same_run() {
+    use nandlab_core::sim::snapshot_writable;
+    let snap = a_snapshot("ok.snap");
+    assert!(snapshot_writable(&snap, &config_text(PHASES), false).is_ok());
+    let other = config_text(&PHASES.replace("seed = 7", "seed = 8"));
+    let message = snapshot_writable(&snap, &other, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("holds the snapshot of another run (of test)")
+            && message.contains("refusing to overwrite it"),
+        "{message}"
+    );
+    let reseeded = ConfigText {
+        seed: Some(9),
+        ..config_text(PHASES)
+    };
+    assert!(snapshot_writable(&snap, &reseeded, false).is_err());
+    assert!(snapshot_writable(&snap, &other, true).is_ok());
+    // A snapshot nandlab cannot read is not overwritten without force either.
+    let mut bytes = std::fs::read(&snap).unwrap();
+    bytes.truncate(200);
+    let cut = scratch("cut.snap");
+    std::fs::write(&cut, &bytes).unwrap();
+    let message = snapshot_writable(&cut, &other, false)
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("damaged"), "{message}");
+    assert!(snapshot_writable(&cut, &other, true).is_ok());
+    for p in [snap, cut] {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// Issue 17: `nandlab resume /dev/zero` grew to 23 GB; a header may not make
+/// the reader allocate what the file does not hold, nor put raw bytes in a message.
+#[test]
+fn a_snapshot_is_read_in_bounded_memory() {
+    let started = std::time::Instant::now();
+    let message = refused(Path::new("/dev/zero"));
+    assert!(message.contains("not a regular file"), "{message}");
+    let message = refused(&std::env::temp_dir());
+    assert!(message.contains("a directory"), "{message}");
+    let path = a_snapshot("lies.snap");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let len_at = 24 + env!("CARGO_PKG_VERSION").len();
+    bytes[len_at..len_at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let lies = scratch("lies-1tb.snap");
+    std::fs::write(&lies, &bytes).unwrap();
+    let message = refused(&lies);
+    assert!(
+        message.contains("where its header says 1099511627776"),
+        "{message}"
+    );
+    let mut long = bytes[..20].to_vec();
+    long.extend(u32::MAX.to_le_bytes());
+    std::fs::write(&lies, &long).unwrap();
+    assert!(refused(&lies).contains("version string of 4294967295 bytes"));
+    let mut hostile = bytes[..20].to_vec();
+    hostile.extend(4u32.to_le_bytes());
+    hostile.extend(b"\x1b[2J");
+    std::fs::write(&lies, &hostile).unwrap();
+    let message = refused(&lies);
+    assert!(
+        message.contains("written by nandlab another version") && !message.contains('\x1b'),
+        "{message}"
+    );
+    assert!(started.elapsed().as_secs() < 10);
+    for p in [path, lies] {
+        let _ = std::fs::remove_file(p);
+    }
 }
 
 #[test]
@@ -407,4 +557,77 @@ fn a_paused_phase_must_be_continued_first() {
     sim.run_phase(2, &mut |_| true).unwrap();
     sim.run_phase(3, &mut |_| true).unwrap();
     let _ = std::fs::remove_file(path);
+}
+
+/// `bytes` of a snapshot with its body edited by `edit` and its length and
+/// checksum made to match: damage a checksum cannot see.
+fn rechecksummed(bytes: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let header = 16 + 4 + 4 + env!("CARGO_PKG_VERSION").len() + 12;
+    let mut body = bytes[header..].to_vec();
+    edit(&mut body);
+    let mut out = bytes[..header].to_vec();
+    out[header - 12..header - 4].copy_from_slice(&(body.len() as u64).to_le_bytes());
+    out[header - 4..].copy_from_slice(&crc32fast::hash(&body).to_le_bytes());
+    out.extend(body);
+    out
+}
+
+/// Issue 17: a snapshot altered with its checksum made to match (33 tried)
+/// ended 16 times in an internal error (an index out of bounds) and ran 11
+/// times on a corrupt state. Bits flipped all over the state of drives of
+/// every kind (buckets, d-choices sets, FIFO and pSLC queues, power-loss
+/// records, a map cache, ZombieNAND) must be refused on load in one line,
+/// or run: never panic. `MUTATIONS` sets the flips per drive (40 here; 3,000
+/// each were tried once, see the closing note of issue 17).
+#[test]
+fn altered_snapshots_are_refused_or_run_but_never_panic() {
+    let n: u64 = std::env::var("MUTATIONS").map_or(40, |v| v.parse().unwrap());
+    let dchoices = PHASES.replace("cost-benefit", "d-choices:2");
+    let mut refused_count = 0;
+    for (name, text, paused) in [
+        ("phases", PHASES, 2),
+        ("dchoices", dchoices.as_str(), 3),
+        ("cuts", CUTS, 1),
+        ("cached", CACHED, 1),
+        ("lifetime", LIFETIME, 0),
+    ] {
+        let path = snapshot_of(&format!("altered-{name}.snap"), text, paused);
+        let phases = config_text(text).parse().unwrap().phases.len();
+        let bytes = std::fs::read(&path).unwrap();
+        let bad = scratch(&format!("altered-{name}-bad.snap"));
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let altered = rechecksummed(&bytes, |body| {
+                let at = (x % body.len() as u64) as usize;
+                body[at] ^= 1 << ((x >> 40) % 8);
+            });
+            std::fs::write(&bad, &altered).unwrap();
+            let outcome = std::panic::catch_unwind(|| match Simulator::resume(&bad) {
+                Err(SimError::Snapshot(message)) => {
+                    assert!(!message.contains('\n'), "{message}");
+                    true
+                }
+                Err(e) => panic!("{name}: expected a snapshot error, got {e}"),
+                Ok(mut sim) => {
+                    for i in sim.paused_phase().unwrap()..phases {
+                        // A state that passes the checks may still fail
+                        // (say, an integrity check), as an error.
+                        if sim.run_phase(i, &mut |_| true).is_err() {
+                            break;
+                        }
+                    }
+                    false
+                }
+            });
+            refused_count +=
+                outcome.unwrap_or_else(|_| panic!("{name}: a flip at {x:#x} panicked")) as u32;
+        }
+        for p in [path, bad] {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    assert!(refused_count > 0, "no flip was refused");
 }

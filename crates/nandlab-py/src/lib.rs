@@ -182,14 +182,20 @@ impl Simulator {
     /// exception a signal handler raises, or the progress callback raising:
     /// `run_phase` then raises `Interrupted`) and, with `every` ("10s",
     /// "5min" of simulated time, or "50GiB" the host moved), that often.
-    #[pyo3(signature = (path, every = None))]
-    fn snapshot_to(&mut self, path: std::path::PathBuf, every: Option<&str>) -> PyResult<()> {
+    /// A snapshot of another run at `path` is overwritten only with `force`.
+    #[pyo3(signature = (path, every = None, force = false))]
+    fn snapshot_to(
+        &mut self,
+        path: std::path::PathBuf,
+        every: Option<&str>,
+        force: bool,
+    ) -> PyResult<()> {
         let every = every
             .map(|e| {
                 Every::parse(e).map_err(|m| ConfigError::new_err(format!("snapshot_every: {m}")))
             })
             .transpose()?;
-        nandlab_core::sim::snapshot_writable(&path)
+        nandlab_core::sim::snapshot_writable(&path, &self.text, force)
             .map_err(|e| SnapshotError::new_err(e.to_string()))?;
         let extra = self
             .sim

@@ -18,7 +18,7 @@ use crate::stats::{Counters, Latency};
 use crate::SimError;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -28,6 +28,8 @@ pub const MAGIC: &[u8; 16] = b"nandlab-snapshot";
 /// Bumped whenever the body's layout changes.
 pub const FORMAT: u32 = 1;
 const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The longest version string a header may give.
+const MAX_VERSION_LEN: u32 = 64;
 
 /// How often a run writes a snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -258,10 +260,29 @@ impl Simulator {
 
     /// A simulator as a snapshot left it: the next `run_phase` goes on with
     /// the phase it paused (see [`Simulator::paused_phase`]), and it writes
-    /// snapshots on the same plan, to `path`.
+    /// snapshots on the same plan, to `path`. The file's header is checked
+    /// (and its declared length against the file) before anything large is
+    /// allocated, its checksum before anything is decoded, and the state
+    /// read back before it is used.
     pub fn resume(path: &Path) -> Result<Simulator, SimError> {
-        let bytes = std::fs::read(path).map_err(|e| failed(path, "cannot read the snapshot", e))?;
-        let body = check(path, &bytes)?;
+        let (mut file, header) = open_snapshot(path)?;
+        // The body is in memory until the state is built from it.
+        if let Some(available) = memory::available_bytes() {
+            if header.body_len > available {
+                return Err(SimError::OutOfMemory {
+                    needed: header.body_len,
+                    available,
+                });
+            }
+        }
+        let bytes = read_body(path, &mut file, header.body_len)?;
+        if crc32fast::hash(&bytes) != header.crc {
+            return Err(refused(
+                path,
+                "damaged: its checksum does not match its contents",
+            ));
+        }
+        let body = &bytes[..];
         let unreadable = |e| {
             failed(
                 path,
@@ -275,7 +296,6 @@ impl Simulator {
             .parse()
             .map_err(|e| failed(path, "the snapshot's config no longer loads", e))?;
         let integrity = cfg.checks.integrity || super::integrity_from_env();
-        // The file is in memory too until the state is built from it.
         let needed = memory::state_bytes(&cfg.geometry, integrity, cfg.has_power_loss())
             + bytes.len() as u64;
         if let Some(available) = memory::available_bytes() {
@@ -284,15 +304,25 @@ impl Simulator {
             }
         }
         let body: Body = postcard::from_bytes(body).map_err(unreadable)?;
+        let broken = |why: String| {
+            refused(
+                path,
+                &format!("the snapshot's state does not hold together ({why}): it was altered or written by a bug"),
+            )
+        };
+        let Held::Owned(drive) = &body.drive else {
+            unreachable!("a snapshot read back owns its values")
+        };
+        if drive.ftl.power.is_some() != cfg.has_power_loss() {
+            return Err(broken(
+                "its power-loss bookkeeping differs from its config's".into(),
+            ));
+        }
+        drive.check_loaded(&cfg).map_err(broken)?;
         let phase = body.phase.map(Held::owned);
-        if let Some(index) = phase.as_ref().and_then(|run| run.index) {
-            if index >= cfg.phases.len() {
-                return Err(failed(
-                    path,
-                    "the snapshot does not match its config",
-                    format!("phase #{} of {}", index + 1, cfg.phases.len()),
-                ));
-            }
+        if let Some(run) = &phase {
+            run.check_loaded(&cfg, drive.ftl.counters, body.now)
+                .map_err(broken)?;
         }
         Ok(Simulator {
             snapshots: Some(SnapshotPlan {
@@ -360,58 +390,106 @@ fn write_file(path: &Path, body: &Body) -> Result<(), SimError> {
     })
 }
 
-/// The body of a snapshot file, once its header and checksum hold.
-fn check<'b>(path: &Path, bytes: &'b [u8]) -> Result<&'b [u8], SimError> {
-    let refuse = |why: String| Err(SimError::Snapshot(format!("{}: {why}", path.display())));
-    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-        return refuse("not a nandlab snapshot".into());
+/// What a snapshot's header says.
+struct Header {
+    body_len: u64,
+    crc: u32,
+}
+
+fn refused(path: &Path, why: &str) -> SimError {
+    SimError::Snapshot(format!("{}: {why}", path.display()))
+}
+
+/// Opens a snapshot and reads its header (in bounded reads): the file is
+/// positioned at the body, whose declared length matches the file's.
+fn open_snapshot(path: &Path) -> Result<(File, Header), SimError> {
+    let mut file = File::open(path).map_err(|e| failed(path, "cannot read the snapshot", e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| failed(path, "cannot read the snapshot", e))?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(refused(path, &format!("{what}, not a nandlab snapshot")));
     }
-    let mut at = MAGIC.len();
-    let mut take = |n: usize| -> Option<&'b [u8]> {
-        let piece = bytes.get(at..at + n)?;
-        at += n;
-        Some(piece)
+    let mut take = |n: usize| -> Option<Vec<u8>> {
+        let mut piece = vec![0; n];
+        file.read_exact(&mut piece).ok().map(|_| piece)
     };
-    let damaged = || "damaged: the file ends inside its header".to_string();
-    let u32_of = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes"));
-    let Some(format) = take(4).map(u32_of) else {
-        return refuse(damaged());
-    };
+    if take(MAGIC.len()).as_deref() != Some(&MAGIC[..]) {
+        return Err(refused(path, "not a nandlab snapshot"));
+    }
+    let damaged = || refused(path, "damaged: the file ends inside its header");
+    let u32_of = |b: Vec<u8>| u32::from_le_bytes(b.try_into().expect("4 bytes"));
+    let format = take(4).map(u32_of).ok_or_else(damaged)?;
     if format != FORMAT {
-        return refuse(format!(
-            "a snapshot of format {format}; this nandlab ({VERSION}) reads format {FORMAT}"
+        return Err(refused(
+            path,
+            &format!(
+                "a snapshot of format {format}; this nandlab ({VERSION}) reads format {FORMAT}"
+            ),
         ));
     }
-    let Some(len) = take(4).map(u32_of) else {
-        return refuse(damaged());
-    };
-    let Some(version) = take(len.min(256) as usize) else {
-        return refuse(damaged());
-    };
-    let version = String::from_utf8_lossy(version);
-    if version != VERSION {
-        return refuse(format!(
-            "written by nandlab {version}; this is nandlab {VERSION}: resume it with the version \
-             that wrote it"
+    let len = take(4).map(u32_of).ok_or_else(damaged)?;
+    if len > MAX_VERSION_LEN {
+        return Err(refused(
+            path,
+            &format!("damaged: its header gives a version string of {len} bytes"),
         ));
     }
-    let (Some(len), Some(crc)) = (take(8), take(4)) else {
-        return refuse(damaged());
-    };
-    let len = u64::from_le_bytes(len.try_into().expect("8 bytes"));
-    let crc = u32_of(crc);
-    let body = &bytes[at..];
-    if body.len() as u64 != len {
-        return refuse(format!(
-            "damaged: {} bytes of snapshot state where its header says {len} (a truncated or \
-             padded file)",
-            body.len()
+    let version = take(len as usize).ok_or_else(damaged)?;
+    if version != VERSION.as_bytes() {
+        // Shown only if it looks like a version: never raw bytes from a file.
+        let shown = std::str::from_utf8(&version)
+            .ok()
+            .filter(|v| {
+                !v.is_empty()
+                    && v.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || ".-+".contains(c))
+            })
+            .map_or("another version".to_string(), |v| v.to_string());
+        return Err(refused(
+            path,
+            &format!(
+                "written by nandlab {shown}; this is nandlab {VERSION}: resume it with the version \
+                 that wrote it"
+            ),
         ));
     }
-    if crc32fast::hash(body) != crc {
-        return refuse("damaged: its checksum does not match its contents".into());
+    let body_len = take(8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .ok_or_else(damaged)?;
+    let crc = take(4).map(u32_of).ok_or_else(damaged)?;
+    let header_len = (MAGIC.len() + 4 + 4 + version.len() + 12) as u64;
+    let body_in_file = meta.len().saturating_sub(header_len);
+    if body_in_file != body_len {
+        return Err(refused(
+            path,
+            &format!(
+                "damaged: {body_in_file} bytes of snapshot state where its header says {body_len} \
+                 (a truncated or padded file)"
+            ),
+        ));
     }
-    Ok(body)
+    Ok((file, Header { body_len, crc }))
+}
+
+/// The `len` bytes of a snapshot's body, from `file` positioned at it.
+fn read_body(path: &Path, file: &mut File, len: u64) -> Result<Vec<u8>, SimError> {
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(len as usize)
+        .map_err(|e| failed(path, "cannot read the snapshot", e))?;
+    file.take(len)
+        .read_to_end(&mut bytes)
+        .map_err(|e| failed(path, "cannot read the snapshot", e))?;
+    if bytes.len() as u64 != len {
+        return Err(refused(path, "damaged: the file changed while it was read"));
+    }
+    Ok(bytes)
 }
 
 /// Where a snapshot is written before it is renamed over `path`.
@@ -419,13 +497,14 @@ fn partial_of(path: &Path) -> PathBuf {
     PathBuf::from(format!("{}.partial", path.display()))
 }
 
-/// Whether a run may write snapshots to `path`: nothing is there (and one
-/// can be created), or a snapshot is (so that a typo does not overwrite a
-/// user's file).
-pub fn writable(path: &Path) -> Result<(), SimError> {
-    use std::io::Read;
-    let mut head = Vec::with_capacity(MAGIC.len());
-    match File::open(path) {
+/// Whether a run of `config` may write snapshots to `path`: nothing is
+/// there (and one can be created), or a snapshot of the same run is (same
+/// config text and seed: a run started again). A file that is not a
+/// snapshot is never overwritten (a typo must not destroy a user's file);
+/// a snapshot of another run, or one this build cannot read, only with
+/// `force`.
+pub fn writable(path: &Path, config: &ConfigText, force: bool) -> Result<(), SimError> {
+    match std::fs::metadata(path) {
         // A first snapshot: check now that one can be written there.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let partial = partial_of(path);
@@ -434,17 +513,71 @@ pub fn writable(path: &Path) -> Result<(), SimError> {
                 .map_err(|e| failed(path, "cannot write a snapshot there", e));
         }
         Err(e) => return Err(failed(path, "cannot check the snapshot path", e)),
-        Ok(f) => f
-            .take(MAGIC.len() as u64)
-            .read_to_end(&mut head)
-            .map_err(|e| failed(path, "cannot check the snapshot path", e))?,
+        Ok(meta) if !meta.is_file() => {
+            return Err(refused(
+                path,
+                "exists and is not a snapshot file; refusing to write there",
+            ))
+        }
+        Ok(_) => {}
+    }
+    let mut head = Vec::with_capacity(MAGIC.len());
+    File::open(path)
+        .and_then(|f| f.take(MAGIC.len() as u64).read_to_end(&mut head))
+        .map_err(|e| failed(path, "cannot check the snapshot path", e))?;
+    if head != MAGIC {
+        return Err(refused(
+            path,
+            "exists and is not a nandlab snapshot; refusing to overwrite it",
+        ));
+    }
+    if force {
+        return Ok(());
+    }
+    let theirs = match snapshot_config(path) {
+        Ok(theirs) => theirs,
+        Err(e) => {
+            return Err(SimError::Snapshot(format!(
+                "{e}; refusing to overwrite it (remove it, or force the overwrite)"
+            )))
+        }
     };
-    if head == MAGIC {
+    let same =
+        theirs.text == config.text && theirs.json == config.json && theirs.seed == config.seed;
+    if same {
         Ok(())
     } else {
-        Err(SimError::Snapshot(format!(
-            "{}: exists and is not a nandlab snapshot; refusing to overwrite it",
-            path.display()
-        )))
+        Err(refused(
+            path,
+            &format!(
+                "holds the snapshot of another run (of {}{}); refusing to overwrite it (remove \
+                 it, or force the overwrite)",
+                sanitized(&theirs.source),
+                theirs.seed.map_or(String::new(), |s| format!(", seed {s}"))
+            ),
+        ))
     }
+}
+
+/// The config of the run a snapshot holds, read from the start of its body
+/// (not checksummed: enough to tell whose snapshot it is).
+fn snapshot_config(path: &Path) -> Result<ConfigText, SimError> {
+    let (mut file, header) = open_snapshot(path)?;
+    let prefix = read_body(path, &mut file, header.body_len.min(CONFIG_PREFIX))?;
+    postcard::take_from_bytes::<ConfigText>(&prefix)
+        .map(|(config, _)| config)
+        .map_err(|_| refused(path, "a snapshot whose config cannot be read"))
+}
+
+/// At most this much of a body is read to find its config (a config is
+/// refused beyond 64 MiB).
+const CONFIG_PREFIX: u64 = 65 << 20;
+
+/// `text` with anything but printable characters replaced: file contents
+/// never reach a terminal raw.
+fn sanitized(text: &str) -> String {
+    text.chars()
+        .take(200)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
 }
