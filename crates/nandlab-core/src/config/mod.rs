@@ -5,6 +5,7 @@
 mod error;
 pub mod presets;
 mod raw;
+mod tree;
 
 pub use error::{did_you_mean, ConfigError};
 pub use raw::CountOrFraction;
@@ -342,7 +343,7 @@ impl PhaseConfig {
 impl Config {
     /// Loads a TOML config. `source` names it in error messages.
     pub fn from_toml(text: &str, source: &str) -> Result<Config, ConfigError> {
-        let value: Value = toml::from_str(text).map_err(|e| {
+        let value = tree::from_toml(text).map_err(|e| {
             let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
             let msg = e.message().trim().to_string();
             match line {
@@ -357,7 +358,7 @@ impl Config {
 
     /// Loads a JSON config (for example a Python dict serialised by the bindings).
     pub fn from_json(text: &str) -> Result<Config, ConfigError> {
-        let value: Value = serde_json::from_str(text)
+        let value = tree::from_json(text)
             .map_err(|e| ConfigError::new("", format!("invalid JSON config: {e}")))?;
         Self::from_value(value)
     }
@@ -369,7 +370,7 @@ impl Config {
         }
         apply_preset(&mut value)?;
         inherit_job_keys(&mut value);
-        let raw: RawConfig = serde_path_to_error::deserialize(value).map_err(|e| {
+        let raw: RawConfig = serde_path_to_error::deserialize(tree::Tree(&value)).map_err(|e| {
             let mut path = e.path().to_string();
             let msg = polish_serde_message(&e.inner().to_string());
             // An unknown key is named in the message: locate the table holding it.
@@ -437,6 +438,7 @@ fn apply_preset(value: &mut Value) -> Result<(), ConfigError> {
     };
     let name = name
         .as_str()
+        .filter(|_| tree::non_finite(&name).is_none())
         .ok_or_else(|| ConfigError::new("[device] preset", "expected a preset name in quotes"))?;
     let names = presets::preset_names();
     let text = presets::preset_toml(name)
