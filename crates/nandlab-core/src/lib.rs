@@ -77,11 +77,19 @@ pub enum SimError {
     Interrupted {
         snapshot: std::path::PathBuf,
     },
+    /// A setting outside the config (an environment variable) that cannot be used.
+    Config(config::ConfigError),
     /// The drive's state would not fit in the memory left on this machine.
     OutOfMemory {
         needed: u64,
         available: u64,
     },
+}
+
+impl From<config::ConfigError> for SimError {
+    fn from(e: config::ConfigError) -> SimError {
+        SimError::Config(e)
+    }
 }
 
 impl From<trace::TraceError> for SimError {
@@ -94,6 +102,7 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             SimError::Trace(e) => write!(f, "{e}"),
+            SimError::Config(e) => write!(f, "{e}"),
             SimError::Integrity(report)
             | SimError::Unsupported(report)
             | SimError::Snapshot(report) => write!(f, "{report}"),

@@ -4,6 +4,8 @@
 //! machines), the check that a drive's state fits before a run starts, and
 //! how such arrays go into a snapshot (as raw bytes).
 
+use crate::config::ConfigError;
+
 /// A zero-filled `Vec<u32>` of `n` entries whose pages the OS provides lazily,
 /// as 2 MiB huge pages on Linux.
 pub fn zeroed_u32(n: usize) -> Vec<u32> {
@@ -110,12 +112,34 @@ pub fn state_bytes(g: &crate::geometry::Geometry, integrity: bool, power_loss: b
 }
 
 /// Bytes of RAM the OS can still give (`MemAvailable`), or the
-/// `NANDLAB_MEMORY_LIMIT` environment variable (bytes, or a size such as
-/// `512MiB`) where set; None where neither is known.
-pub fn available_bytes() -> Option<u64> {
-    if let Ok(limit) = std::env::var("NANDLAB_MEMORY_LIMIT") {
-        return crate::units::parse_size(limit.trim()).ok();
+/// `NANDLAB_MEMORY_LIMIT` environment variable where set and not empty;
+/// None where neither is known. A limit that is not a size is an error
+/// naming the variable.
+pub fn available_bytes() -> Result<Option<u64>, ConfigError> {
+    use std::env::VarError;
+    match std::env::var("NANDLAB_MEMORY_LIMIT") {
+        Ok(limit) if !limit.trim().is_empty() => memory_limit(&limit).map(Some),
+        Err(VarError::NotUnicode(_)) => Err(limit_error("a value that is not text")),
+        _ => Ok(mem_available()),
     }
+}
+
+/// `NANDLAB_MEMORY_LIMIT`'s value: bytes, or a size such as `512MiB`.
+fn memory_limit(value: &str) -> Result<u64, ConfigError> {
+    let value = value.trim();
+    crate::units::parse_size(value)
+        .map_err(|_| limit_error(&format!("\"{}\"", value.escape_debug())))
+}
+
+fn limit_error(found: &str) -> ConfigError {
+    ConfigError::new(
+        "NANDLAB_MEMORY_LIMIT",
+        format!("expected a byte count or a size like \"512MiB\" or \"8GiB\", found {found}"),
+    )
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes.
+fn mem_available() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -208,5 +232,23 @@ pub mod flat {
             }
         }
         d.deserialize_bytes(Bytes(PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memory_limit_is_a_size_or_an_error_naming_the_variable() {
+        assert_eq!(memory_limit("512MiB"), Ok(512 << 20));
+        assert_eq!(memory_limit(" 1000000 "), Ok(1_000_000));
+        for bad in ["garbage", "12 apples", "-1", "1e400", "nan"] {
+            let e = memory_limit(bad).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("NANDLAB_MEMORY_LIMIT: expected a byte count or a size like \"512MiB\" or \"8GiB\", found \"{bad}\"")
+            );
+        }
     }
 }

@@ -339,7 +339,7 @@ impl Simulator {
     pub fn try_new(cfg: Config) -> Result<Simulator, SimError> {
         let integrity = cfg.checks.integrity || integrity_from_env();
         let needed = memory::state_bytes(&cfg.geometry, integrity, cfg.has_power_loss());
-        match memory::available_bytes() {
+        match memory::available_bytes()? {
             Some(available) if needed > available => {
                 Err(SimError::OutOfMemory { needed, available })
             }

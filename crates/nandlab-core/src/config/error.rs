@@ -5,7 +5,7 @@ use std::fmt;
 
 /// A config that cannot run. `key` names where ("[device] channels",
 /// "[[phase]] #2 volume"), `message` says what was expected.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
     pub key: String,
     pub message: String,

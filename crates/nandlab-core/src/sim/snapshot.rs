@@ -278,7 +278,7 @@ impl Simulator {
         // The file is in memory too until the state is built from it.
         let needed = memory::state_bytes(&cfg.geometry, integrity, cfg.has_power_loss())
             + bytes.len() as u64;
-        if let Some(available) = memory::available_bytes() {
+        if let Some(available) = memory::available_bytes()? {
             if needed > available {
                 return Err(SimError::OutOfMemory { needed, available });
             }
