@@ -79,7 +79,8 @@ pub enum SimError {
     },
     /// A setting outside the config (an environment variable) that cannot be used.
     Config(config::ConfigError),
-    /// The drive's state would not fit in the memory left on this machine.
+    /// The run (the drive's state, its phases' jobs, histograms and time
+    /// series) would not fit in the memory left on this machine.
     OutOfMemory {
         needed: u64,
         available: u64,
@@ -113,8 +114,9 @@ impl fmt::Display for SimError {
             ),
             SimError::OutOfMemory { needed, available } => write!(
                 f,
-                "this drive's state needs about {}, and only {} of RAM is available: \
-                 simulate a smaller capacity (or a larger mapping unit)",
+                "this run needs about {}, and only {} of RAM is available: simulate a smaller \
+                 capacity (or a larger mapping unit), fewer [[phase.job]] tables or fewer \
+                 time-series rows (a larger interval)",
                 units::human_bytes(*needed),
                 units::human_bytes(*available)
             ),

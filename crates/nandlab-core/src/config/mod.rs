@@ -1608,6 +1608,12 @@ fn validate_phase(
     })
 }
 
+/// The most `[[phase.job]]`s a phase may have: fio's own limit on the jobs
+/// of one run (its `REAL_MAX_JOBS`). Each job keeps two latency histograms
+/// (about half a MiB) and a queue; more jobs than fio can run is a mistake,
+/// not a workload.
+pub const MAX_JOBS_PER_PHASE: usize = 4096;
+
 /// `[[phase.job]]` of the phase `label`: closed-loop synthetic workloads,
 /// each a phase of its own to the checks (its stop condition optional).
 fn validate_jobs(
@@ -1615,8 +1621,18 @@ fn validate_jobs(
     jobs: Option<Vec<RawPhase>>,
     g: &Geometry,
 ) -> Result<Vec<PhaseConfig>, ConfigError> {
-    let mut out = Vec::new();
-    for (j, mut raw) in jobs.unwrap_or_default().into_iter().enumerate() {
+    let jobs = jobs.unwrap_or_default();
+    if jobs.len() > MAX_JOBS_PER_PHASE {
+        return err(
+            &format!("{label} job"),
+            format!(
+                "at most {MAX_JOBS_PER_PHASE} [[phase.job]] tables per phase (fio's limit on the jobs of one run), found {}",
+                jobs.len()
+            ),
+        );
+    }
+    let mut out = Vec::with_capacity(jobs.len());
+    for (j, mut raw) in jobs.into_iter().enumerate() {
         let job_label = format!("{label} job #{}", j + 1);
         let k = |key: &str| format!("{job_label} {key}");
         let has_stop = raw.volume.is_some() || raw.requests.is_some() || raw.duration.is_some();

@@ -276,8 +276,7 @@ impl Simulator {
             .map_err(|e| failed(path, "the snapshot's config no longer loads", e))?;
         let integrity = cfg.checks.integrity || super::integrity_from_env();
         // The file is in memory too until the state is built from it.
-        let needed = memory::state_bytes(&cfg.geometry, integrity, cfg.has_power_loss())
-            + bytes.len() as u64;
+        let needed = memory::state_bytes(&cfg, integrity) + bytes.len() as u64;
         if let Some(available) = memory::available_bytes()? {
             if needed > available {
                 return Err(SimError::OutOfMemory { needed, available });
