@@ -4,8 +4,8 @@
 //! Tencent CBS), gzip/bzip2/zstd input, format detection, and errors that
 //! name the file, the line and the format expected.
 //!
-//! A reader holds one line at a time: memory stays constant on traces of
-//! any size.
+//! A reader holds one line at a time, of at most [`MAX_LINE_BYTES`]: memory
+//! stays constant on traces of any size, and on files that are not traces.
 
 mod parse;
 pub mod replay;
@@ -137,6 +137,63 @@ fn open_decompressed(path: &Path) -> std::io::Result<Box<dyn BufRead + Send + Sy
 /// Lines the detector reads before deciding.
 const DETECT_LINES: usize = 50;
 
+/// The longest line a trace may have, newline not counted: room for a fio
+/// iolog line naming a file by a path of Linux's longest (`PATH_MAX`, 4096
+/// bytes) and 30 times the longest line of the real traces of every format
+/// nandlab reads (251 bytes). A longer line is not a trace's: reading stops
+/// there (at most this much of it is held), whatever `skip_bad` says.
+pub const MAX_LINE_BYTES: usize = 8 << 10;
+
+/// How reading a line went.
+enum Line {
+    /// A line, into the buffer (with its newline, if it had one).
+    Read,
+    /// The end of the input.
+    End,
+    /// A line longer than [`MAX_LINE_BYTES`]; not read to its end.
+    TooLong,
+}
+
+/// Reads the next line of `input` into `buf` (cleared first), holding at
+/// most [`MAX_LINE_BYTES`] of it.
+fn read_line(input: &mut (impl BufRead + ?Sized), buf: &mut Vec<u8>) -> std::io::Result<Line> {
+    buf.clear();
+    loop {
+        let available = match input.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(if buf.is_empty() {
+                Line::End
+            } else {
+                Line::Read
+            });
+        }
+        let newline = available.iter().position(|&b| b == b'\n');
+        let take = newline.map_or(available.len(), |i| i + 1);
+        let content = buf.len() + newline.unwrap_or(take);
+        if content > MAX_LINE_BYTES {
+            return Ok(Line::TooLong);
+        }
+        buf.extend_from_slice(&available[..take]);
+        input.consume(take);
+        if newline.is_some() {
+            return Ok(Line::Read);
+        }
+    }
+}
+
+/// The message of a line longer than [`MAX_LINE_BYTES`].
+fn too_long() -> String {
+    format!(
+        "a line longer than {MAX_LINE_BYTES} bytes: not a block I/O trace (trace lines are a few \
+         hundred bytes; nandlab reads lines of up to {} KiB)",
+        MAX_LINE_BYTES >> 10
+    )
+}
+
 /// Guesses the format from the first lines: fio iologs by their header;
 /// otherwise the format that reads every one of them, the file's name
 /// deciding between the ASCII formats that read alike (`.ascii`: SSDsim).
@@ -222,10 +279,12 @@ impl TraceReader {
         let mut head = Vec::new();
         for _ in 0..DETECT_LINES {
             let mut l = Vec::new();
-            match lines.read_until(b'\n', &mut l) {
-                Ok(0) => break,
-                Ok(_) => head.push(l),
-                Err(e) => return Err(err(head.len() as u64 + 1, format!("cannot read: {e}"))),
+            let at = head.len() as u64 + 1;
+            match read_line(&mut *lines, &mut l) {
+                Ok(Line::End) => break,
+                Ok(Line::Read) => head.push(l),
+                Ok(Line::TooLong) => return Err(err(at, too_long())),
+                Err(e) => return Err(err(at, format!("cannot read: {e}"))),
             }
         }
         let format = match format {
@@ -255,10 +314,10 @@ impl TraceReader {
             self.buf = l;
             return Ok(true);
         }
-        self.buf.clear();
-        match self.lines.read_until(b'\n', &mut self.buf) {
-            Ok(0) => Ok(false),
-            Ok(_) => Ok(true),
+        match read_line(&mut *self.lines, &mut self.buf) {
+            Ok(Line::End) => Ok(false),
+            Ok(Line::Read) => Ok(true),
+            Ok(Line::TooLong) => Err(self.error(too_long())),
             Err(e) => Err(self.error(format!("cannot read: {e}"))),
         }
     }
