@@ -133,7 +133,9 @@ impl Replay {
                 return Ok(None);
             };
             let first = *self.first_time.get_or_insert(r.time_ns);
-            // Records out of order keep the latest time (the host cannot issue back in time).
+            // Records behind the latest (as the reader lets through: another
+            // blkparse CPU's, or within a tick of the clock) are issued at the
+            // latest time: the host cannot issue back in time.
             self.last_time = self
                 .last_time
                 .max(self.pass_offset + r.time_ns.saturating_sub(first));
