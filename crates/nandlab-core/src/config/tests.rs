@@ -496,3 +496,61 @@ fn numbers_that_are_not_finite_are_refused_naming_the_key() {
     let e = error("preset = nan", PHASE);
     assert_eq!(e, "[device] preset: expected a preset name in quotes");
 }
+
+/// Times and sizes that the 64-bit clock and byte counters cannot hold (or
+/// whose sums they cannot) are refused naming the key, never saturated or
+/// wrapped into another value.
+#[test]
+fn times_and_sizes_past_64_bits_name_the_key() {
+    let cases = [
+        (
+            "",
+            "[[phase]]\nduration = \"1e20s\"\n",
+            "[[phase]] #1 duration: expected a duration of at most 146 years",
+        ),
+        (
+            "",
+            "[[phase]]\nrequests = 9\nrate = 1e-12\n",
+            "[[phase]] #1 rate: expected requests per second above 0, at least one per 146 years",
+        ),
+        (
+            "",
+            "[[phase]]\nvolume = 1e300\n",
+            "[[phase]] #1 volume: expected at most 4 EiB (2^62 bytes), found 1e300 times",
+        ),
+        (
+            "",
+            "[[phase]]\nvolume = 9223372036854775807\n",
+            "[[phase]] #1 volume: expected a size of at most 4 EiB",
+        ),
+        (
+            "",
+            "[[phase]]\nvolume = \"1e19\"\n",
+            "[[phase]] #1 volume: expected a size of at most 4 EiB",
+        ),
+        (
+            "",
+            "[[phase]]\nrequests = 9\nidle_every = 1e300\nidle_duration = \"1ms\"\n",
+            "[[phase]] #1 idle_every: expected at most 4 EiB",
+        ),
+        (
+            "command_overhead = \"2s\"",
+            PHASE,
+            "[device] command_overhead: expected at most 1 s",
+        ),
+        (
+            "link_rate = \"1B/s\"",
+            PHASE,
+            "[device] link_rate: expected a rate from 1MB/s to 1PB/s",
+        ),
+        (
+            "write_buffer = 9223372036854775807",
+            PHASE,
+            "[device] write_buffer: expected a size of at most 4 EiB",
+        ),
+    ];
+    for (device, rest, expected) in cases {
+        let e = error(device, rest);
+        assert!(e.starts_with(expected), "{device} {rest}: {e}");
+    }
+}
