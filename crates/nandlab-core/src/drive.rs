@@ -16,6 +16,7 @@ use crate::power::{CutPlan, PowerLossEvent, WriteCache};
 use crate::readahead::ReadAhead;
 use crate::sanity::{ensure, same, Checked};
 use crate::timeline::{Timeline, WriteBuffer};
+use crate::units::CLOCK_LIMIT_NS;
 use crate::workload::{Op, Request};
 use crate::SimError;
 use serde::{Deserialize, Serialize};
@@ -216,6 +217,15 @@ impl Drive {
     /// Runs one request arriving at `t`; returns when it completes.
     #[inline]
     pub fn submit(&mut self, req: Request, t: u64) -> Result<u64, SimError> {
+        if t >= CLOCK_LIMIT_NS {
+            // The config's times add up past what 64 bits of nanoseconds hold.
+            return Err(SimError::Unsupported(format!(
+                "a request arrives {:.3e} s into the run, past the 292 years the simulated clock \
+                 takes: the config's times add up past it (a large time_scale, a low rate, long \
+                 idle gaps)",
+                t as f64 / 1e9,
+            )));
+        }
         let t = if t >= self.power_check || t < self.back_at {
             self.power_path(t)?
         } else {

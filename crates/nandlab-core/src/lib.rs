@@ -78,11 +78,20 @@ pub enum SimError {
     Interrupted {
         snapshot: std::path::PathBuf,
     },
-    /// The drive's state would not fit in the memory left on this machine.
+    /// A setting outside the config (an environment variable) that cannot be used.
+    Config(config::ConfigError),
+    /// The run (the drive's state, its phases' jobs, histograms and time
+    /// series) would not fit in the memory left on this machine.
     OutOfMemory {
         needed: u64,
         available: u64,
     },
+}
+
+impl From<config::ConfigError> for SimError {
+    fn from(e: config::ConfigError) -> SimError {
+        SimError::Config(e)
+    }
 }
 
 impl From<trace::TraceError> for SimError {
@@ -95,6 +104,7 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             SimError::Trace(e) => write!(f, "{e}"),
+            SimError::Config(e) => write!(f, "{e}"),
             SimError::Integrity(report)
             | SimError::Unsupported(report)
             | SimError::Snapshot(report) => write!(f, "{report}"),
@@ -105,8 +115,9 @@ impl fmt::Display for SimError {
             ),
             SimError::OutOfMemory { needed, available } => write!(
                 f,
-                "this drive's state needs about {}, and only {} of RAM is available: \
-                 simulate a smaller capacity (or a larger mapping unit)",
+                "this run needs about {}, and only {} of RAM is available: simulate a smaller \
+                 capacity (or a larger mapping unit), fewer [[phase.job]] tables or fewer \
+                 time-series rows (a larger interval)",
                 units::human_bytes(*needed),
                 units::human_bytes(*available)
             ),

@@ -1,8 +1,16 @@
 //! Memory: large zeroed arrays (the mapping tables) backed by transparent huge
 //! pages where the OS offers them (far fewer page faults and TLB misses when a
 //! run touches hundreds of megabytes of map, which matters most in virtual
-//! machines), the check that a drive's state fits before a run starts, and
+//! machines), the check that a run's state fits before it starts, and
 //! how such arrays go into a snapshot (as raw bytes).
+
+use crate::config::{Arrival, Config, ConfigError, Interval, PhaseConfig};
+use crate::geometry::Geometry;
+use crate::sim::ROWS_PER_PHASE;
+use crate::stats::{JobSummary, Latency, Row};
+use crate::trace::replay::{Remap, KEEP_RECORDS};
+use crate::trace::TraceRecord;
+use std::mem::size_of;
 
 /// A zero-filled `Vec<u32>` of `n` entries whose pages the OS provides lazily,
 /// as 2 MiB huge pages on Linux.
@@ -81,13 +89,39 @@ pub fn populate(regions: &[Region]) {
     let _ = regions;
 }
 
-/// Bytes of RAM a drive's state can take at most: the two mapping tables
-/// (4 bytes per user unit, 4 per physical slot), per-block state, the
-/// integrity oracle's stamps when on (4 + 1 per unit, 4 per slot), what
-/// power cuts need when the config has them (the oracle's acknowledgements,
-/// 24 per unit, and [`PowerModel::bytes`](crate::power::PowerModel::bytes)),
-/// and a fixed allowance for histograms, buffers and trace replay.
-pub fn state_bytes(g: &crate::geometry::Geometry, integrity: bool, power_loss: bool) -> u64 {
+/// Bytes of RAM a run of `cfg` can take at most: the drive's state
+/// ([`drive_bytes`]), the largest phase's run state ([`phase_run_bytes`]: a
+/// phase's is dropped when it ends) and the results every phase leaves
+/// ([`phase_result_bytes`]), and the run's two latency histograms. Jobs,
+/// queues, histograms, time-series rows and trace tables all scale with the
+/// config: a config asking for more than the machine has is refused before
+/// anything is allocated.
+pub fn state_bytes(cfg: &Config, integrity: bool) -> u64 {
+    let g = &cfg.geometry;
+    let user = g.user_capacity_bytes;
+    let unit = g.unit_size as u64;
+    let run = cfg
+        .phases
+        .iter()
+        .map(|p| phase_run_bytes(p, user, unit))
+        .max()
+        .unwrap_or(0);
+    let results = cfg.phases.iter().fold(0u64, |sum, p| {
+        sum.saturating_add(phase_result_bytes(p, user))
+    });
+    drive_bytes(g, integrity, cfg.has_power_loss())
+        .saturating_add(run)
+        .saturating_add(results)
+        .saturating_add(2 * histogram_bytes(3))
+}
+
+/// Bytes of a drive's state: the two mapping tables (4 bytes per user unit,
+/// 4 per physical slot), per-block state, the integrity oracle's stamps when
+/// on (4 + 1 per unit, 4 per slot), what power cuts need when the config has
+/// them (the oracle's acknowledgements, 24 per unit, and
+/// [`PowerModel::bytes`](crate::power::PowerModel::bytes)), and a fixed
+/// allowance for buffers and the trace reader.
+fn drive_bytes(g: &Geometry, integrity: bool, power_loss: bool) -> u64 {
     const PER_BLOCK: u64 = 96;
     const FIXED: u64 = 64 << 20;
     let maps = 4 * g.user_units + 4 * g.slots;
@@ -109,13 +143,122 @@ pub fn state_bytes(g: &crate::geometry::Geometry, integrity: bool, power_loss: b
     maps + oracle + power + PER_BLOCK * g.blocks as u64 + FIXED
 }
 
+/// Heap bytes of one latency histogram of `sigfig` significant digits (the
+/// phase summaries' take 3, about 264 KiB; the time series' 2, about 36 KiB).
+fn histogram_bytes(sigfig: u8) -> u64 {
+    Latency::new(sigfig).heap_bytes()
+}
+
+/// Bytes a job's run state takes besides its histograms: its generator,
+/// stop condition and counters, with room to spare.
+const JOB_BYTES: u64 = 1024;
+
+/// Bytes of a phase's run state while it runs: its latency histograms (two
+/// for the phase, two for the time series' current row), its queue (a heap
+/// entry per request in flight), each `[[phase.job]]`'s (two histograms, a
+/// generator, a queue slot per request in flight) and a trace replay's
+/// tables (compaction's unit map up to the distinct-address budget; the
+/// records a looping replay keeps).
+fn phase_run_bytes(p: &PhaseConfig, user: u64, unit: u64) -> u64 {
+    let queue = |p: &PhaseConfig| match p.arrival {
+        Arrival::Closed { queue_depth } => queue_depth as u64,
+        Arrival::Open { .. } => 0,
+    };
+    let histograms = 2 * histogram_bytes(3) + 2 * histogram_bytes(2);
+    let per_job = 2 * histogram_bytes(3) + JOB_BYTES;
+    let jobs = p
+        .jobs
+        .iter()
+        .fold(0u64, |sum, j| sum.saturating_add(per_job + 16 * queue(j)));
+    let trace = p.trace.as_ref().map_or(0, |t| {
+        let compact = match t.remap {
+            Remap::Compact => 32 * t.unique_bytes.unwrap_or(user).min(user) / unit,
+            Remap::Modulo => 0,
+        };
+        let kept = if t.looping {
+            (KEEP_RECORDS * size_of::<TraceRecord>()) as u64
+        } else {
+            0
+        };
+        compact + kept
+    });
+    histograms
+        .saturating_add(8 * queue(p))
+        .saturating_add(jobs)
+        .saturating_add(trace)
+}
+
+/// Bytes of what a phase leaves once it has run: its time-series rows (as
+/// many as its stop condition and interval give, where both are known
+/// before the run; else about [`ROWS_PER_PHASE`]) and its jobs' summaries.
+fn phase_result_bytes(p: &PhaseConfig, user: u64) -> u64 {
+    let rows = expected_rows(p, user).saturating_add(1);
+    let jobs = p.jobs.iter().fold(0u64, |sum, j| {
+        sum.saturating_add((size_of::<JobSummary>() + j.name.len()) as u64)
+    });
+    rows.saturating_mul(size_of::<Row>() as u64)
+        .saturating_add(jobs)
+}
+
+/// Time-series rows of a phase: its stop condition over its interval, on
+/// the interval's axis (requests bound the bytes by the largest request,
+/// bytes bound the requests by the smallest); about [`ROWS_PER_PHASE`] when
+/// the interval is a time and the phase does not stop after a duration (the
+/// drive's speed decides), or it runs until the drive dies (a row per drive
+/// write).
+fn expected_rows(p: &PhaseConfig, user: u64) -> u64 {
+    let smallest = p
+        .block_sizes
+        .iter()
+        .map(|&(size, _)| size)
+        .min()
+        .unwrap_or(p.block_size)
+        .max(1) as u64;
+    let bytes = p
+        .volume
+        .map(|v| v.bytes(user))
+        .or(p.requests.map(|r| r.saturating_mul(p.block_size as u64)));
+    let requests = p
+        .requests
+        .or(p.volume.map(|v| v.bytes(user) / smallest + 1));
+    let rows = match p.interval {
+        Some(Interval::Requests(n)) => requests.map(|r| r / n),
+        Some(Interval::Bytes(b)) => bytes.map(|x| x / b),
+        Some(Interval::Time(t)) => p.duration_ns.map(|d| d / t),
+        None => None,
+    };
+    rows.unwrap_or(ROWS_PER_PHASE)
+}
+
 /// Bytes of RAM the OS can still give (`MemAvailable`), or the
-/// `NANDLAB_MEMORY_LIMIT` environment variable (bytes, or a size such as
-/// `512MiB`) where set; None where neither is known.
-pub fn available_bytes() -> Option<u64> {
-    if let Ok(limit) = std::env::var("NANDLAB_MEMORY_LIMIT") {
-        return crate::units::parse_size(limit.trim()).ok();
+/// `NANDLAB_MEMORY_LIMIT` environment variable where set and not empty;
+/// None where neither is known. A limit that is not a size is an error
+/// naming the variable.
+pub fn available_bytes() -> Result<Option<u64>, ConfigError> {
+    use std::env::VarError;
+    match std::env::var("NANDLAB_MEMORY_LIMIT") {
+        Ok(limit) if !limit.trim().is_empty() => memory_limit(&limit).map(Some),
+        Err(VarError::NotUnicode(_)) => Err(limit_error("a value that is not text")),
+        _ => Ok(mem_available()),
     }
+}
+
+/// `NANDLAB_MEMORY_LIMIT`'s value: bytes, or a size such as `512MiB`.
+fn memory_limit(value: &str) -> Result<u64, ConfigError> {
+    let value = value.trim();
+    crate::units::parse_size(value)
+        .map_err(|_| limit_error(&format!("\"{}\"", value.escape_debug())))
+}
+
+fn limit_error(found: &str) -> ConfigError {
+    ConfigError::new(
+        "NANDLAB_MEMORY_LIMIT",
+        format!("expected a byte count or a size like \"512MiB\" or \"8GiB\", found {found}"),
+    )
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes.
+fn mem_available() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -208,5 +351,23 @@ pub mod flat {
             }
         }
         d.deserialize_bytes(Bytes(PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memory_limit_is_a_size_or_an_error_naming_the_variable() {
+        assert_eq!(memory_limit("512MiB"), Ok(512 << 20));
+        assert_eq!(memory_limit(" 1000000 "), Ok(1_000_000));
+        for bad in ["garbage", "12 apples", "-1", "1e400", "nan"] {
+            let e = memory_limit(bad).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("NANDLAB_MEMORY_LIMIT: expected a byte count or a size like \"512MiB\" or \"8GiB\", found \"{bad}\"")
+            );
+        }
     }
 }

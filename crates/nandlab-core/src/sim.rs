@@ -47,7 +47,8 @@ pub struct Progress {
 pub type ProgressFn<'a> = &'a mut dyn FnMut(&Progress) -> bool;
 
 const PROGRESS_EVERY: f64 = 0.2;
-const ROWS_PER_PHASE: u64 = 200;
+/// Time-series rows a phase takes by default.
+pub const ROWS_PER_PHASE: u64 = 200;
 
 /// A finished phase.
 #[derive(Debug, Clone)]
@@ -339,8 +340,8 @@ impl Simulator {
     /// (else an error saying how much it needs, before anything is allocated).
     pub fn try_new(cfg: Config) -> Result<Simulator, SimError> {
         let integrity = cfg.checks.integrity || integrity_from_env();
-        let needed = memory::state_bytes(&cfg.geometry, integrity, cfg.has_power_loss());
-        match memory::available_bytes() {
+        let needed = memory::state_bytes(&cfg, integrity);
+        match memory::available_bytes()? {
             Some(available) if needed > available => {
                 Err(SimError::OutOfMemory { needed, available })
             }

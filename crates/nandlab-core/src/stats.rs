@@ -199,6 +199,11 @@ impl Latency {
         self.0.len()
     }
 
+    /// Heap bytes of the histogram's counts.
+    pub fn heap_bytes(&self) -> u64 {
+        (self.0.distinct_values() * std::mem::size_of::<u64>()) as u64
+    }
+
     /// Quantile `q` in microseconds (0 when empty).
     pub fn quantile_us(&self, q: f64) -> f64 {
         if self.0.is_empty() {

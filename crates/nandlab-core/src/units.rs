@@ -7,6 +7,38 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
 
+/// The largest size a config may give, bytes (4 EiB): far beyond any drive
+/// (nandlab addresses at most 4 billion mapping units), and small enough
+/// that a few such sizes add up in 64 bits.
+pub const MAX_BYTES: u64 = 1 << 62;
+
+/// The longest time a config may give, ns (about 146 years): the simulated
+/// clock counts nanoseconds in 64 bits (584 years) and takes no request past
+/// [`CLOCK_LIMIT_NS`], so the clock plus any one such time stays representable.
+pub const MAX_DURATION_NS: u64 = 1 << 62;
+
+/// The simulated time past which no request is taken, ns (about 292 years):
+/// half the 64-bit clock, the other half room for what is added to it.
+pub const CLOCK_LIMIT_NS: u64 = 1 << 63;
+
+/// The slowest and fastest transfer rates a config may give, bytes per
+/// second: 1 MB/s (slower than any flash bus or host link; below it, a
+/// queue of large requests would take centuries of simulated time) to 1 PB/s.
+const RATE_RANGE: std::ops::RangeInclusive<f64> = 1e6..=1e15;
+
+/// `bytes` if it is a size a config may give.
+fn size_in_range(bytes: f64, found: impl fmt::Display) -> Result<u64, String> {
+    if bytes > MAX_BYTES as f64 {
+        return Err(format!(
+            "expected a size of at most 4 EiB (2^62 bytes), found {found}"
+        ));
+    }
+    if !(bytes >= 0.0 && bytes.fract() == 0.0) {
+        return Err(format!("expected a whole number of bytes, found {found}"));
+    }
+    Ok(bytes as u64)
+}
+
 /// Splits "12.5 KiB" into (12.5, "KiB"). Returns None if there is no number.
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
@@ -41,11 +73,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "tb" => 1e12,
         _ => return Err(expected()),
     };
-    let bytes = n * mult;
-    if !(0.0..=1.0e19).contains(&bytes) || bytes.fract() != 0.0 {
-        return Err(format!("expected a whole number of bytes, found \"{s}\""));
-    }
-    Ok(bytes as u64)
+    size_in_range(n * mult, format!("\"{s}\""))
 }
 
 /// Parses a fraction: "7 %", "7%", "0.07".
@@ -74,8 +102,10 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
         _ => return Err(expected()),
     };
     let ns = (n * mult).round();
-    if !(0.0..=1.8e19).contains(&ns) {
-        return Err(expected());
+    if ns > MAX_DURATION_NS as f64 {
+        return Err(format!(
+            "expected a duration of at most 146 years (2^62 ns), found \"{s}\""
+        ));
     }
     Ok(ns as u64)
 }
@@ -98,8 +128,10 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         _ => return Err(expected()),
     };
     let r = (n * mult).round();
-    if !(1.0..=1e15).contains(&r) {
-        return Err(format!("expected a positive rate, found \"{s}\""));
+    if !RATE_RANGE.contains(&r) {
+        return Err(format!(
+            "expected a rate from 1MB/s to 1PB/s, found \"{s}\""
+        ));
     }
     Ok(r as u64)
 }
@@ -143,8 +175,8 @@ macro_rules! quantity {
 quantity!(
     /// A size in bytes.
     Size, u64, "a size like \"4KiB\" or a whole number of bytes", parse_size,
-    |v| if v >= 0.0 && v.fract() == 0.0 { Ok::<u64, String>(v as u64) } else { Err(format!("expected a whole number of bytes, found {v}")) },
-    |u| Ok::<u64, String>(u)
+    |v| size_in_range(v, v),
+    |u| size_in_range(u as f64, u)
 );
 quantity!(
     /// A fraction (0.07 or "7 %").
@@ -198,6 +230,28 @@ mod tests {
         assert_eq!(parse_size("512"), Ok(512));
         assert!(parse_size("4 kilo").is_err());
         assert!(parse_size("KiB").is_err());
+        assert_eq!(parse_size("4194304TiB"), Ok(MAX_BYTES));
+        for huge in ["4194305TiB", "1e19", "18446744073709551615"] {
+            let e = parse_size(huge).unwrap_err();
+            assert!(e.starts_with("expected a size of at most 4 EiB"), "{e}");
+        }
+    }
+
+    #[test]
+    fn times_and_rates_the_clock_cannot_hold_are_refused() {
+        for long in ["1e20s", "1300000h", "4611686019s"] {
+            let e = parse_duration_ns(long).unwrap_err();
+            assert!(
+                e.starts_with("expected a duration of at most 146 years"),
+                "{e}"
+            );
+        }
+        assert!(parse_duration_ns("4611686018s").is_ok());
+        assert_eq!(parse_rate("1MB/s"), Ok(1_000_000));
+        for rate in ["999KB/s", "1B/s", "1000001GB/s"] {
+            let e = parse_rate(rate).unwrap_err();
+            assert!(e.starts_with("expected a rate from 1MB/s to 1PB/s"), "{e}");
+        }
     }
 
     #[test]

@@ -311,7 +311,7 @@ proptest! {
         match Config::from_toml(&text, "fuzz.toml") {
             Ok(cfg) => {
                 // A config that loads has a state size we can check before allocating it.
-                prop_assert!(memory::state_bytes(&cfg.geometry, cfg.checks.integrity, cfg.has_power_loss()) > 0);
+                prop_assert!(memory::state_bytes(&cfg, cfg.checks.integrity) > 0);
             }
             Err(e) => prop_assert!(!e.to_string().trim().is_empty()),
         }

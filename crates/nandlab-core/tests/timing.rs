@@ -371,3 +371,26 @@ fn a_read_smaller_than_a_mapping_unit_sends_only_its_bytes() {
         "512 B: {small:.0} IOPS, 4 KiB: {unit:.0} IOPS"
     );
 }
+
+/// The simulated clock counts nanoseconds in 64 bits: a request past
+/// `CLOCK_LIMIT_NS` (292 years) is refused, never issued on a wrapped or
+/// saturated clock (here: one request every 31.7 years, 20 of them).
+#[test]
+fn a_run_past_the_clocks_horizon_is_refused() {
+    let drive = "preset = \"snia-slc\"\ncapacity = \"1GiB\"";
+    let slow = "[[phase]]\nrate = 1e-9\narrival = \"fixed\"\nrequests = 20\n";
+    let e = Simulator::new(config(drive, slow))
+        .run_all(&mut |_| true)
+        .expect_err("the run passes the clock's horizon")
+        .to_string();
+    assert!(
+        e.contains("past the 292 years the simulated clock takes"),
+        "{e}"
+    );
+    let fits = "[[phase]]\nrate = 1e-9\narrival = \"fixed\"\nrequests = 5\n";
+    let r = Simulator::new(config(drive, fits))
+        .run_all(&mut |_| true)
+        .unwrap();
+    let years = r[0].summary.sim_seconds / 3.156e7;
+    assert!((years - 4.0 * 31.69).abs() < 1.0, "{years} years");
+}

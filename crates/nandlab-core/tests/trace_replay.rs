@@ -155,3 +155,43 @@ fn bad_trace_keys_name_the_key() {
     ));
     assert!(e.contains("stop condition"), "{e}");
 }
+
+/// A time scale that puts the trace's times past what the simulated clock
+/// holds is refused naming `time_scale`, at the first record it pushes
+/// past; one that fits replays at the scaled times (never wrapped or
+/// saturated into "every request at once").
+#[test]
+fn a_time_scale_the_clock_cannot_hold_is_refused() {
+    let Some(dir) = samples() else { return };
+    let path = dir.join("msr_hm_0_first1000.csv");
+    let recorded = summarize(&mut TraceReader::open(&path, None, OnError::Stop).unwrap())
+        .unwrap()
+        .duration_seconds;
+    let error = |scale: &str| {
+        let text = format!(
+            "[device]\npreset = \"swissbit-standard\"\ncapacity = \"4GiB\"\n{}",
+            trace_phase(&path, &format!("replay = \"timed\"\ntime_scale = {scale}"))
+        );
+        let cfg = Config::from_toml(&text, "test").unwrap();
+        Simulator::new(cfg)
+            .run_all(&mut |_| true)
+            .err()
+            .map(|e| e.to_string())
+    };
+    // 10^30: the second record (21.5 µs in) is already 680 million years away.
+    for (scale, line) in [("1e30", ":2: "), ("1e12", ": ")] {
+        let e = error(scale).unwrap_or_else(|| panic!("time_scale {scale} ran"));
+        assert!(
+            e.contains(&format!("{line}time_scale (--time-scale) "))
+                && e.contains("past the 146 years"),
+            "{scale}: {e}"
+        );
+    }
+    // 10^7 puts the recorded 0.3 s at about a month: the clock holds it.
+    let r = run(&trace_phase(&path, "replay = \"timed\"\ntime_scale = 1e7"));
+    let simulated = r[0].summary.sim_seconds;
+    assert!(
+        (simulated / (recorded * 1e7) - 1.0).abs() < 1e-3,
+        "recorded {recorded} s, simulated {simulated} s"
+    );
+}

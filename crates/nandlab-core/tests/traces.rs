@@ -283,3 +283,103 @@ fn an_unknown_or_empty_file_says_what_was_tried() {
     let e = summarize(&mut blk.unwrap()).unwrap_err().to_string();
     assert!(e.contains("no I/O records"), "{e}");
 }
+
+/// A trace of `lines` in a temporary file named `name`.
+fn trace_file(name: &str, lines: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nandlab-traces-order-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// Each format's clock must not go back (by more than one of its ticks; a
+/// blkparse CPU's own events): an error naming the line, or under
+/// skip-and-count a skipped line; never a silent gap of 0.
+#[test]
+fn a_timestamp_that_goes_back_is_a_bad_line() {
+    let blk = |cpu: u32, t: &str, sector: u64| {
+        format!("  8,16  {cpu}  5  {t}  3645  D   W {sector} + 8 [java]")
+    };
+    // (file, lines, line that goes back, what the message says)
+    let cases = [
+        (
+            "same-cpu.blk",
+            vec![
+                blk(0, "0.000100000", 0),
+                blk(1, "0.000050000", 8),
+                blk(0, "0.000090000", 16),
+            ],
+            3,
+            "goes back 10.000 µs from line 1's on CPU 0",
+        ),
+        (
+            "one.csv",
+            vec![
+                "128166385295514663,hm,0,Write,0,4096,1".into(),
+                "128166385295514600,hm,0,Write,4096,4096,1".into(),
+            ],
+            2,
+            "goes back 6.300 µs from line 1's",
+        ),
+        (
+            "vol.csv",
+            vec![
+                "1538323200,0,8,1,3".into(),
+                "1538323199,8,8,1,3".into(),
+                "1538323198,16,8,1,3".into(),
+            ],
+            3,
+            "goes back 2.000 s from line 1's",
+        ),
+        (
+            "job.iolog",
+            vec![
+                "fio version 3 iolog".into(),
+                "500 /dev/sdb write 0 4096".into(),
+                "400 /dev/sdb write 4096 4096".into(),
+            ],
+            3,
+            "goes back 100.000 µs from line 2's",
+        ),
+        (
+            "ali.csv",
+            vec![
+                "3,W,8192,4096,1577808000100".into(),
+                "3,R,0,512,1577808000000".into(),
+            ],
+            2,
+            "goes back 100.000 µs",
+        ),
+    ];
+    for (name, lines, at, says) in cases {
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let path = trace_file(name, &lines);
+        let mut r = TraceReader::open(&path, None, OnError::Stop).unwrap();
+        let e = summarize(&mut r).unwrap_err();
+        assert_eq!(e.line, at, "{name}: {e}");
+        assert!(
+            e.to_string().contains(says) && e.to_string().contains("must be in time order"),
+            "{name}: {e}"
+        );
+        let mut r = TraceReader::open(&path, None, OnError::Skip).unwrap();
+        let s = summarize(&mut r).unwrap();
+        let records = lines.iter().filter(|l| !l.starts_with("fio")).count() as u64;
+        assert_eq!((s.records, s.skipped_lines), (records - 1, 1), "{name}");
+    }
+    // Another blkparse CPU's batch may be behind; within one tick of Tencent's whole seconds too.
+    let cpus = trace_file(
+        "cpus.blk",
+        &[
+            &blk(0, "0.000100000", 0),
+            &blk(1, "0.000050000", 8),
+            &blk(1, "0.000060000", 16),
+        ],
+    );
+    let tencent = trace_file("tick.csv", &["1538323200,0,8,1,3", "1538323199,8,8,1,3"]);
+    for path in [cpus, tencent] {
+        let mut r = TraceReader::open(&path, None, OnError::Stop).unwrap();
+        let s = summarize(&mut r).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.skipped_lines, 0);
+    }
+}

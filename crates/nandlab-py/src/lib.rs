@@ -92,6 +92,7 @@ fn sim_error(py: Python<'_>, e: SimError, cause: Option<PyErr>) -> PyErr {
     let message = e.to_string();
     match e {
         SimError::Trace(_) => TraceError::new_err(message),
+        SimError::Config(_) => ConfigError::new_err(message),
         SimError::Snapshot(_) => SnapshotError::new_err(message),
         SimError::Interrupted { snapshot } => {
             let err = Interrupted::new_err(message);
@@ -126,7 +127,13 @@ struct Simulator {
 impl Simulator {
     #[new]
     #[pyo3(signature = (config, format = "toml", source = "<config>", seed = None))]
-    fn new(config: &str, format: &str, source: &str, seed: Option<u64>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        config: &str,
+        format: &str,
+        source: &str,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
         let cfg = match format {
             "toml" => Config::from_toml(config, source),
             "json" => Config::from_json(config),
@@ -142,7 +149,7 @@ impl Simulator {
         }
         let sim = guard(|| CoreSimulator::try_new(cfg))
             .map_err(InternalError::new_err)?
-            .map_err(|e| SimulationError::new_err(e.to_string()))?;
+            .map_err(|e| sim_error(py, e, None))?;
         let text = ConfigText {
             text: config.to_string(),
             json: format == "json",

@@ -5,7 +5,7 @@ use std::fmt;
 
 /// A config that cannot run. `key` names where ("[device] channels",
 /// "[[phase]] #2 volume"), `message` says what was expected.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
     pub key: String,
     pub message: String,
@@ -107,6 +107,12 @@ pub fn polish_serde_message(msg: &str) -> String {
         ("expected a boolean", "expected true or false"),
         ("expected a string", "expected a text value in quotes"),
         ("expected a sequence", "expected a list"),
+        ("invalid type: floating point `NaN`", "found the float nan"),
+        ("invalid type: floating point `inf`", "found the float inf"),
+        (
+            "invalid type: floating point `-inf`",
+            "found the float -inf",
+        ),
         ("invalid type: floating point", "found the number"),
         ("invalid type: integer", "found the number"),
         ("invalid type: string", "found the text"),

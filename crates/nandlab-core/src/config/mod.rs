@@ -5,6 +5,7 @@
 mod error;
 pub mod presets;
 mod raw;
+mod tree;
 
 pub use error::{did_you_mean, ConfigError};
 pub use raw::CountOrFraction;
@@ -14,6 +15,7 @@ use crate::geometry::{Dividers, Geometry};
 use crate::interface::{self, Interface};
 use crate::media::{CellMode, ModeTiming};
 use crate::power::WriteCache;
+use crate::units::{MAX_BYTES, MAX_DURATION_NS};
 use crate::wear::{Conditions, CyclePattern, DEFAULT_RATED};
 use error::{polish_serde_message, toml_location, unknown};
 use raw::*;
@@ -342,7 +344,7 @@ impl PhaseConfig {
 impl Config {
     /// Loads a TOML config. `source` names it in error messages.
     pub fn from_toml(text: &str, source: &str) -> Result<Config, ConfigError> {
-        let value: Value = toml::from_str(text).map_err(|e| {
+        let value = tree::from_toml(text).map_err(|e| {
             let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
             let msg = e.message().trim().to_string();
             match line {
@@ -357,7 +359,7 @@ impl Config {
 
     /// Loads a JSON config (for example a Python dict serialised by the bindings).
     pub fn from_json(text: &str) -> Result<Config, ConfigError> {
-        let value: Value = serde_json::from_str(text)
+        let value = tree::from_json(text)
             .map_err(|e| ConfigError::new("", format!("invalid JSON config: {e}")))?;
         Self::from_value(value)
     }
@@ -369,7 +371,7 @@ impl Config {
         }
         apply_preset(&mut value)?;
         inherit_job_keys(&mut value);
-        let raw: RawConfig = serde_path_to_error::deserialize(value).map_err(|e| {
+        let raw: RawConfig = serde_path_to_error::deserialize(tree::Tree(&value)).map_err(|e| {
             let mut path = e.path().to_string();
             let msg = polish_serde_message(&e.inner().to_string());
             // An unknown key is named in the message: locate the table holding it.
@@ -437,6 +439,7 @@ fn apply_preset(value: &mut Value) -> Result<(), ConfigError> {
     };
     let name = name
         .as_str()
+        .filter(|_| tree::non_finite(&name).is_none())
         .ok_or_else(|| ConfigError::new("[device] preset", "expected a preset name in quotes"))?;
     let names = presets::preset_names();
     let text = presets::preset_toml(name)
@@ -864,6 +867,12 @@ fn validate_device(
         iface.link_rate = r.0;
     }
     if let Some(o) = d.command_overhead {
+        if o.0 > 1_000_000_000 {
+            return err(
+                "[device] command_overhead",
+                format!("expected at most 1 s (an interface's overhead per command is microseconds), found {} ns", o.0),
+            );
+        }
         iface.command_overhead_ns = o.0;
     }
     let write_buffer = d.write_buffer.map(|s| s.0).unwrap_or(64 << 20);
@@ -1166,8 +1175,7 @@ fn validate_pslc(f: &RawFtl, g: &Geometry, gc_start: u32) -> Result<PslcConfig, 
     }
     let size = match f.pslc_size {
         None => Volume::Capacities(0.03),
-        Some(RawVolume::Bytes(b)) => Volume::Bytes(b),
-        Some(RawVolume::Multiple(m)) => Volume::Capacities(m),
+        Some(v) => volume("[ftl] pslc_size", v, g)?,
     };
     // Blocks per pool holding that much data in SLC mode (whole pages).
     let slc_units = ((g.units_per_block / g.cell.bits()) / g.units_per_page * g.units_per_page)
@@ -1414,10 +1422,14 @@ fn validate_phase(
             Arrival::Closed { queue_depth: q }
         }
         (None, Some(r)) => {
-            if !(r.is_finite() && r > 0.0) {
+            // The mean gap between arrivals is a time the simulated clock must hold.
+            if !(r.is_finite() && 1e9 / r <= MAX_DURATION_NS as f64) {
                 return err(
                     &k("rate"),
-                    format!("expected requests per second above 0, found {r}"),
+                    format!(
+                        "expected requests per second above 0, at least one per 146 years (2.2e-10), found {}",
+                        shown(r)
+                    ),
                 );
             }
             let poisson = match p.arrival.as_deref().unwrap_or("poisson") {
@@ -1434,12 +1446,9 @@ fn validate_phase(
         }
         (None, None) => Arrival::Closed { queue_depth: 1 },
     };
-    let to_volume = |v: RawVolume| match v {
-        RawVolume::Bytes(b) => Volume::Bytes(b),
-        RawVolume::Multiple(m) => Volume::Capacities(m),
-    };
-    let volume = p.volume.map(to_volume);
-    let idle_every = p.idle_every.map(to_volume);
+    let volume_of = |key: &str, v: Option<RawVolume>| v.map(|v| volume(&k(key), v, g)).transpose();
+    let volume = volume_of("volume", p.volume)?;
+    let idle_every = volume_of("idle_every", p.idle_every)?;
     let idle_duration_ns = p.idle_duration.map(|d| d.0).unwrap_or(0);
     if idle_every.is_some() != (idle_duration_ns > 0) {
         return err(
@@ -1606,6 +1615,39 @@ fn validate_phase(
     })
 }
 
+/// The most `[[phase.job]]`s a phase may have: fio's own limit on the jobs
+/// of one run (its `REAL_MAX_JOBS`). Each job keeps two latency histograms
+/// (about half a MiB) and a queue; more jobs than fio can run is a mistake,
+/// not a workload.
+pub const MAX_JOBS_PER_PHASE: usize = 4096;
+
+/// `x` for messages: as written, or in exponent form when very large or small.
+fn shown(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e15).contains(&x.abs()) {
+        x.to_string()
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// A volume (`key`) in bytes or multiples of the user capacity, if its bytes
+/// are a size a config may give.
+fn volume(key: &str, v: RawVolume, g: &Geometry) -> Result<Volume, ConfigError> {
+    match v {
+        RawVolume::Bytes(b) => Ok(Volume::Bytes(b)),
+        RawVolume::Multiple(m) if m * g.user_capacity_bytes as f64 <= MAX_BYTES as f64 => {
+            Ok(Volume::Capacities(m))
+        }
+        RawVolume::Multiple(m) => err(
+            key,
+            format!(
+                "expected at most 4 EiB (2^62 bytes), found {} times the user capacity",
+                shown(m)
+            ),
+        ),
+    }
+}
+
 /// `[[phase.job]]` of the phase `label`: closed-loop synthetic workloads,
 /// each a phase of its own to the checks (its stop condition optional).
 fn validate_jobs(
@@ -1613,8 +1655,18 @@ fn validate_jobs(
     jobs: Option<Vec<RawPhase>>,
     g: &Geometry,
 ) -> Result<Vec<PhaseConfig>, ConfigError> {
-    let mut out = Vec::new();
-    for (j, mut raw) in jobs.unwrap_or_default().into_iter().enumerate() {
+    let jobs = jobs.unwrap_or_default();
+    if jobs.len() > MAX_JOBS_PER_PHASE {
+        return err(
+            &format!("{label} job"),
+            format!(
+                "at most {MAX_JOBS_PER_PHASE} [[phase.job]] tables per phase (fio's limit on the jobs of one run), found {}",
+                jobs.len()
+            ),
+        );
+    }
+    let mut out = Vec::with_capacity(jobs.len());
+    for (j, mut raw) in jobs.into_iter().enumerate() {
         let job_label = format!("{label} job #{}", j + 1);
         let k = |key: &str| format!("{job_label} {key}");
         let has_stop = raw.volume.is_some() || raw.requests.is_some() || raw.duration.is_some();

@@ -2,7 +2,9 @@
 //! schema one to one, every field optional, unknown keys rejected. Turning
 //! these into a checked [`super::Config`] is `validate`'s job.
 
-use crate::units::{parse_duration_ns, parse_fraction, parse_size, Duration, Fraction, Rate, Size};
+use crate::units::{
+    parse_duration_ns, parse_fraction, parse_size, Duration, Fraction, Rate, Size, MAX_BYTES,
+};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
@@ -82,7 +84,11 @@ any_number_or_text!(
     RawVolume,
     "a size like \"10GiB\" or a float (multiples of the user capacity)",
     int | u
-        | if u >= 512 {
+        | if u > MAX_BYTES {
+            Err(format!(
+                "expected a size of at most 4 EiB (2^62 bytes), found {u}"
+            ))
+        } else if u >= 512 {
             Ok(RawVolume::Bytes(u))
         } else {
             Err(format!("an integer volume is a byte count and {u} is too small; write {u}.0 for {u}× the user capacity"))

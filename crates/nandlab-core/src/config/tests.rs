@@ -290,3 +290,267 @@ fn a_working_set_is_a_share_or_a_size() {
     let e = with("working_set = \"lots\"").unwrap_err().to_string();
     assert!(e.contains("a size like \"256MiB\""), "{e}");
 }
+
+/// Every key that takes a number, given nan, inf or -inf in TOML or (as
+/// Python's json module writes them) in JSON: refused naming the key, never
+/// read as "not given".
+#[test]
+fn numbers_that_are_not_finite_are_refused_naming_the_key() {
+    // (table, key, where the error says it is)
+    let float_keys = [
+        ("device", "over_provisioning", "[device] over_provisioning"),
+        ("device", "reserve", "[device] reserve"),
+        ("device", "capacity", "[device] capacity"),
+        ("device", "page_size", "[device] page_size"),
+        ("device", "link_rate", "[device] link_rate"),
+        ("device", "channel_rate", "[device] channel_rate"),
+        ("device", "command_overhead", "[device] command_overhead"),
+        ("device", "write_buffer", "[device] write_buffer"),
+        (
+            "device.wear",
+            "temperature_c",
+            "[device.wear] temperature_c",
+        ),
+        ("device.wear", "initial", "[device.wear] initial"),
+        ("device.wear.rated", "tlc", "[device.wear.rated] tlc"),
+        (
+            "device.timing.mlc",
+            "erase_us",
+            "[device.timing.mlc] erase_us",
+        ),
+        ("ftl", "gc_start", "[ftl] gc_start"),
+        ("ftl", "gc_stop", "[ftl] gc_stop"),
+        ("ftl", "idle_threshold", "[ftl] idle_threshold"),
+        ("ftl", "life_threshold", "[ftl] life_threshold"),
+        ("ftl", "map_cache", "[ftl] map_cache"),
+        ("ftl", "read_ahead", "[ftl] read_ahead"),
+        ("ftl", "pslc_size", "[ftl] pslc_size"),
+        ("ftl", "pslc_dynamic_share", "[ftl] pslc_dynamic_share"),
+        ("ftl", "pslc_static_after", "[ftl] pslc_static_after"),
+        ("ftl", "direct_write_after", "[ftl] direct_write_after"),
+        ("stats", "interval", "[stats] interval"),
+        ("phase", "read_fraction", "[[phase]] #2 read_fraction"),
+        ("phase", "trim_fraction", "[[phase]] #2 trim_fraction"),
+        ("phase", "block_size", "[[phase]] #2 block_size"),
+        ("phase", "align", "[[phase]] #2 align"),
+        ("phase", "working_set", "[[phase]] #2 working_set"),
+        (
+            "phase",
+            "working_set_offset",
+            "[[phase]] #2 working_set_offset",
+        ),
+        ("phase", "rate", "[[phase]] #2 rate"),
+        ("phase", "idle_every", "[[phase]] #2 idle_every"),
+        ("phase", "idle_duration", "[[phase]] #2 idle_duration"),
+        ("phase", "volume", "[[phase]] #2 volume"),
+        ("phase", "duration", "[[phase]] #2 duration"),
+        ("phase", "interval", "[[phase]] #2 interval"),
+        ("phase", "time_scale", "[[phase]] #2 time_scale"),
+        ("phase", "power_loss_every", "[[phase]] #2 power_loss_every"),
+        ("phase", "unique_bytes", "[[phase]] #2 unique_bytes"),
+        (
+            "phase.job",
+            "read_fraction",
+            "[[phase]] #2 job #1 read_fraction",
+        ),
+    ];
+    let list_keys = [
+        (
+            "device.timing.mlc",
+            "read_us",
+            "[device.timing.mlc] read_us[1]",
+        ),
+        ("phase", "power_loss", "[[phase]] #2 power_loss[1]"),
+    ];
+    // Keys that take no float at all say what they expected instead.
+    let other_keys = [
+        ("", "seed", "seed", "expected a whole number"),
+        (
+            "device",
+            "channels",
+            "[device] channels",
+            "expected a whole number",
+        ),
+        (
+            "device",
+            "multiplane",
+            "[device] multiplane",
+            "expected true or false",
+        ),
+        ("device", "cell", "[device] cell", "expected a text value"),
+        (
+            "ftl",
+            "early_switch_blocks",
+            "[ftl] early_switch_blocks",
+            "expected a whole number",
+        ),
+        (
+            "phase",
+            "queue_depth",
+            "[[phase]] #2 queue_depth",
+            "expected a whole number",
+        ),
+        (
+            "phase",
+            "requests",
+            "[[phase]] #2 requests",
+            "expected a whole number",
+        ),
+        (
+            "phase",
+            "name",
+            "[[phase]] #2 name",
+            "expected a text value",
+        ),
+        (
+            "phase.job",
+            "queue_depth",
+            "[[phase]] #2 job #1 queue_depth",
+            "expected a whole number",
+        ),
+    ];
+    // A config with `line` in `table` (a job inherits its phase's keys: one only where asked for).
+    let config = |table: &str, line: &str| {
+        let at = |t: &str| {
+            if t == table {
+                format!("{line}\n")
+            } else {
+                String::new()
+            }
+        };
+        let job = if table == "phase.job" {
+            "[[phase.job]]\n"
+        } else {
+            ""
+        };
+        let stop = if line.starts_with("requests") {
+            "volume = 1.0"
+        } else {
+            "requests = 10"
+        };
+        format!(
+            "{}[device]\npreset = \"zombienand-synthetic-tlc\"\n{}[device.wear]\n{}[device.wear.rated]\n{}\
+             [device.timing.mlc]\n{}[ftl]\n{}[stats]\n{}[[phase]]\nkind = \"fill\"\n[[phase]]\n{stop}\n{}\
+             {job}{}",
+            at(""), at("device"), at("device.wear"), at("device.wear.rated"), at("device.timing.mlc"),
+            at("ftl"), at("stats"), at("phase"), at("phase.job")
+        )
+    };
+    let from_json = |text: &str, toml_word: &str| {
+        // As a Python dict reaches the engine: json.dumps writes NaN, Infinity, -Infinity.
+        let json_word = match toml_word {
+            "nan" => "NaN",
+            "inf" => "Infinity",
+            _ => "-Infinity",
+        };
+        let stand_in = "123456789.125";
+        let json = toml_to_json(
+            &text
+                .replace(&format!("= {toml_word}"), &format!("= {stand_in}"))
+                .replace(&format!(", {toml_word}]"), &format!(", {stand_in}]")),
+        );
+        assert!(json.contains(stand_in), "{json}");
+        Config::from_json(&json.replace(stand_in, json_word))
+    };
+    for (toml_word, word) in [("nan", "nan"), ("inf", "inf"), ("-inf", "-inf")] {
+        let cases = float_keys
+            .iter()
+            .map(|&(t, k, at)| {
+                (
+                    t,
+                    format!("{k} = {toml_word}"),
+                    at,
+                    format!("must be a finite number, found {word}"),
+                )
+            })
+            .chain(list_keys.iter().map(|&(t, k, at)| {
+                (
+                    t,
+                    format!("{k} = [1, {toml_word}]"),
+                    at,
+                    format!("must be a finite number, found {word}"),
+                )
+            }))
+            .chain(other_keys.iter().map(|&(t, k, at, expected)| {
+                (
+                    t,
+                    format!("{k} = {toml_word}"),
+                    at,
+                    format!("found the float {word}, {expected}"),
+                )
+            }));
+        for (table, line, at, message) in cases {
+            let text = config(table, &line);
+            for (how, result) in [
+                ("TOML", Config::from_toml(&text, "t.toml")),
+                ("JSON", from_json(&text, toml_word)),
+            ] {
+                let e = result.map(|_| ()).unwrap_err().to_string();
+                assert!(
+                    e.starts_with(&format!("{at}: {message}")),
+                    "{how} `{line}` in {table}: {e}"
+                );
+            }
+        }
+    }
+    let e = error("preset = nan", PHASE);
+    assert_eq!(e, "[device] preset: expected a preset name in quotes");
+}
+
+/// Times and sizes that the 64-bit clock and byte counters cannot hold (or
+/// whose sums they cannot) are refused naming the key, never saturated or
+/// wrapped into another value.
+#[test]
+fn times_and_sizes_past_64_bits_name_the_key() {
+    let cases = [
+        (
+            "",
+            "[[phase]]\nduration = \"1e20s\"\n",
+            "[[phase]] #1 duration: expected a duration of at most 146 years",
+        ),
+        (
+            "",
+            "[[phase]]\nrequests = 9\nrate = 1e-12\n",
+            "[[phase]] #1 rate: expected requests per second above 0, at least one per 146 years",
+        ),
+        (
+            "",
+            "[[phase]]\nvolume = 1e300\n",
+            "[[phase]] #1 volume: expected at most 4 EiB (2^62 bytes), found 1e300 times",
+        ),
+        (
+            "",
+            "[[phase]]\nvolume = 9223372036854775807\n",
+            "[[phase]] #1 volume: expected a size of at most 4 EiB",
+        ),
+        (
+            "",
+            "[[phase]]\nvolume = \"1e19\"\n",
+            "[[phase]] #1 volume: expected a size of at most 4 EiB",
+        ),
+        (
+            "",
+            "[[phase]]\nrequests = 9\nidle_every = 1e300\nidle_duration = \"1ms\"\n",
+            "[[phase]] #1 idle_every: expected at most 4 EiB",
+        ),
+        (
+            "command_overhead = \"2s\"",
+            PHASE,
+            "[device] command_overhead: expected at most 1 s",
+        ),
+        (
+            "link_rate = \"1B/s\"",
+            PHASE,
+            "[device] link_rate: expected a rate from 1MB/s to 1PB/s",
+        ),
+        (
+            "write_buffer = 9223372036854775807",
+            PHASE,
+            "[device] write_buffer: expected a size of at most 4 EiB",
+        ),
+    ];
+    for (device, rest, expected) in cases {
+        let e = error(device, rest);
+        assert!(e.starts_with(expected), "{device} {rest}: {e}");
+    }
+}

@@ -267,7 +267,7 @@ impl Simulator {
     pub fn resume(path: &Path) -> Result<Simulator, SimError> {
         let (mut file, header) = open_snapshot(path)?;
         // The body is in memory until the state is built from it.
-        if let Some(available) = memory::available_bytes() {
+        if let Some(available) = memory::available_bytes()? {
             if header.body_len > available {
                 return Err(SimError::OutOfMemory {
                     needed: header.body_len,
@@ -296,9 +296,9 @@ impl Simulator {
             .parse()
             .map_err(|e| failed(path, "the snapshot's config no longer loads", e))?;
         let integrity = cfg.checks.integrity || super::integrity_from_env();
-        let needed = memory::state_bytes(&cfg.geometry, integrity, cfg.has_power_loss())
-            + bytes.len() as u64;
-        if let Some(available) = memory::available_bytes() {
+        // The file is in memory too until the state is built from it.
+        let needed = memory::state_bytes(&cfg, integrity) + bytes.len() as u64;
+        if let Some(available) = memory::available_bytes()? {
             if needed > available {
                 return Err(SimError::OutOfMemory { needed, available });
             }

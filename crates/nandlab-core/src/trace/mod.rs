@@ -4,8 +4,8 @@
 //! Tencent CBS), gzip/bzip2/zstd input, format detection, and errors that
 //! name the file, the line and the format expected.
 //!
-//! A reader holds one line at a time: memory stays constant on traces of
-//! any size.
+//! A reader holds one line at a time, of at most [`MAX_LINE_BYTES`]: memory
+//! stays constant on traces of any size, and on files that are not traces.
 
 mod parse;
 pub mod replay;
@@ -26,6 +26,10 @@ pub struct TraceRecord {
     pub offset: u64,
     pub len: u64,
     pub device: u32,
+    /// The clock its timestamp was read from, whose records are in time
+    /// order: blkparse's CPU (blkparse interleaves the CPUs' batches of
+    /// events, so time goes back between CPUs); 0 in the other formats.
+    pub clock: u16,
 }
 
 /// The trace formats nandlab reads.
@@ -77,6 +81,22 @@ impl TraceFormat {
 
     pub fn parse(name: &str) -> Option<TraceFormat> {
         TraceFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// One tick of the format's timestamps, ns: what a record may trail the
+    /// latest of its clock by (see [`TraceReader`]'s order check).
+    pub fn tick_ns(self) -> u64 {
+        match self {
+            TraceFormat::Msr => 100,
+            TraceFormat::FioV2 | TraceFormat::FioV3 | TraceFormat::Alibaba => 1_000,
+            TraceFormat::Tencent => 1_000_000_000,
+            TraceFormat::Umass
+            | TraceFormat::Blkparse
+            | TraceFormat::Disksim
+            | TraceFormat::Mqsim
+            | TraceFormat::Ssdsim
+            | TraceFormat::Fiu => 1,
+        }
     }
 
     /// The names, for messages.
@@ -136,6 +156,73 @@ fn open_decompressed(path: &Path) -> std::io::Result<Box<dyn BufRead + Send + Sy
 
 /// Lines the detector reads before deciding.
 const DETECT_LINES: usize = 50;
+
+/// The longest line a trace may have, newline not counted: room for a fio
+/// iolog line naming a file by a path of Linux's longest (`PATH_MAX`, 4096
+/// bytes) and 30 times the longest line of the real traces of every format
+/// nandlab reads (251 bytes). A longer line is not a trace's: reading stops
+/// there (at most this much of it is held), whatever `skip_bad` says.
+pub const MAX_LINE_BYTES: usize = 8 << 10;
+
+/// How reading a line went.
+enum Line {
+    /// A line, into the buffer (with its newline, if it had one).
+    Read,
+    /// The end of the input.
+    End,
+    /// A line longer than [`MAX_LINE_BYTES`]; not read to its end.
+    TooLong,
+}
+
+/// Reads the next line of `input` into `buf` (cleared first), holding at
+/// most [`MAX_LINE_BYTES`] of it.
+fn read_line(input: &mut (impl BufRead + ?Sized), buf: &mut Vec<u8>) -> std::io::Result<Line> {
+    buf.clear();
+    loop {
+        let available = match input.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(if buf.is_empty() {
+                Line::End
+            } else {
+                Line::Read
+            });
+        }
+        let newline = available.iter().position(|&b| b == b'\n');
+        let take = newline.map_or(available.len(), |i| i + 1);
+        let content = buf.len() + newline.unwrap_or(take);
+        if content > MAX_LINE_BYTES {
+            return Ok(Line::TooLong);
+        }
+        buf.extend_from_slice(&available[..take]);
+        input.consume(take);
+        if newline.is_some() {
+            return Ok(Line::Read);
+        }
+    }
+}
+
+/// `ns` for messages: "47.214 ms", "3 ns", "2.000 s".
+fn duration(ns: u64) -> String {
+    match ns {
+        0..1_000 => format!("{ns} ns"),
+        1_000..1_000_000 => format!("{:.3} µs", ns as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.3} ms", ns as f64 / 1e6),
+        _ => format!("{:.3} s", ns as f64 / 1e9),
+    }
+}
+
+/// The message of a line longer than [`MAX_LINE_BYTES`].
+fn too_long() -> String {
+    format!(
+        "a line longer than {MAX_LINE_BYTES} bytes: not a block I/O trace (trace lines are a few \
+         hundred bytes; nandlab reads lines of up to {} KiB)",
+        MAX_LINE_BYTES >> 10
+    )
+}
 
 /// Guesses the format from the first lines: fio iologs by their header;
 /// otherwise the format that reads every one of them, the file's name
@@ -203,6 +290,8 @@ pub struct TraceReader {
     failed: bool,
     /// fio v2: time advanced by `wait` actions, µs.
     fio_clock_us: u64,
+    /// The latest timestamp of each clock and its line ([`Self::check_order`]).
+    latest: Vec<Option<(u64, u64)>>,
 }
 
 impl TraceReader {
@@ -222,10 +311,12 @@ impl TraceReader {
         let mut head = Vec::new();
         for _ in 0..DETECT_LINES {
             let mut l = Vec::new();
-            match lines.read_until(b'\n', &mut l) {
-                Ok(0) => break,
-                Ok(_) => head.push(l),
-                Err(e) => return Err(err(head.len() as u64 + 1, format!("cannot read: {e}"))),
+            let at = head.len() as u64 + 1;
+            match read_line(&mut *lines, &mut l) {
+                Ok(Line::End) => break,
+                Ok(Line::Read) => head.push(l),
+                Ok(Line::TooLong) => return Err(err(at, too_long())),
+                Err(e) => return Err(err(at, format!("cannot read: {e}"))),
             }
         }
         let format = match format {
@@ -245,6 +336,7 @@ impl TraceReader {
             records: 0,
             failed: false,
             fio_clock_us: 0,
+            latest: Vec::new(),
         })
     }
 
@@ -255,10 +347,10 @@ impl TraceReader {
             self.buf = l;
             return Ok(true);
         }
-        self.buf.clear();
-        match self.lines.read_until(b'\n', &mut self.buf) {
-            Ok(0) => Ok(false),
-            Ok(_) => Ok(true),
+        match read_line(&mut *self.lines, &mut self.buf) {
+            Ok(Line::End) => Ok(false),
+            Ok(Line::Read) => Ok(true),
+            Ok(Line::TooLong) => Err(self.error(too_long())),
             Err(e) => Err(self.error(format!("cannot read: {e}"))),
         }
     }
@@ -273,15 +365,21 @@ impl TraceReader {
 
     /// A malformed line: an error, or counted and passed over.
     fn malformed(&mut self, expected: &str) -> Result<(), TraceError> {
+        self.bad_line(|r| {
+            let shown = String::from_utf8_lossy(r.buf.trim_ascii());
+            let shown: String = shown.chars().take(120).collect();
+            format!(
+                "not a {} line: `{shown}`; expected `{expected}`",
+                r.format.name()
+            )
+        })
+    }
+
+    /// A line that cannot be used: an error saying why, or (with
+    /// [`OnError::Skip`]) counted and passed over.
+    fn bad_line(&mut self, why: impl FnOnce(&Self) -> String) -> Result<(), TraceError> {
         match self.on_error {
-            OnError::Stop => {
-                let shown = String::from_utf8_lossy(self.buf.trim_ascii());
-                let shown: String = shown.chars().take(120).collect();
-                Err(self.error(format!(
-                    "not a {} line: `{shown}`; expected `{expected}`",
-                    self.format.name()
-                )))
-            }
+            OnError::Stop => Err(self.error(why(self))),
             OnError::Skip => {
                 self.skipped += 1;
                 self.first_skipped.get_or_insert(self.line);
@@ -313,7 +411,11 @@ impl TraceReader {
         let op = match l.action {
             b"add" | b"open" | b"close" | b"sync" | b"datasync" => return Ok(None),
             b"wait" if !timed => {
-                self.fio_clock_us += l.offset.ok_or(expected)?;
+                let wait = l.offset.ok_or(expected)?;
+                self.fio_clock_us = self
+                    .fio_clock_us
+                    .checked_add(wait)
+                    .ok_or(parse::TIME_RANGE)?;
                 return Ok(None);
             }
             b"read" => Op::Read,
@@ -323,16 +425,43 @@ impl TraceReader {
         };
         let (offset, len) = (l.offset.ok_or(expected)?, l.length.ok_or(expected)?);
         let time_us = l.time_us.unwrap_or(self.fio_clock_us);
-        if len == 0 {
-            return Ok(None);
+        parse::record(parse::ns(time_us, 1000)?, op, offset, len, 0)
+    }
+
+    /// Checks that `r` comes no earlier than the latest record of its clock
+    /// (see [`TraceRecord::clock`]) less one tick of the format's clock
+    /// ([`TraceFormat::tick_ns`]), and notes its time. A clock that goes back
+    /// is a broken trace (two traces joined, a damaged line): replayed, its
+    /// records would all be issued at once. Within one tick, records are
+    /// taken as logged in the same instant: Tencent's timestamps are whole
+    /// seconds, and its traces step back one now and then (records of
+    /// several hosts merged). blkparse's CPUs are separate clocks: it prints
+    /// their events in batches, and time goes back between batches (by up to
+    /// 47 ms in the sample trace). Such records are replayed at the latest
+    /// time so far (a host cannot issue in the past) and count a gap of 0 in
+    /// the inter-arrival times.
+    fn check_order(&mut self, r: &TraceRecord) -> Result<(), String> {
+        let clock = r.clock as usize;
+        if self.latest.len() <= clock {
+            self.latest.resize(clock + 1, None);
         }
-        Ok(Some(TraceRecord {
-            time_ns: time_us.saturating_mul(1000),
-            op,
-            offset,
-            len,
-            device: 0,
-        }))
+        if let Some((latest, line)) = self.latest[clock] {
+            if r.time_ns.saturating_add(self.format.tick_ns()) < latest {
+                let cpu = match self.format {
+                    TraceFormat::Blkparse => format!(" on CPU {clock}"),
+                    _ => String::new(),
+                };
+                return Err(format!(
+                    "the timestamp goes back {} from line {line}'s{cpu}: a trace's records must be in time order",
+                    duration(latest - r.time_ns)
+                ));
+            }
+            if r.time_ns < latest {
+                return Ok(());
+            }
+        }
+        self.latest[clock] = Some((r.time_ns, self.line));
+        Ok(())
     }
 }
 
@@ -371,10 +500,16 @@ impl Iterator for TraceReader {
                 TraceFormat::FioV2 | TraceFormat::FioV3 => self.fio_record(),
                 f => parse::line(f, &self.buf, self.line == 1),
             };
-            match parsed {
-                Ok(Some(r)) => {
+            match parsed.map(|r| r.map(|r| (self.check_order(&r), r))) {
+                Ok(Some((Ok(()), r))) => {
                     self.records += 1;
                     return Some(Ok(r));
+                }
+                Ok(Some((Err(why), _))) => {
+                    if let Err(e) = self.bad_line(|_| why) {
+                        self.failed = true;
+                        return Some(Err(e));
+                    }
                 }
                 Ok(None) => {}
                 Err(expected) => {

@@ -94,7 +94,7 @@ fn scaled(field: &[u8], exp: u32) -> Option<u64> {
             return None;
         }
         scale /= 10;
-        v += d as u64 * scale;
+        v = v.checked_add(d as u64 * scale)?;
     }
     Some(v)
 }
@@ -106,13 +106,30 @@ pub const MAX_REQUEST_BYTES: u64 = 1 << 30;
 /// The largest end offset a request may reach (8 EiB).
 const MAX_END_BYTES: u64 = 1 << 63;
 
-fn record(time_ns: u64, op: Op, offset: u64, len: u64, device: u32) -> Parsed {
+/// What a request's place and size must be.
+const REQUEST_RANGE: &str = "a request of at most 1 GiB, ending below 8 EiB";
+
+/// What a timestamp must be: nanoseconds count in 64 bits.
+pub const TIME_RANGE: &str = "a timestamp below 2^64 ns (584 years)";
+
+/// `n` sectors in bytes; a number past 64 bits is a broken line.
+fn sectors(n: u64) -> Result<u64, &'static str> {
+    n.checked_mul(SECTOR).ok_or(REQUEST_RANGE)
+}
+
+/// `t` in units of `unit_ns` as nanoseconds; past 64 bits is a broken line.
+pub fn ns(t: u64, unit_ns: u64) -> Result<u64, &'static str> {
+    t.checked_mul(unit_ns).ok_or(TIME_RANGE)
+}
+
+/// A record of a request of `len` bytes at `offset`, if it moves data and fits.
+pub fn record(time_ns: u64, op: Op, offset: u64, len: u64, device: u32) -> Parsed {
     if len == 0 {
         // Zero-length requests move no data (flushes, barriers).
         return Ok(None);
     }
     if len > MAX_REQUEST_BYTES || offset >= MAX_END_BYTES - len {
-        return Err("a request of at most 1 GiB, ending below 8 EiB");
+        return Err(REQUEST_RANGE);
     }
     Ok(Some(TraceRecord {
         time_ns,
@@ -120,6 +137,7 @@ fn record(time_ns: u64, op: Op, offset: u64, len: u64, device: u32) -> Parsed {
         offset,
         len,
         device,
+        clock: 0,
     }))
 }
 
@@ -167,7 +185,7 @@ fn msr(line: &[u8], first: bool) -> Parsed {
     };
     let offset = f.next().and_then(int).ok_or(MSR)?;
     let size = f.next().and_then(int).ok_or(MSR)?;
-    record(ticks.saturating_mul(100), op, offset, size, disk as u32)
+    record(ns(ticks, 100)?, op, offset, size, disk as u32)
 }
 
 const UMASS: &str = "ASU,LBA(512 B sectors),Size(bytes),r|w,Timestamp(s)";
@@ -184,7 +202,7 @@ fn umass(line: &[u8]) -> Parsed {
         _ => return Err(UMASS),
     };
     let time = f.next().and_then(|t| scaled(t, 9)).ok_or(UMASS)?;
-    record(time, op, lba * SECTOR, size, asu as u32)
+    record(time, op, sectors(lba)?, size, asu as u32)
 }
 
 const BLKPARSE: &str =
@@ -203,7 +221,8 @@ fn blkparse(line: &[u8]) -> Parsed {
     let (Some(major), Some(minor)) = (int(&dev[..comma]), int(&dev[comma + 1..])) else {
         return Ok(None);
     };
-    let _cpu = f.next().and_then(int).ok_or(BLKPARSE)?;
+    let cpu = f.next().and_then(int).ok_or(BLKPARSE)?;
+    let cpu = u16::try_from(cpu).map_err(|_| BLKPARSE)?;
     let _seq = f.next().and_then(int).ok_or(BLKPARSE)?;
     let time = f.next().and_then(|t| scaled(t, 9)).ok_or(BLKPARSE)?;
     let _pid = f.next().ok_or(BLKPARSE)?;
@@ -222,15 +241,19 @@ fn blkparse(line: &[u8]) -> Parsed {
         // Flushes and other requests without data.
         return Ok(None);
     };
-    let Some(sector) = f.next().and_then(int) else {
-        return Ok(None);
+    let sector = match f.next() {
+        // A request without an address (`D WFS [jbd2]`: a flush with FUA) moves no data.
+        None => return Ok(None),
+        Some(field) if field.starts_with(b"[") => return Ok(None),
+        Some(field) => int(field).ok_or(BLKPARSE)?,
     };
     if f.next() != Some(b"+") {
         return Err(BLKPARSE);
     }
-    let sectors = f.next().and_then(int).ok_or(BLKPARSE)?;
+    let count = f.next().and_then(int).ok_or(BLKPARSE)?;
     let device = ((major as u32) << 20) | minor as u32;
-    record(time, op, sector * SECTOR, sectors * SECTOR, device)
+    let r = record(time, op, sectors(sector)?, sectors(count)?, device)?;
+    Ok(r.map(|r| TraceRecord { clock: cpu, ..r }))
 }
 
 const ASCII: &str = "time device lba(512 B sectors) size(sectors) type(0 = write, 1 = read)";
@@ -251,7 +274,7 @@ fn ascii(line: &[u8], time_unit_ns: u64) -> Parsed {
     if f.next().is_some() {
         return Err(ASCII);
     }
-    record(time, op, lba * SECTOR, size * SECTOR, device as u32)
+    record(time, op, sectors(lba)?, sectors(size)?, device as u32)
 }
 
 const FIU: &str = "time(ns) pid process lba(512 B sectors) sectors W|R major minor md5";
@@ -272,7 +295,7 @@ fn fiu(line: &[u8]) -> Parsed {
     let major = f.next().and_then(int).ok_or(FIU)?;
     let minor = f.next().and_then(int).ok_or(FIU)?;
     let device = ((major as u32) << 20) | minor as u32;
-    record(time, op, lba * SECTOR, blocks * SECTOR, device)
+    record(time, op, sectors(lba)?, sectors(blocks)?, device)
 }
 
 const ALIBABA: &str = "device_id,R|W,offset(bytes),length(bytes),timestamp(us)";
@@ -289,7 +312,7 @@ fn alibaba(line: &[u8]) -> Parsed {
     let offset = f.next().and_then(int).ok_or(ALIBABA)?;
     let len = f.next().and_then(int).ok_or(ALIBABA)?;
     let time = f.next().and_then(int).ok_or(ALIBABA)?;
-    record(time.saturating_mul(1000), op, offset, len, device as u32)
+    record(ns(time, 1000)?, op, offset, len, device as u32)
 }
 
 const TENCENT: &str =
@@ -313,10 +336,10 @@ fn tencent(line: &[u8], first: bool) -> Parsed {
         return Err(TENCENT);
     }
     record(
-        time.saturating_mul(1_000_000_000),
+        ns(time, 1_000_000_000)?,
         op,
-        offset * SECTOR,
-        size * SECTOR,
+        sectors(offset)?,
+        sectors(size)?,
         volume as u32,
     )
 }
@@ -377,6 +400,53 @@ mod tests {
                 .unwrap()
                 .len,
             1 << 30
+        );
+    }
+
+    #[test]
+    fn numbers_past_64_bits_are_broken_lines() {
+        // Sectors times 512, or 20 digits: never a wrapped address, never passed over.
+        let lines: [(TraceFormat, &[u8]); 9] = [
+            (
+                TraceFormat::Blkparse,
+                b"8,16 3 5 0.000026421 3645 D W 36028797018963968 + 8 [java]",
+            ),
+            (
+                TraceFormat::Blkparse,
+                b"8,16 3 5 0.000026421 3645 D W 18446744073709551615 + 8 [java]",
+            ),
+            (
+                TraceFormat::Blkparse,
+                b"8,16 3 5 0.000026421 3645 D W 8 + 36028797018963968 [java]",
+            ),
+            (TraceFormat::Umass, b"1,36028797018963968,4096,W,0.5"),
+            (TraceFormat::Mqsim, b"100 1 36028797018963968 8 0"),
+            (TraceFormat::Fiu, b"1 2 p 36028797018963968 8 W 6 0 88b9"),
+            (TraceFormat::Tencent, b"1538323200,36028797018963968,8,1,3"),
+            (TraceFormat::Tencent, b"18446744074,0,8,1,3"),
+            (TraceFormat::Msr, b"184467440737095517,h,0,Write,0,4096,1"),
+        ];
+        for (format, l) in lines {
+            let parsed = line(format, l, false);
+            assert!(
+                parsed.is_err(),
+                "{}: {parsed:?}",
+                String::from_utf8_lossy(l)
+            );
+        }
+        assert_eq!(scaled(b"18446744073.709551616", 9), None);
+        // A request without an address passes: a flush with FUA.
+        let flush = b"8,16 3 5 0.000026421 3645 D WFS [jbd2/sda1-8]";
+        assert_eq!(line(TraceFormat::Blkparse, flush, false), Ok(None));
+        let r = line(
+            TraceFormat::Blkparse,
+            b"8,16 7 5 0.1 3645 D W 8 + 8 [java]",
+            false,
+        );
+        assert_eq!(
+            r.unwrap().unwrap().clock,
+            7,
+            "the CPU is the record's clock"
         );
     }
 

@@ -6,6 +6,7 @@
 //! issued as several requests, one per contiguous run.
 
 use super::{OnError, TraceError, TraceFormat, TraceReader, TraceRecord};
+use crate::units::MAX_DURATION_NS;
 use crate::workload::{Op, Request};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
@@ -133,11 +134,14 @@ impl Replay {
                 return Ok(None);
             };
             let first = *self.first_time.get_or_insert(r.time_ns);
-            // Records out of order keep the latest time (the host cannot issue back in time).
-            self.last_time = self
-                .last_time
-                .max(self.pass_offset + r.time_ns.saturating_sub(first));
-            let t = (self.last_time as f64 * self.cfg.time_scale).round() as u64;
+            // Records behind the latest (as the reader lets through: another
+            // blkparse CPU's, or within a tick of the clock) are issued at the
+            // latest time: the host cannot issue back in time.
+            self.last_time = self.last_time.max(
+                self.pass_offset
+                    .saturating_add(r.time_ns.saturating_sub(first)),
+            );
+            let t = self.scaled_time()?;
             if !self.place(&r, t)? {
                 // The distinct-address budget ends this pass where it runs out.
                 if self.cfg.looping && self.pass_records == 1 {
@@ -155,12 +159,38 @@ impl Replay {
         }
     }
 
+    /// The latest record's time since the trace's start, scaled by
+    /// `time_scale`. A timed replay refuses a time past what the simulated
+    /// clock takes ([`MAX_DURATION_NS`], about 146 years): with a large
+    /// scale, or a trace spanning centuries, its requests would all be
+    /// issued at once. (A closed-loop replay does not use the times.)
+    fn scaled_time(&self) -> Result<u64, TraceError> {
+        let scale = self.cfg.time_scale;
+        let t = (self.last_time as f64 * scale).round();
+        if !self.cfg.timed || t <= MAX_DURATION_NS as f64 {
+            return Ok(t as u64);
+        }
+        let limit = MAX_DURATION_NS as f64 / self.last_time as f64;
+        Err(TraceError {
+            path: self.cfg.path.display().to_string(),
+            // Later passes of a looping replay come from memory.
+            line: if self.kept_at.is_some() { 0 } else { self.reader.line },
+            message: format!(
+                "time_scale (--time-scale) {scale} puts this record {:.3e} s into the replay, past the \
+                 146 years (2^62 ns) the simulated clock takes: the trace has run {:.3} s by here; \
+                 a time_scale of at most {limit:.3e} replays it",
+                t / 1e9,
+                self.last_time as f64 / 1e9,
+            ),
+        })
+    }
+
     /// Starts the next pass from the trace's first record, 1 µs after this
     /// pass's last request.
     fn restart(&mut self) -> Result<(), TraceError> {
         self.passes += 1;
         self.pass_records = 0;
-        self.pass_offset = self.last_time + 1_000;
+        self.pass_offset = self.last_time.saturating_add(1_000);
         self.first_time = None;
         if self.keeping {
             // The whole pass is in memory: the next ones come from there.

@@ -96,7 +96,9 @@ pub struct TraceStats {
     pub first_seconds: f64,
     pub last_seconds: f64,
     pub duration_seconds: f64,
-    /// Gaps between consecutive records, µs (records out of order count 0).
+    /// Gaps between consecutive records, µs (a record behind the one before,
+    /// as the reader lets through: another blkparse CPU's, or within a tick
+    /// of the clock, counts 0).
     pub interarrival_us: LatencySummary,
     /// Request sizes: `[bytes at least, requests, reads, writes]` per power of two.
     pub size_histogram: Vec<[u64; 4]>,
