@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import json
+import math
 import os
 import signal
 import threading
@@ -65,7 +66,7 @@ def _wrote(paths: list[Path], out: Path, console: Console | None = None) -> None
 class _Failure(click.ClickException):
     """An error the user can fix: printed as one ``nandlab: error: ...`` line, no traceback."""
 
-    def __init__(self, message: str, exit_code: int) -> None:
+    def __init__(self, message: str, exit_code: int = 2) -> None:
         super().__init__(" ".join(line.strip() for line in message.splitlines() if line.strip()))
         self.exit_code = exit_code
 
@@ -73,12 +74,44 @@ class _Failure(click.ClickException):
         click.echo(f"nandlab: error: {self.message}", err=True)
 
 
+def _usage_failure(error: click.ClickException) -> _Failure:
+    """click's usage error (bad option value, unknown option, missing argument, ...) as one line,
+    with where to find help instead of click's usage block."""
+    message = error.format_message().rstrip(".")
+    if message[:2].istitle():  # click's "Invalid value ...", "No such option ...": the house style is lower case
+        message = message[0].lower() + message[1:]
+    ctx = getattr(error, "ctx", None)
+    return _Failure(f"{message} (see {ctx.command_path} --help)" if ctx is not None else message, 2)
+
+
 class _Cli(click.Group):
-    """The command group; turns the engine's exceptions into messages and exit codes."""
+    """The command group and its subgroups; one line for every usage error, and the engine's
+    exceptions turned into messages and exit codes."""
+
+    group_class = type  # subgroups (chip, trace, test) are _Cli too
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except _Failure:
+            raise
+        except click.ClickException as error:  # the group's own options and arguments
+            raise _usage_failure(error) from None
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and not ctx.resilient_parsing:  # one line, rather than click's help page
+            commands = ", ".join(self.list_commands(ctx))
+            raise click.UsageError(f"missing command: expected one of {commands}", ctx)
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except _Failure:
+            raise
+        except click.ClickException as error:  # a subcommand's options and arguments, or its own check
+            raise _usage_failure(error) from None
         except (ConfigError, TraceError) as error:
             raise _Failure(str(error), 2) from None
         except Interrupted as error:
@@ -142,6 +175,82 @@ def _snapshot_options(command: Any) -> Any:
     )(command)
 
 
+# --- option types: what the engine and the machine take, refused in one line before anything runs -
+
+SEED = click.IntRange(0, 2**64 - 1)
+"""A seed: the engine's are 64-bit unsigned integers."""
+QUEUE_DEPTH = click.IntRange(1, 65_536)
+"""Requests in flight: as many as the engine takes."""
+MAX_WORKERS = 1024
+WORKERS = click.IntRange(1, MAX_WORKERS)
+"""Runs at once (processes or threads): more than ``MAX_WORKERS`` is a slip of the keyboard, and a
+dask LocalCluster would start them all."""
+DEVICE_IDS = 2**32
+"""Device / volume / ASU numbers of a trace are below this (the engine's are 32-bit)."""
+
+
+class _Finite(click.FloatRange):
+    """A number within a range (any, by default), never nan or infinite."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"expected a finite number, found {value!r}", param, ctx)
+        return number
+
+
+class _Directory(click.Path):
+    """A directory to write to: one, or a path where one can be made; refused before the run if it is
+    a file of any kind (a device, a FIFO)."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        path = super().convert(value, param, ctx)
+        if os.path.exists(path) and not os.path.isdir(path):
+            self.fail(f"{click.format_filename(value)!r} is not a directory", param, ctx)
+        return path
+
+
+def _numbers(ctx: click.Context, param: click.Parameter, text: str) -> list[float]:
+    """A comma-separated list of finite numbers, percentages allowed ("10%,20%" or "0.1,0.2")."""
+    try:
+        numbers = [float(x.strip().rstrip("%")) / (100 if x.strip().endswith("%") else 1) for x in text.split(",")]
+    except ValueError:
+        numbers = []
+    if not numbers or not all(math.isfinite(x) for x in numbers):
+        raise click.BadParameter(f"expected comma-separated finite numbers, found {text!r}")
+    return numbers
+
+
+def _read_levels(ctx: click.Context, param: click.Parameter, text: str) -> dict[str, float]:
+    """``low=0.25,medium=0.5``: read levels by name, each a finite read fraction."""
+    try:
+        levels = {name.strip(): float(value) for name, value in (item.split("=") for item in text.split(","))}
+    except ValueError:
+        levels = {}
+    if not levels or not all(name and math.isfinite(value) for name, value in levels.items()):
+        raise click.BadParameter(f"expected name=fraction,..., found {text!r}")
+    return levels
+
+
+def _device_ids(ctx: click.Context, param: click.Parameter, text: str | None) -> list[int] | None:
+    """``0,3``: a trace's device / volume / ASU numbers."""
+    if text is None:
+        return None
+    try:
+        ids = [int(x) for x in text.split(",")]
+    except ValueError:
+        ids = []
+    if not ids or not all(0 <= x < DEVICE_IDS for x in ids):
+        raise click.BadParameter(f"expected comma-separated numbers from 0 to {DEVICE_IDS - 1}, found {text!r}")
+    return ids
+
+
+_OUT_DIR = _Directory()
+
+
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="nandlab")
 def cli() -> None:
@@ -152,12 +261,12 @@ def cli() -> None:
 @click.argument("config", required=False, type=click.Path(dir_okay=False, path_type=Path), metavar="[CONFIG.toml]")
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_OUT_DIR,
     metavar="DIR",
     help="Write summary.json, timeseries.parquet/.csv and throughput_latency.png to DIR.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Override the config's seed.")
+@click.option("--seed", type=SEED, metavar="N", help="Override the config's seed.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
 @_snapshot_options
 def run(
@@ -209,7 +318,7 @@ def _show_result(result: api.Result, out: Path | None, as_json: bool, stderr: Co
 
 @cli.command("resume", short_help="Go on with a run from its snapshot (nandlab run --snapshot).")
 @click.argument("snapshot", type=click.Path(dir_okay=False, path_type=Path), metavar="SNAPSHOT")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+@click.option("--out", type=_OUT_DIR, metavar="DIR",
               help="Write the results to DIR (default: the --out the run was given).")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON (also if the run had --json).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
@@ -274,13 +383,13 @@ def report_command(directory: Path, open_it: bool) -> None:
 @cli.command("lifetime")
 @click.argument("config", metavar="CONFIG.toml|PRESET")
 @click.option("--compare-baseline", is_flag=True, help="Also run the baseline (no ZombieNAND) and compare.")
-@click.option("--reserve", type=click.FloatRange(0.0, 0.95), default=0.3, show_default=True, help="With a PRESET.")
-@click.option("--working-set", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.5, show_default=True,
+@click.option("--reserve", type=_Finite(0.0, 0.95), default=0.3, show_default=True, help="With a PRESET.")
+@click.option("--working-set", type=_Finite(0.0, 1.0, min_open=True), default=0.5, show_default=True,
               help="With a PRESET: share of the drive the random requests address.")
-@click.option("--read-fraction", type=click.FloatRange(0.0, 0.99), default=0.0, show_default=True,
+@click.option("--read-fraction", type=_Finite(0.0, 0.99), default=0.0, show_default=True,
               help="With a PRESET: share of requests that are reads.")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Override the config's seed.")
+@click.option("--seed", type=SEED, metavar="N", help="Override the config's seed.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @_snapshot_options
 def lifetime_command(
@@ -347,41 +456,30 @@ def _print_lifetime(report: dict[str, Any], compare_baseline: bool, as_json: boo
         )
 
 
-def _floats(text: str) -> list[float]:
-    """A comma-separated list of numbers, percentages allowed ("10,20 %" or "0.1,0.2")."""
-    try:
-        return [float(x.strip().rstrip("%")) / (100 if x.strip().endswith("%") else 1) for x in text.split(",")]
-    except ValueError:
-        raise click.BadParameter(f"expected comma-separated numbers, found {text!r}") from None
-
-
 @cli.command("lifetime-grid")
 @click.option("--cells", default="tlc,mlc", show_default=True, help="Cell types (zombienand-synthetic-* presets).")
-@click.option("--reserves", default="5%,10%,15%,20%,25%,30%", show_default=True)
-@click.option("--working-sets", default="10%,25%,50%,100%", show_default=True)
-@click.option("--read-levels", default="low=0.25,medium=0.5,high=0.75", show_default=True,
+@click.option("--reserves", default="5%,10%,15%,20%,25%,30%", show_default=True, callback=_numbers)
+@click.option("--working-sets", default="10%,25%,50%,100%", show_default=True, callback=_numbers)
+@click.option("--read-levels", default="low=0.25,medium=0.5,high=0.75", show_default=True, callback=_read_levels,
               help="Read fraction of each read level.")
-@click.option("--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",
+@click.option("--workers", type=WORKERS, default=min(os.cpu_count() or 1, MAX_WORKERS), show_default="all cores",
               help="Runs at once.")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, metavar="N")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results/zombienand-grid"),
+@click.option("--seed", type=SEED, default=1, show_default=True, metavar="N")
+@click.option("--out", type=_OUT_DIR, default=Path("results/zombienand-grid"),
               show_default=True, metavar="DIR", help="Where the table (Parquet, CSV) and heatmaps (PNG) go.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def lifetime_grid(
-    cells: str, reserves: str, working_sets: str, read_levels: str, workers: int, seed: int, out: Path, quiet: bool
+    cells: str, reserves: list[float], working_sets: list[float], read_levels: dict[str, float], workers: int,
+    seed: int, out: Path, quiet: bool,
 ) -> None:
     """The ZombieNAND paper's synthetic grid (its Fig. 3): ZombieNAND and the baseline from pristine to
     dead for every cell type x reserve x working set x read level; writes the table and the lifetime
     and latency heatmaps (``nandlab lifetime-grid --out docs/zombienand`` draws the docs' figures)."""
-    try:
-        levels = {name.strip(): float(value) for name, value in (item.split("=") for item in read_levels.split(","))}
-    except ValueError:
-        raise click.BadParameter(f"expected name=fraction,..., found {read_levels!r}", param_hint="--read-levels") from None
     kinds = [c.strip() for c in cells.split(",")]
     for kind in kinds:
         if f"zombienand-synthetic-{kind}" not in presets():
             raise click.BadParameter(f"no preset zombienand-synthetic-{kind}; expected tlc or mlc", param_hint="--cells")
-    cells_total = len(kinds) * len(_floats(reserves)) * len(_floats(working_sets)) * len(levels)
+    cells_total = len(kinds) * len(reserves) * len(working_sets) * len(read_levels)
     started = time.monotonic()
     with Progress(
         TextColumn("grid cells (2 lifetime runs each)"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -389,7 +487,7 @@ def lifetime_grid(
     ) as bar:
         task = bar.add_task("", total=cells_total)
         table = lifetime.grid(
-            kinds, _floats(reserves), _floats(working_sets), levels, workers=workers, seed=seed,
+            kinds, reserves, working_sets, read_levels, workers=workers, seed=seed,
             on_run=lambda done, total: bar.update(task, completed=done, total=total), out=out / "sweep",
         )
     wall = time.monotonic() - started
@@ -443,9 +541,9 @@ def chip_list() -> None:
     help="Program one page with zeros per cycle, or the whole block.",
 )
 @click.option("--temperature", "temperature_c", type=float, default=25.0, show_default=True, help="°C.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, metavar="S")
+@click.option("--seed", type=SEED, default=0, show_default=True, metavar="S")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR", help="Write JSON, Parquet, PNG.")
+@click.option("--out", type=_OUT_DIR, metavar="DIR", help="Write JSON, Parquet, PNG.")
 def chip_endurance(
     name: str, blocks: int, pattern: str, temperature_c: float, seed: int, as_json: bool, out: Path | None
 ) -> None:
@@ -476,7 +574,7 @@ def chip_endurance(
 @chip.command("latency")
 @click.option("--chip", "name", required=True, metavar="NAME", help="Chip preset (see `nandlab chip list`).")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR", help="Write JSON and PNG.")
+@click.option("--out", type=_OUT_DIR, metavar="DIR", help="Write JSON and PNG.")
 def chip_latency(name: str, as_json: bool, out: Path | None) -> None:
     """Read, program and erase latency over a block's life (worst / typical / best) beside the datasheet."""
     result = chipbench.latency(name)
@@ -501,9 +599,9 @@ def chip_latency(name: str, as_json: bool, out: Path | None) -> None:
 @click.option("--device", required=True, metavar="PRESET|FILE",
               help="Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl].")
 @click.option("--capacity", metavar="SIZE", help='Nominal capacity, e.g. "4GiB" (sets [device] capacity).')
-@click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Override the job file's randseed.")
+@click.option("--seed", type=SEED, metavar="N", help="Override the job file's randseed.")
 @click.option("--json", "as_json", is_flag=True, help="Print only fio-style JSON on stdout.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+@click.option("--out", type=_OUT_DIR, metavar="DIR",
               help="Also write fio.json and the run's summary.json, timeseries and PNG to DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def fio_command(jobfile: Path, device: str, capacity: str | None, seed: int | None, as_json: bool,
@@ -560,7 +658,7 @@ def trace_group() -> None:
 @click.option("--skip-bad", is_flag=True, help="Pass over malformed lines and count them (default: stop at the first).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print only the result as JSON on stdout (several files: {\"traces\": [...]}).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+@click.option("--out", type=_OUT_DIR, metavar="DIR",
               help="Write stats.json, size_histogram.csv, reuse_cdf.csv and trace-stats.png to DIR "
               "(several files: one directory each, plus composition.csv and reuse.png comparing them).")
 def trace_stats(files: tuple[Path, ...], trace_format: str | None, skip_bad: bool, as_json: bool,
@@ -613,22 +711,22 @@ def _print_trace_table(console: Console, summaries: dict[Path, dict[str, Any]]) 
               help="Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl].")
 @click.option("--capacity", metavar="SIZE", help='Nominal capacity, e.g. "4GiB" (sets [device] capacity).')
 @click.option("--format", "trace_format", type=click.Choice(traces.FORMATS), help="The trace's format (default: detected).")
-@click.option("--queue-depth", type=click.IntRange(1, 65_536), metavar="N",
+@click.option("--queue-depth", type=QUEUE_DEPTH, metavar="N",
               help="Closed loop: keep N requests in flight, as fast as the drive takes them (default 1).")
 @click.option("--timed", is_flag=True, help="Open loop: issue each request at its recorded time.")
-@click.option("--time-scale", type=click.FloatRange(min=0, min_open=True), metavar="X",
+@click.option("--time-scale", type=_Finite(min=0, min_open=True), metavar="X",
               help="With --timed: multiply the recorded gaps by X (0.5: twice as fast).")
 @click.option("--remap", type=click.Choice(["modulo", "compact"]),
               help="Fit addresses to the drive: modulo its capacity (default), or distinct addresses in order of first use.")
 @click.option("--unique-bytes", metavar="SIZE",
               help="Use only the first SIZE of distinct addresses (ZombieNAND's rule; implies --remap compact).")
-@click.option("--devices", metavar="IDS", help="Only these devices / volumes / ASUs, e.g. 0,3.")
+@click.option("--devices", metavar="IDS", callback=_device_ids, help="Only these devices / volumes / ASUs, e.g. 0,3.")
 @click.option("--loop", "looping", is_flag=True, help="Replay the trace again when it ends (with --volume).")
 @click.option("--volume", metavar="SIZE", help="Stop after this much data (e.g. 64GiB).")
 @click.option("--skip-bad", is_flag=True, help="Pass over malformed lines and count them.")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, metavar="N")
+@click.option("--seed", type=SEED, default=1, show_default=True, metavar="N")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+@click.option("--out", type=_OUT_DIR, metavar="DIR",
               help="Write summary.json, timeseries.parquet/.csv and throughput_latency.png to DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
 @_snapshot_options
@@ -684,9 +782,9 @@ def _procedure_options(command: Any) -> Any:
                      help="Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl], "
                      "not its phases."),
         click.option("--capacity", metavar="SIZE", help='Nominal capacity, e.g. "4GiB" (sets [device] capacity).'),
-        click.option("--seed", type=click.IntRange(min=0), default=qualify.SEED, show_default=True, metavar="N"),
+        click.option("--seed", type=SEED, default=qualify.SEED, show_default=True, metavar="N"),
         click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout."),
-        click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+        click.option("--out", type=_OUT_DIR, metavar="DIR",
                      help="Write series.parquet, the sections/phases CSV, result.json and a PNG to DIR."),
         click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr."),
     ]
@@ -696,7 +794,7 @@ def _procedure_options(command: Any) -> Any:
 
 
 _QUEUE_DEPTH = click.option(
-    "--queue-depth", type=click.IntRange(1, 65_536), default=qualify.QUEUE_DEPTH, show_default=True, metavar="N",
+    "--queue-depth", type=QUEUE_DEPTH, default=qualify.QUEUE_DEPTH, show_default=True, metavar="N",
     help="Requests in flight (1: one at a time, as the note's tests; 32: SATA NCQ).",
 )
 
@@ -985,12 +1083,12 @@ def _stdout_console() -> Console:
 
 @cli.command("sweep", short_help="Run a parameter sweep: one run per grid point, on this machine or a dask cluster.")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path), metavar="SWEEP.toml")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+@click.option("--out", type=_OUT_DIR, metavar="DIR",
               help="Where the dataset goes (default: results/<sweep name>). Finished runs there are not run again.")
-@click.option("--workers", type=click.IntRange(min=1), default=None, show_default="all cores", metavar="N",
+@click.option("--workers", type=WORKERS, default=None, show_default="all cores", metavar="N",
               help="Runs at once on this machine (processes).")
 @click.option("--scheduler", metavar="tcp://HOST:PORT", help="Run on a dask.distributed cluster: its scheduler's address.")
-@click.option("--local-cluster", type=click.IntRange(min=1), metavar="N",
+@click.option("--local-cluster", type=WORKERS, metavar="N",
               help="Run on a dask LocalCluster of N worker processes.")
 @click.option("--only", "only", multiple=True, metavar="AXIS=V1,V2",
               help="Only these positions of an axis (by label or value); repeatable.")
@@ -1086,21 +1184,21 @@ def _print_points(study: Any, directory: Path) -> None:
               show_default=True, metavar="SIZE,...", help="Block sizes of the random I/O.")
 @click.option("--states", default="burst,steady", show_default=True, metavar="STATE,...",
               help="burst (a fresh drive) and/or steady (SNIA PTS: precondition, rounds until steady).")
-@click.option("--queue-depth", type=click.IntRange(1, 65_536), default=32, show_default=True, metavar="N",
+@click.option("--queue-depth", type=QUEUE_DEPTH, default=32, show_default=True, metavar="N",
               help="Requests in flight.")
-@click.option("--burst-volume", type=click.FloatRange(min=0, min_open=True), default=0.05, show_default=True,
+@click.option("--burst-volume", type=_Finite(min=0, min_open=True), default=0.05, show_default=True,
               metavar="X", help="Host data per burst cell, x the capacity.")
-@click.option("--round-volume", type=click.FloatRange(min=0, min_open=True), default=0.25, show_default=True,
+@click.option("--round-volume", type=_Finite(min=0, min_open=True), default=0.25, show_default=True,
               metavar="X", help="Host data written per steady-state round (read, for reads only), x the capacity.")
 @click.option("--max-rounds", type=click.IntRange(5, 1000), default=25, show_default=True, metavar="N",
               help="Steady-state rounds per cell at most (SNIA PTS: 25).")
 @click.option("--scaling/--no-scaling", default=True, show_default=True,
               help="Also measure bandwidth vs die count (1 MiB random reads and writes).")
-@click.option("--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",
+@click.option("--workers", type=WORKERS, default=min(os.cpu_count() or 1, MAX_WORKERS), show_default="all cores",
               help="Runs at once (each cell is a run on its own drive).")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, metavar="N")
+@click.option("--seed", type=SEED, default=1, show_default=True, metavar="N")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+@click.option("--out", type=_OUT_DIR, metavar="DIR",
               help="Write matrix.parquet, matrix.csv, scaling.csv, result.json and PNGs to DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
 def matrix_command(

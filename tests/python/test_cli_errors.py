@@ -1,0 +1,163 @@
+"""Every usage error of every command (issue 17): one ``nandlab: error: ...`` line on stderr that
+names the flag or file at fault, exit code 2, nothing on stdout, no traceback and no click usage
+block; and such a line never carries a file's raw bytes to the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+HUGE = "99999999999999999999999"  # beyond 64 bits
+MSR_TRACE = "".join(f"{128166372000000000 + i * 1000},host,0,Write,{i * 4096},4096,100\n" for i in range(10))
+JOB_FILE = "[job]\nrw=randwrite\nbs=4k\nsize=1m\n"
+SWEEP_FILE = """
+[sweep]
+name = "bad-cli"
+[base]
+[base.device]
+preset = "snia-slc"
+capacity = "1GiB"
+[[base.phase]]
+kind = "fill"
+[[axis]]
+key = "seed"
+values = [1, 2]
+"""
+TRACE_DEVICE = ("--device", "snia-slc", "--capacity", "1GiB")
+
+# (arguments, a text the line must contain); {dir}, {missing}, {config}, {trace}, {jobs}, {sweep} are
+# an empty directory, a path to nothing, and valid files of each kind (see `paths`).
+BAD_INVOCATIONS = [
+    ((), "missing command"),
+    (("--bogus",), "--bogus"),
+    (("bogus",), "bogus"),
+    (("run", "--seed", HUGE), "--seed"),
+    (("run", "--seed", "-1"), "--seed"),
+    (("run", "--seed", "abc"), "--seed"),
+    (("run", "{dir}"), "dir"),
+    (("run", "{missing}"), "missing"),
+    (("run", "{config}", "--bogus"), "--bogus"),
+    (("run", "{config}", "extra"), "extra"),
+    (("run", "{config}", "--snapshot-every", "10s"), "--snapshot"),
+    (("run", "{config}", "--snapshot", "{dir}"), "--snapshot"),
+    (("run", "{config}", "--out", "{config}"), "--out"),
+    (("run", "{config}", "--out", "/dev/null"), "--out"),
+    (("resume",), "SNAPSHOT"),
+    (("resume", "{dir}"), "dir"),
+    (("presets", "nonesuch"), "nonesuch"),
+    (("presets", "a", "b"), "b"),
+    (("default-config", "extra"), "extra"),
+    (("lifetime",), "CONFIG"),
+    (("lifetime", "{dir}"), "dir"),
+    (("lifetime", "{missing}.toml"), "missing"),
+    (("lifetime", "nonesuch"), "nonesuch"),
+    (("lifetime", "zombienand-synthetic-tlc", "--seed", HUGE), "--seed"),
+    (("lifetime", "zombienand-synthetic-tlc", "--reserve", "nan"), "--reserve"),
+    (("lifetime", "zombienand-synthetic-tlc", "--reserve", "2"), "--reserve"),
+    (("lifetime", "zombienand-synthetic-tlc", "--working-set", "inf"), "--working-set"),
+    (("lifetime", "zombienand-synthetic-tlc", "--read-fraction", "-nan"), "--read-fraction"),
+    (("lifetime", "zombienand-synthetic-tlc", "--snapshot", "{missing}", "--compare-baseline"), "--compare-baseline"),
+    (("lifetime-grid", "--reserves", "abc"), "--reserves"),
+    (("lifetime-grid", "--working-sets", "nan"), "--working-sets"),
+    (("lifetime-grid", "--reserves", "1e999"), "--reserves"),
+    (("lifetime-grid", "--read-levels", "oops"), "--read-levels"),
+    (("lifetime-grid", "--read-levels", "low=inf"), "--read-levels"),
+    (("lifetime-grid", "--cells", "qlc"), "--cells"),
+    (("lifetime-grid", "--workers", "0"), "--workers"),
+    (("lifetime-grid", "--workers", HUGE), "--workers"),
+    (("lifetime-grid", "--seed", HUGE), "--seed"),
+    (("lifetime-grid", "--out", "/dev/null"), "--out"),
+    (("chip",), "missing command"),
+    (("chip", "bogus"), "bogus"),
+    (("chip", "endurance"), "--chip"),
+    (("chip", "endurance", "--chip", "nonesuch"), "--chip"),
+    (("chip", "endurance", "--chip", "snia-slc", "--seed", HUGE), "--seed"),
+    (("chip", "endurance", "--chip", "snia-slc", "--blocks", "0"), "--blocks"),
+    (("chip", "endurance", "--chip", "snia-slc", "--pattern", "zigzag"), "--pattern"),
+    (("chip", "endurance", "--chip", "snia-slc", "--temperature", "nan"), "--temperature"),
+    (("chip", "endurance", "--chip", "snia-slc", "--temperature", "inf"), "--temperature"),
+    (("chip", "latency"), "--chip"),
+    (("chip", "latency", "--chip", "nonesuch"), "--chip"),
+    (("fio", "{dir}", "--device", "snia-slc"), "dir"),
+    (("fio", "{missing}", "--device", "snia-slc"), "missing"),
+    (("fio", "{jobs}"), "--device"),
+    (("fio", "{jobs}", "--device", "nonesuch"), "nonesuch"),
+    (("fio", "{jobs}", "--device", "{dir}"), "dir"),
+    (("fio", "{jobs}", "--device", "snia-slc", "--seed", HUGE), "--seed"),
+    (("trace",), "missing command"),
+    (("trace", "stats"), "FILE"),
+    (("trace", "stats", "{dir}"), "dir"),
+    (("trace", "stats", "{missing}"), "missing"),
+    (("trace", "stats", "{trace}", "--format", "nonsense"), "--format"),
+    (("trace", "replay", "{trace}", *TRACE_DEVICE, "--seed", HUGE), "--seed"),
+    (("trace", "replay", "{trace}", *TRACE_DEVICE, "--queue-depth", "-1"), "--queue-depth"),
+    (("trace", "replay", "{trace}", *TRACE_DEVICE, "--queue-depth", HUGE), "--queue-depth"),
+    (("trace", "replay", "{trace}", *TRACE_DEVICE, "--timed", "--time-scale", "nan"), "--time-scale"),
+    (("trace", "replay", "{trace}", *TRACE_DEVICE, "--timed", "--time-scale", "inf"), "--time-scale"),
+    (("trace", "replay", "{trace}", *TRACE_DEVICE, "--devices", "abc"), "--devices"),
+    (("trace", "replay", "{trace}", *TRACE_DEVICE, "--devices", HUGE), "--devices"),
+    (("trace", "replay", "{trace}", *TRACE_DEVICE, "--format", "nonsense"), "--format"),
+    (("trace", "replay", "{dir}", *TRACE_DEVICE), "dir"),
+    (("trace", "replay", "{missing}", *TRACE_DEVICE), "missing"),
+    (("trace", "replay", "{trace}"), "--device"),
+    (("test",), "missing command"),
+    (("test", "write-sections"), "--device"),
+    (("test", "write-sections", "--device", "snia-slc", "--queue-depth", "-1"), "--queue-depth"),
+    (("test", "write-sections", "--device", "nonesuch"), "nonesuch"),
+    (("test", "write-sections", "--device", "{dir}"), "dir"),
+    (("test", "read-sections", "--device", "snia-slc", "--seed", HUGE), "--seed"),
+    (("test", "pslc-fill", "--device", "snia-slc", "--compare", "nonsense"), "--compare"),
+    (("test", "pslc-fill", "--device", "snia-slc", "--out", "/dev/null"), "--out"),
+    (("report",), "DIR"),
+    (("report", "{missing}"), "missing"),
+    (("report", "{config}"), "config.toml"),
+    (("report", "{dir}"), "dir"),
+    (("sweep",), "SWEEP"),
+    (("sweep", "{dir}"), "dir"),
+    (("sweep", "{missing}"), "missing"),
+    (("sweep", "{config}"), "config.toml"),
+    (("sweep", "{sweep}", "--workers", "0"), "--workers"),
+    (("sweep", "{sweep}", "--workers", HUGE), "--workers"),
+    (("sweep", "{sweep}", "--local-cluster", HUGE), "--local-cluster"),
+    (("sweep", "{sweep}", "--scheduler", "tcp://localhost:1", "--local-cluster", "2"), "--local-cluster"),
+    (("sweep", "{sweep}", "--only", "nonsense"), "--only"),
+    (("sweep", "{sweep}", "--only", "seed=7"), "--only"),
+    (("matrix",), "--device"),
+    (("matrix", "--device", "snia-slc", "--mixes", "50/60"), "--mixes"),
+    (("matrix", "--device", "snia-slc", "--queue-depth", "0"), "--queue-depth"),
+    (("matrix", "--device", "snia-slc", "--burst-volume", "nan"), "--burst-volume"),
+    (("matrix", "--device", "snia-slc", "--round-volume", "inf"), "--round-volume"),
+    (("matrix", "--device", "snia-slc", "--seed", HUGE), "--seed"),
+    (("matrix", "--device", "snia-slc", "--workers", HUGE), "--workers"),
+    (("matrix", "--device", "snia-slc", "--states", "nonsense"), "--states"),
+]
+
+
+@pytest.fixture
+def paths(tmp_path: Path, tiny_toml: str) -> dict[str, Path]:
+    """The files and directories the bad invocations name."""
+    files = {"config": ("config.toml", tiny_toml), "trace": ("trace.csv", MSR_TRACE),
+             "jobs": ("jobs.fio", JOB_FILE), "sweep": ("sweep.toml", SWEEP_FILE)}
+    found = {"dir": tmp_path / "dir", "missing": tmp_path / "missing"}
+    found["dir"].mkdir()
+    for key, (name, text) in files.items():
+        found[key] = tmp_path / name
+        found[key].write_text(text)
+    return found
+
+
+def assert_one_line_exit_2(result, named: str) -> None:
+    """A usage error as the house rules want it."""
+    assert result.exit_code == 2, (result.exit_code, result.stderr, result.exception)
+    assert result.stdout == ""
+    assert result.stderr.startswith("nandlab: error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert named in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "Usage:" not in result.stderr
+
+
+@pytest.mark.parametrize(("args", "named"), BAD_INVOCATIONS, ids=[" ".join(a) or "(none)" for a, _ in BAD_INVOCATIONS])
+def test_a_bad_invocation_is_one_line_and_exit_code_2(nandlab_cli, paths, args, named, monkeypatch) -> None:
+    monkeypatch.chdir(paths["dir"].parent)  # a sweep that ran by mistake writes here, not in the checkout
+    result = nandlab_cli(*(arg.format(**{k: str(v) for k, v in paths.items()}) for arg in args))
+    assert_one_line_exit_2(result, named)
