@@ -37,6 +37,7 @@ from nandlab._core import (
     ConfigError,
     Interrupted,
     SimulationError,
+    SnapshotError,
     TraceError,
     default_config_toml,
     preset_toml,
@@ -63,11 +64,28 @@ def _wrote(paths: list[Path], out: Path, console: Console | None = None) -> None
     (console or Console(stderr=True)).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
 
 
+MAX_MESSAGE_CHARS = 2000
+"""A message longer than this (one quoting a long value from a file) is cut in its middle."""
+
+
+def _printable(text: str) -> str:
+    """``text`` as one line that is safe on a terminal, whatever file it quotes: its lines joined,
+    each control or other unprintable character (an escape sequence, a bidi override, an
+    undecodable byte) written as its Python escape (``\\x1b``), and cut in the middle beyond
+    ``MAX_MESSAGE_CHARS``."""
+    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    line = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line)
+    if len(line) > MAX_MESSAGE_CHARS:
+        head, tail = MAX_MESSAGE_CHARS * 3 // 4, MAX_MESSAGE_CHARS // 4
+        line = f"{line[:head]} … ({len(line) - head - tail:,} characters left out) … {line[-tail:]}"
+    return line
+
+
 class _Failure(click.ClickException):
     """An error the user can fix: printed as one ``nandlab: error: ...`` line, no traceback."""
 
     def __init__(self, message: str, exit_code: int = 2) -> None:
-        super().__init__(" ".join(line.strip() for line in message.splitlines() if line.strip()))
+        super().__init__(_printable(message))
         self.exit_code = exit_code
 
     def show(self, file: Any = None) -> None:
@@ -112,11 +130,11 @@ class _Cli(click.Group):
             raise
         except click.ClickException as error:  # a subcommand's options and arguments, or its own check
             raise _usage_failure(error) from None
-        except (ConfigError, TraceError) as error:
+        except (ConfigError, TraceError, SnapshotError) as error:
             raise _Failure(str(error), 2) from None
         except Interrupted as error:
             # The state is in the snapshot: exit as the signal would have (128 + its number).
-            click.echo(f"nandlab: {error}", err=True)
+            click.echo(f"nandlab: {_printable(str(error))}", err=True)
             raise click.exceptions.Exit(143 if isinstance(error.__cause__, _Terminated) else 130) from None
         except SimulationError as error:
             raise _Failure(str(error), 1) from None
@@ -334,7 +352,8 @@ def resume_command(snapshot: Path, out: Path | None, as_json: bool, quiet: bool)
         out = Path(paused.notes["out"])
     as_json = as_json or bool(paused.notes.get("json"))
     names = paused.simulator.phase_names
-    stderr.print(f"resuming phase {paused.phase + 1}/{len(names)} {escape(names[paused.phase])} from {snapshot}")
+    stderr.print(f"resuming phase {paused.phase + 1}/{len(names)} {escape(_printable(names[paused.phase]))} "
+                 f"from {escape(_printable(str(snapshot)))}", highlight=False)
     with _LazyProgress(stderr) as progress, _sigterm_stops_run(True):
         result = paused.go_on(progress)
     if paused.notes.get("command") == "lifetime":
@@ -613,7 +632,7 @@ def fio_command(jobfile: Path, device: str, capacity: str | None, seed: int | No
     jobs = fio.load(jobfile)
     stderr = Console(stderr=True)
     for warning in jobs.warnings:
-        stderr.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True, highlight=False)
+        stderr.print(f"[yellow]warning:[/] {escape(_printable(warning))}", soft_wrap=True, highlight=False)
     with _LazyProgress(Console(stderr=True, quiet=quiet)) as progress:
         result = api.run(fio.to_config(jobs, device, capacity), seed=seed, progress=progress)
     document = fio.report(jobs, result)
@@ -1151,8 +1170,8 @@ def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: 
     )
     failures = outcome.results.filter(pl.col("status") == "failed")
     for row in failures.head(10).iter_rows(named=True):
-        console.print(f"  failed: run {row['run']} ({row['run_id']}): {escape(str(row['error']))}", highlight=False,
-                      soft_wrap=True)
+        error = escape(_printable(str(row["error"])))
+        console.print(f"  failed: run {row['run']} ({row['run_id']}): {error}", highlight=False, soft_wrap=True)
     if failures.height:
         raise click.exceptions.Exit(min(failures.height, 100))
 

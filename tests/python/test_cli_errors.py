@@ -4,9 +4,12 @@ block; and such a line never carries a file's raw bytes to the terminal."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+
+from nandlab import cli
 
 HUGE = "99999999999999999999999"  # beyond 64 bits
 MSR_TRACE = "".join(f"{128166372000000000 + i * 1000},host,0,Write,{i * 4096},4096,100\n" for i in range(10))
@@ -45,6 +48,8 @@ BAD_INVOCATIONS = [
     (("run", "{config}", "--out", "/dev/null"), "--out"),
     (("resume",), "SNAPSHOT"),
     (("resume", "{dir}"), "dir"),
+    (("resume", "{missing}"), "missing"),
+    (("resume", "{config}"), "config.toml"),  # not a snapshot: SnapshotError
     (("presets", "nonesuch"), "nonesuch"),
     (("presets", "a", "b"), "b"),
     (("default-config", "extra"), "extra"),
@@ -161,3 +166,35 @@ def test_a_bad_invocation_is_one_line_and_exit_code_2(nandlab_cli, paths, args, 
     monkeypatch.chdir(paths["dir"].parent)  # a sweep that ran by mistake writes here, not in the checkout
     result = nandlab_cli(*(arg.format(**{k: str(v) for k, v in paths.items()}) for arg in args))
     assert_one_line_exit_2(result, named)
+
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\u202e"  # sets the terminal's title, clears the screen; a bidi override
+HOSTILE_FILES = {  # name, content, arguments, what the line names
+    "trace line": ("trace.csv", MSR_TRACE + HOSTILE + ",evil\n", ("trace", "stats", "{file}", "--format", "msr"),
+                   "trace.csv:11"),
+    "config value": ("config.toml", f'[device]\npreset = "snia-slc"\n[[phase]]\nuntil = {json.dumps(HOSTILE)}\n',
+                     ("run", "{file}"), "until"),
+    "job file line": ("jobs.fio", HOSTILE + "bs=4k\n" + JOB_FILE, ("fio", "{file}", "--device", "snia-slc"),
+                      "jobs.fio:1"),
+}
+
+
+@pytest.mark.parametrize(("name", "content", "args", "named"), HOSTILE_FILES.values(), ids=HOSTILE_FILES.keys())
+def test_a_message_quoting_a_file_shows_its_control_characters_escaped(
+    nandlab_cli, tmp_path: Path, name: str, content: str, args: tuple[str, ...], named: str
+) -> None:
+    file = tmp_path / name
+    file.write_text(content)
+    result = nandlab_cli(*(arg.format(file=file) for arg in args))
+    assert_one_line_exit_2(result, named)
+    assert result.stderr[:-1].isprintable(), repr(result.stderr)
+    assert "\\x1b]0;pwned\\x07\\x1b[2J\\u202e" in result.stderr
+
+
+def test_a_message_quoting_a_long_value_is_cut_in_the_middle(nandlab_cli, tmp_path: Path) -> None:
+    file = tmp_path / "config.toml"
+    file.write_text(f'[device]\npreset = "snia-slc"\n[[phase]]\nuntil = "{"A" * 100_000}"\n')
+    result = nandlab_cli("run", file)
+    assert_one_line_exit_2(result, "until")
+    assert len(result.stderr) < cli.MAX_MESSAGE_CHARS + 100
+    assert "characters left out" in result.stderr and result.stderr.endswith("A`\n")
