@@ -12,6 +12,7 @@ from typing import Any, Callable, Union
 
 import polars as pl
 
+from nandlab import files
 from nandlab._core import ConfigError, Simulator, SnapshotError, default_config_toml
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
@@ -201,7 +202,7 @@ def _config_text(config: ConfigSource) -> tuple[str, str, str]:
         return config, "toml", "<string>"
     if isinstance(config, (str, os.PathLike)):
         path = Path(config)
-        return read_text(path, "config file"), "toml", str(path)
+        return files.read_text(path, "config file"), "toml", str(path)
     raise TypeError(f"config must be a dict, TOML text, a path or None, not {type(config).__name__}")
 
 
@@ -215,15 +216,3 @@ def _phase_progress(progress: ProgressCallback | None, index: int, count: int, n
 
     return report
 
-
-def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
-    """A UTF-8 text file the user named; ConfigError naming it and why it cannot be read."""
-    p = Path(path)
-    try:
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: no such {what}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{p}: not a UTF-8 text file") from None
-    except OSError as error:
-        raise ConfigError(f"{p}: cannot read: {error.strerror}") from None

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nandlab import api, qualify
+from nandlab import api, files, qualify
 from nandlab._core import ConfigError
 
 __all__ = ["FioJobs", "load", "parse", "report", "run", "to_config"]
@@ -80,7 +80,7 @@ class FioJobs:
 def load(path: str | os.PathLike[str]) -> FioJobs:
     """Read and convert a fio job file (``ConfigError`` names the line at fault)."""
     p = Path(path)
-    text = api.read_text(p, "job file")
+    text = files.read_text(p, "job file")
     return parse(text, str(p))
 
 

@@ -69,7 +69,7 @@ from typing import Any
 
 import polars as pl
 
-from nandlab import api
+from nandlab import api, files
 from nandlab._core import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -182,7 +182,7 @@ class Outcome:
 def load(path: str | os.PathLike[str]) -> Sweep:
     """Read a sweep file; ``ConfigError`` names the file, the table and the key at fault."""
     p = Path(path)
-    text = api.read_text(p, "sweep file")
+    text = files.read_text(p, "sweep file")
     return parse(text, str(p), base_dir=p.parent)
 
 
@@ -248,9 +248,9 @@ def _base(head: Mapping[str, Any], inline: Any, source: str, base_dir: Path) -> 
         return copy.deepcopy(inline)
     path = base_dir / str(head["base"])
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{source}: [sweep] base: cannot read {path}: {error}") from None
+        return tomllib.loads(files.read_text(path, "base config file"))
+    except ConfigError as error:
+        raise ConfigError(f"{source}: [sweep] base: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: TOML syntax error: {error}") from None
 
