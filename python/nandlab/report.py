@@ -169,8 +169,8 @@ class Report:
 
 def write(directory: str | os.PathLike[str]) -> Path:
     """Build ``directory``'s report and write it as ``report.html`` there; returns its path.
-    Raises ValueError naming the directory if it is none nandlab writes (or naming the sweep file
-    if its [report] table is wrong)."""
+    Raises ValueError naming the directory if it is none nandlab writes or its files are damaged
+    (or naming the sweep file if its [report] table is wrong)."""
     report = build(directory)
     path = Path(directory) / REPORT_HTML
     path.write_text(report.to_html(), encoding="utf-8")
@@ -186,7 +186,10 @@ def build(directory: str | os.PathLike[str]) -> Report:
         if any(all((d / name).exists() for name in files) for files in kind.files):
             for stale in (d / FIGURES).glob("*.png"):
                 stale.unlink()
-            return kind.build(d)
+            try:
+                return kind.build(d)
+            except _DAMAGED as error:  # a file without the keys, columns or types nandlab writes
+                raise ValueError(f"{d}: a damaged --out of {kind.name}: {type(error).__name__}: {error}") from None
     expected = "; ".join(f"{kind.name} ({' or '.join(' + '.join(files) for files in kind.files)})" for kind in _KINDS)
     raise ValueError(f"{d}: not a directory nandlab wrote: found none of the files of an --out of {expected}")
 
@@ -596,6 +599,9 @@ class _Kind:
     build: Callable[[Path], Report]
 
 
+_DAMAGED = (KeyError, IndexError, TypeError, AttributeError, pl.exceptions.PolarsError)
+"""What reading a directory's files raises when one is not as nandlab wrote it."""
+
 _KINDS = (  # in the order they are tried
     _Kind("nandlab sweep", (("sweep.json", "results.parquet"),), _sweep),
     _Kind("nandlab run, fio or trace replay", ((output.SUMMARY_JSON, output.TIMESERIES_PARQUET),), _run),
@@ -613,8 +619,11 @@ _KINDS = (  # in the order they are tried
 
 
 def _read_json(path: Path) -> Any:
-    """A JSON result file of the directory (ValueError if it is not JSON)."""
-    return json.loads(files.read_text(path, "result file", files.MAX_RESULT_BYTES))
+    """A JSON result file of the directory; ValueError naming it if it is not JSON."""
+    try:
+        return json.loads(files.read_text(path, "result file", files.MAX_RESULT_BYTES))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not JSON: {error}") from None
 
 
 def _existing_figure(r: Report, d: Path, heading: str, name: str, caption: str) -> None:
