@@ -50,6 +50,7 @@ skips every run already finished. The output directory (``run``'s ``out``)::
 from __future__ import annotations
 
 import copy
+import ctypes
 import hashlib
 import io
 import itertools
@@ -57,7 +58,9 @@ import json
 import math
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -540,6 +543,7 @@ def _on_processes(
     queue = [(run_id, args, False) for run_id, args in tasks]
     queue.reverse()
     context = multiprocessing.get_context("spawn")  # no fork of a threaded process
+    parent = os.getpid()
     idle_pools = 0
     while queue:
         if idle_pools == 3:  # pools that break before settling any run: give up on what is left
@@ -547,7 +551,8 @@ def _on_processes(
                 yield run_id, {"error": "worker processes die before running anything", "traceback": ""}
             return
         idle_pools += 1
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with_parent,
+                                 initargs=(parent,)) as pool:
             running: dict[Future, tuple[str, tuple, bool]] = {}
             again: list[tuple[str, tuple, bool]] = []
             broken = False
@@ -582,6 +587,40 @@ def _on_processes(
                     idle_pools = 0
                     yield run_id, outcome
         queue.extend(reversed(again))
+
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+_WATCH_SECONDS = 0.5
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker process's initializer: the worker dies when ``parent``, the process that started
+    it, does — also by SIGKILL, which leaves it no chance to stop its pool (whose workers would
+    otherwise finish their runs and wait for more, forever). On Linux the kernel kills it
+    (``prctl(PR_SET_PDEATHSIG, SIGKILL)``, sent when the thread that started it ends: here the one
+    that submits to the pool, which outlives the pool); elsewhere, or if that fails, a thread
+    checks every ``_WATCH_SECONDS`` that its parent is still ``parent``."""
+    if not _kill_me_with_my_parent():
+        threading.Thread(target=_watch_parent, args=(parent,), name="nandlab-watch-parent", daemon=True).start()
+    if os.getppid() != parent:  # it died before that was in place
+        os._exit(1)
+
+
+def _kill_me_with_my_parent() -> bool:
+    """Linux's parent-death signal (SIGKILL) for this process; False where it cannot be had."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # no libc, or one without prctl
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    """Ends the process once its parent is no longer ``parent`` (it died: the process was adopted)."""
+    while os.getppid() == parent:
+        time.sleep(_WATCH_SECONDS)
+    os._exit(1)
 
 
 def _on_dask(
