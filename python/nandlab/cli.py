@@ -500,9 +500,9 @@ def lifetime_grid(
             raise click.BadParameter(f"no preset zombienand-synthetic-{kind}; expected tlc or mlc", param_hint="--cells")
     cells_total = len(kinds) * len(reserves) * len(working_sets) * len(read_levels)
     started = time.monotonic()
-    with Progress(
-        TextColumn("grid cells (2 lifetime runs each)"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TimeRemainingColumn(), console=Console(stderr=True, quiet=quiet), transient=True,
+    with _progress_bar(
+        Console(stderr=True, quiet=quiet), TextColumn("grid cells (2 lifetime runs each)"), BarColumn(),
+        MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
     ) as bar:
         task = bar.add_task("", total=cells_total)
         table = lifetime.grid(
@@ -939,6 +939,14 @@ def main() -> None:
     cli(prog_name="nandlab")
 
 
+def _progress_bar(console: Console, *columns: Any, **options: Any) -> Progress:
+    """A progress bar on ``console`` that vanishes when it stops; drawn only on a terminal (elsewhere
+    rich cannot redraw it in place, and ends it with an empty line that would come before an error's
+    one line)."""
+    shown = console if console.is_interactive else Console(stderr=True, quiet=True)
+    return Progress(*columns, console=shown, transient=True, **options)
+
+
 class _LazyProgress:
     """A progress bar on stderr for the current phase, that appears once the run has lasted a second.
 
@@ -964,15 +972,14 @@ class _LazyProgress:
         if self._console.quiet or time.monotonic() - self._started < PROGRESS_DELAY_SECONDS:
             return
         if self._bar is None:
-            self._bar = Progress(
+            self._bar = _progress_bar(
+                self._console,
                 TextColumn("{task.description}"),
                 BarColumn(),
                 TaskProgressColumn(),
                 TextColumn("{task.fields[detail]}"),
                 TimeRemainingColumn(),
-                console=self._console,
                 auto_refresh=False,
-                transient=True,
             )
             self._bar.start()
             self._task = self._bar.add_task("", total=1.0, detail="")
@@ -1142,9 +1149,9 @@ def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: 
         return
     stderr = Console(stderr=True, quiet=quiet)
     started = time.monotonic()
-    with Progress(
-        TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=stderr, transient=True,
+    with _progress_bar(
+        stderr, TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
+        TimeElapsedColumn(), TimeRemainingColumn(),
     ) as bar:
         task = bar.add_task("", total=None, failed="")
 
@@ -1254,9 +1261,9 @@ def matrix_command(
     stderr = Console(stderr=True, quiet=quiet)
     started = time.monotonic()
     # Drawn from the first finished run on (a bad device or capacity fails before any).
-    bar = Progress(
-        TextColumn("matrix runs"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=stderr, transient=True,
+    bar = _progress_bar(
+        stderr, TextColumn("matrix runs"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+        TimeElapsedColumn(), TimeRemainingColumn(),
     )
     task = bar.add_task("", total=None)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nandlab import cli
+from nandlab import SimulationError, api, cli
 
 HUGE = "99999999999999999999999"  # beyond 64 bits
 MSR_TRACE = "".join(f"{128166372000000000 + i * 1000},host,0,Write,{i * 4096},4096,100\n" for i in range(10))
@@ -198,3 +198,17 @@ def test_a_message_quoting_a_long_value_is_cut_in_the_middle(nandlab_cli, tmp_pa
     assert_one_line_exit_2(result, "until")
     assert len(result.stderr) < cli.MAX_MESSAGE_CHARS + 100
     assert "characters left out" in result.stderr and result.stderr.endswith("A`\n")
+
+
+def test_an_error_after_the_progress_bar_began_is_still_one_line(nandlab_cli, monkeypatch, tiny_path: Path) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(cli.time, "monotonic", lambda: clock[0])
+
+    def fail_after_a_while(*args, progress, **kwargs):
+        clock[0] += 5.0  # the bar is due
+        progress(0.5, {"phase": 0, "phase_name": "fill", "phases": 1, "sim_seconds": 1.0, "host_write_bytes": 0})
+        raise SimulationError("die 3 melted")
+
+    monkeypatch.setattr(api, "run", fail_after_a_while)
+    result = nandlab_cli("run", tiny_path)  # stderr is not a terminal: no bar, and no line it leaves
+    assert (result.exit_code, result.stderr) == (1, "nandlab: error: die 3 melted\n")
