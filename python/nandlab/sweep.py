@@ -634,7 +634,12 @@ def _on_dask(
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(n_workers=local_cluster, threads_per_worker=1, processes=True, dashboard_address=None)
-    client = Client(cluster if cluster is not None else scheduler)
+        client = Client(cluster)
+    else:
+        try:
+            client = Client(scheduler)
+        except (ValueError, OSError) as error:  # not an address, or no scheduler answers there
+            raise ConfigError(f"scheduler {scheduler!r}: {error}") from None
     try:
         futures = {client.submit(execute, *args, key=f"nandlab-{run_id}", pure=False): run_id for run_id, args in tasks}
         for future in as_completed(futures):

@@ -126,6 +126,7 @@ BAD_INVOCATIONS = [
     (("sweep", "{sweep}", "--workers", HUGE), "--workers"),
     (("sweep", "{sweep}", "--local-cluster", HUGE), "--local-cluster"),
     (("sweep", "{sweep}", "--scheduler", "tcp://localhost:1", "--local-cluster", "2"), "--local-cluster"),
+    (("sweep", "{sweep}", "--scheduler", "garbage"), "scheduler 'garbage'"),
     (("sweep", "{sweep}", "--only", "nonsense"), "--only"),
     (("sweep", "{sweep}", "--only", "seed=7"), "--only"),
     (("matrix",), "--device"),
