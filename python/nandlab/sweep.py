@@ -89,6 +89,9 @@ its ratios and both runs' figures."""
 _SWEEP_KEYS = {"name", "procedure", "base", "record", "timeseries", "seed"}
 _AXIS_KEYS = {"name", "key", "values", "range", "linspace", "zip", "labels"}
 
+MAX_RUNS = 100_000
+"""The most runs (grid points) a sweep has, and so values an axis has: each is checked before any runs."""
+
 ProgressCallback = Callable[[int, int, int], None]
 """``progress(done, total, failed)``: called once before the first run and after each run."""
 
@@ -326,13 +329,13 @@ def _values(raw: Mapping[str, Any], where: str) -> list[Any]:
         if step == 0 or (stop - start) / step < 0:
             raise ConfigError(f"{where} range: step {step} does not lead from {start} to {stop}")
         count = int(math.floor((stop - start) / step + 1e-9)) + 1
-        if count > 100_000:
-            raise ConfigError(f"{where} range: {count} values; expected at most 100,000")
+        if count > MAX_RUNS:
+            raise ConfigError(f"{where} range: {count} values; expected at most {MAX_RUNS:,}")
         values = [start + k * step for k in range(count)]
     else:
         num = spec["num"]
-        if not isinstance(num, int) or num < 1 or num > 100_000:
-            raise ConfigError(f"{where} linspace num: expected a whole number from 1 to 100,000, found {num!r}")
+        if not isinstance(num, int) or num < 1 or num > MAX_RUNS:
+            raise ConfigError(f"{where} linspace num: expected a whole number from 1 to {MAX_RUNS:,}, found {num!r}")
         values = [start + (stop - start) * k / (num - 1) if num > 1 else start for k in range(num)]
         integral = integral and all(float(v).is_integer() for v in values)
     return [int(round(v)) if integral else round(v, 12) for v in values]
@@ -353,7 +356,11 @@ def _matches(coordinate: Any, wanted: Sequence[Any]) -> bool:
 
 def points(sweep: Sweep) -> list[Point]:
     """Every run of the sweep, in order (the first axis varies slowest), each config checked by the
-    engine: ``ConfigError`` names the point and the key at fault before anything runs."""
+    engine: ``ConfigError`` names the point and the key at fault before anything runs, or says the
+    grid has more than ``MAX_RUNS`` points."""
+    if len(sweep) > MAX_RUNS:
+        sizes = " × ".join(f"{len(axis):,} {axis.name}" for axis in sweep.axes)
+        raise ConfigError(f"{sweep.source}: {len(sweep):,} runs ({sizes}); expected at most {MAX_RUNS:,}")
     out = []
     for index, positions in enumerate(itertools.product(*(range(len(axis)) for axis in sweep.axes))):
         config = copy.deepcopy(sweep.base)

@@ -92,6 +92,9 @@ linspace = { start = 0.0, stop = 1.0, num = 5 }
     ("[[axis]]\nkey = 'phase.3.volume'\nvalues = [1]", r"phase.3 is not an item of the base config's list of 1"),
     ("[[axis]]\nkey = 'device.reserve'\nvalues = [0.1]\nvalue = 2", r"unknown key 'value'"),
     ("[[axis]]\nkey = 'device.reserve'\nvalues = [7]", r"the run at reserve = 7: \[device\] reserve"),
+    ("[[axis]]\nkey = 'seed'\nrange = { start = 1, stop = 100000, step = 1 }\n"
+     "[[axis]]\nkey = 'phase.0.volume'\nlinspace = { start = 0.1, stop = 1, num = 100000 }",
+     r"bad.toml: 10,000,000,000 runs \(100,000 seed × 100,000 volume\); expected at most 100,000"),
 ])
 def test_bad_sweep_files_name_the_axis_and_key(text: str, message: str) -> None:
     base = "[base]\n[base.device]\npreset = 'snia-slc'\ncapacity = '1GiB'\n[[base.phase]]\nvolume = 0.1\n"
