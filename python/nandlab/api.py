@@ -147,10 +147,23 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
     try:
         kept = json.loads(sim.snapshot_extra or "{}")
         done, series, notes = kept.get("phases", []), kept.get("timeseries", []), kept.get("notes", {})
-    except (ValueError, AttributeError):
-        raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (its caller's notes are not JSON)") from None
+        if not (isinstance(notes, dict) and _dicts(done) and _dicts(series)):
+            raise TypeError
+        for columns in series:  # each finished phase's time series, as _go_on will make it
+            pl.DataFrame(columns)
+    except (ValueError, AttributeError, TypeError, pl.exceptions.PolarsError):
+        raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (what the run kept with it is not "
+                            "its finished phases and notes)") from None
     phase = sim.paused_phase if sim.paused_phase is not None else len(done)
+    if not (phase < len(sim.phase_names) and len(done) >= phase and len(series) >= phase):
+        raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (it keeps {len(done)} finished phases of "
+                            f"{len(sim.phase_names)}, and goes on with phase {phase + 1})")
     return Paused(simulator=sim, phase=phase, notes=notes, done=done[:phase], series=series[:phase])
+
+
+def _dicts(value: Any) -> bool:
+    """``value`` is a list of dicts."""
+    return isinstance(value, list) and all(isinstance(item, dict) for item in value)
 
 
 def resume(path: str | os.PathLike[str], progress: ProgressCallback | None = None) -> Result:

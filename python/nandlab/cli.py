@@ -348,9 +348,11 @@ def resume_command(snapshot: Path, out: Path | None, as_json: bool, quiet: bool)
     """
     stderr = Console(stderr=True, quiet=quiet)
     paused = api.open_snapshot(snapshot)
-    if out is None and paused.notes.get("out"):
-        out = Path(paused.notes["out"])
-    as_json = as_json or bool(paused.notes.get("json"))
+    # What `nandlab run` or `lifetime` kept (a snapshot written from Python keeps its caller's notes).
+    kept_out = paused.notes.get("out")
+    if out is None and isinstance(kept_out, str) and kept_out:
+        out = Path(kept_out)
+    as_json = as_json or paused.notes.get("json") is True
     names = paused.simulator.phase_names
     stderr.print(f"resuming phase {paused.phase + 1}/{len(names)} {escape(_printable(names[paused.phase]))} "
                  f"from {escape(_printable(str(snapshot)))}", highlight=False)

@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from test_snapshots import PHASES as SHORT_PHASES
 
-from nandlab import SimulationError, api, cli
+from nandlab import Interrupted, SimulationError, api, cli, make_simulator
 
 HUGE = "99999999999999999999999"  # beyond 64 bits
 MSR_TRACE = "".join(f"{128166372000000000 + i * 1000},host,0,Write,{i * 4096},4096,100\n" for i in range(10))
@@ -213,3 +214,48 @@ def test_an_error_after_the_progress_bar_began_is_still_one_line(nandlab_cli, mo
     monkeypatch.setattr(api, "run", fail_after_a_while)
     result = nandlab_cli("run", tiny_path)  # stderr is not a terminal: no bar, and no line it leaves
     assert (result.exit_code, result.stderr) == (1, "nandlab: error: die 3 melted\n")
+
+
+PHASES = SHORT_PHASES.replace("volume = 60.0", "volume = 300.0")  # the last phase, about a second
+assert PHASES != SHORT_PHASES
+
+
+def paused_snapshot(path: Path, extra: str) -> Path:
+    """A snapshot of test_snapshots' PHASES stopped in its last phase, keeping ``extra`` as a Python
+    caller may (``Simulator.snapshot_extra``; ``nandlab.run`` keeps the finished phases there)."""
+    sim = make_simulator(PHASES)
+    sim.snapshot_to(str(path))
+    sim.run_phase(0)
+    sim.run_phase(1)
+    sim.snapshot_extra = extra
+
+    def stop(fraction: float, info: dict) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted):
+        sim.run_phase(2, progress=stop)
+    return path
+
+
+def test_resume_goes_on_whatever_notes_a_python_caller_kept(nandlab_cli, tmp_path: Path) -> None:
+    snapshot = tmp_path / "mine.snap"
+
+    def stop_in_the_last_phase(fraction: float, info: dict) -> None:
+        if info["phase"] == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted):
+        api.run(PHASES, snapshot=snapshot, notes={"out": 5, "json": "no", "command": ["x"]},
+                progress=stop_in_the_last_phase)
+    result = nandlab_cli("resume", snapshot, "--json", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert [phase["name"] for phase in json.loads(result.stdout)["phases"]] == ["phase-1", "warm", "long"]
+
+
+@pytest.mark.parametrize("extra", [
+    '{"notes": [1]}', '{"phases": {"a": 1}}', '{"phases": [1, 2]}', '{"phases": [{}, {}], "timeseries": "ab"}',
+    '{"phases": [{}, {}], "timeseries": [{"a": [1, 2], "b": [1]}, {}]}', '{"phases": [{}]}',
+])
+def test_resume_refuses_what_a_run_did_not_keep_in_one_line(nandlab_cli, tmp_path: Path, extra: str) -> None:
+    result = nandlab_cli("resume", paused_snapshot(tmp_path / "odd.snap", extra))
+    assert_one_line_exit_2(result, "odd.snap: not a snapshot of `nandlab run`")
