@@ -68,13 +68,23 @@ MAX_MESSAGE_CHARS = 2000
 """A message longer than this (one quoting a long value from a file) is cut in its middle."""
 
 
+def _shown(text: str, keep: str = "") -> str:
+    """``text`` with each control or other unprintable character (the start of an escape sequence,
+    a bidi override, an undecodable byte) but those in ``keep`` written as its Python escape
+    (``\\x1b``): whatever a file holds, printing it does not drive the terminal."""
+    return "".join(c if c.isprintable() or c in keep else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def _safe(text: str) -> str:
+    """Text from a file (a phase or job name, a trace's name) for rich: ``_shown`` (line breaks
+    kept) and its markup escaped."""
+    return escape(_shown(text, keep="\n"))
+
+
 def _printable(text: str) -> str:
     """``text`` as one line that is safe on a terminal, whatever file it quotes: its lines joined,
-    each control or other unprintable character (an escape sequence, a bidi override, an
-    undecodable byte) written as its Python escape (``\\x1b``), and cut in the middle beyond
-    ``MAX_MESSAGE_CHARS``."""
-    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
-    line = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line)
+    ``_shown``, and cut in the middle beyond ``MAX_MESSAGE_CHARS``."""
+    line = _shown(" ".join(part.strip() for part in text.splitlines() if part.strip()))
     if len(line) > MAX_MESSAGE_CHARS:
         head, tail = MAX_MESSAGE_CHARS * 3 // 4, MAX_MESSAGE_CHARS // 4
         line = f"{line[:head]} … ({len(line) - head - tail:,} characters left out) … {line[-tail:]}"
@@ -354,8 +364,8 @@ def resume_command(snapshot: Path, out: Path | None, as_json: bool, quiet: bool)
         out = Path(kept_out)
     as_json = as_json or paused.notes.get("json") is True
     names = paused.simulator.phase_names
-    stderr.print(f"resuming phase {paused.phase + 1}/{len(names)} {escape(_printable(names[paused.phase]))} "
-                 f"from {escape(_printable(str(snapshot)))}", highlight=False)
+    stderr.print(f"resuming phase {paused.phase + 1}/{len(names)} {_safe(_printable(names[paused.phase]))} "
+                 f"from {_safe(_printable(str(snapshot)))}", highlight=False)
     with _LazyProgress(stderr) as progress, _sigterm_stops_run(True):
         result = paused.go_on(progress)
     if paused.notes.get("command") == "lifetime":
@@ -465,7 +475,7 @@ def _print_lifetime(report: dict[str, Any], compare_baseline: bool, as_json: boo
             _number(r["drive_writes"]),
             _number(r["sim_seconds"]),
             _number(r["wall_seconds"]),
-            escape(r["death"] or "alive at the end"),
+            _safe(r["death"] or "alive at the end"),
         )
     console = _stdout_console()
     console.print(table)
@@ -533,8 +543,8 @@ def lifetime_grid(
         )
     console = _stdout_console()
     console.print(summary)
-    console.print(f"{2 * cells_total} runs in {wall:.0f} s on {workers} workers; table and heatmaps in {escape(str(out))}/ "
-                  f"(the sweep's dataset in {escape(str(out / 'sweep'))}/: run again to resume)")
+    console.print(f"{2 * cells_total} runs in {wall:.0f} s on {workers} workers; table and heatmaps in {_safe(str(out))}/ "
+                  f"(the sweep's dataset in {_safe(str(out / 'sweep'))}/: run again to resume)")
 
 
 @cli.group()
@@ -634,7 +644,7 @@ def fio_command(jobfile: Path, device: str, capacity: str | None, seed: int | No
     jobs = fio.load(jobfile)
     stderr = Console(stderr=True)
     for warning in jobs.warnings:
-        stderr.print(f"[yellow]warning:[/] {escape(_printable(warning))}", soft_wrap=True, highlight=False)
+        stderr.print(f"[yellow]warning:[/] {_safe(_printable(warning))}", soft_wrap=True, highlight=False)
     with _LazyProgress(Console(stderr=True, quiet=quiet)) as progress:
         result = api.run(fio.to_config(jobs, device, capacity), seed=seed, progress=progress)
     document = fio.report(jobs, result)
@@ -651,7 +661,8 @@ def fio_command(jobfile: Path, device: str, capacity: str | None, seed: int | No
 def _print_fio(document: dict[str, Any]) -> None:
     """fio's text report, per job and direction."""
     for job in document["jobs"]:
-        click.echo(f"{job['jobname']}: (groupid={job['groupid']}, jobs=1): err= 0  (simulated: {document['device']})")
+        name = _shown(job["jobname"])
+        click.echo(f"{name}: (groupid={job['groupid']}, jobs=1): err= 0  (simulated: {document['device']})")
         for kind in ("read", "write", "trim"):
             d = job[kind]
             if not d["total_ios"]:
@@ -717,7 +728,7 @@ def _print_trace_table(console: Console, summaries: dict[Path, dict[str, Any]]) 
     )
     for file, s in summaries.items():
         table.add_row(
-            escape(file.name), s["format"], f"{s['records']:,}",
+            _safe(file.name), s["format"], f"{s['records']:,}",
             f"{(s['read_bytes'] + s['write_bytes']) / 2**30:.3f}",
             *(f"{s[k]:.0f}" for k in ("write_percent", "write_random_percent", "write_sequential_percent",
                                       "read_percent", "read_random_percent", "read_sequential_percent")),
@@ -762,7 +773,7 @@ def trace_replay(file: Path, device: str, capacity: str | None, **options: Any) 
 def _print_trace_stats(console: Console, file: Path, s: dict[str, Any]) -> None:
     """The trace's figures, then its Table III row."""
     gib = 2**30
-    table = Table(box=box.SIMPLE_HEAD, title=escape(f"{file.name} ({s['format']})"), show_header=False)
+    table = Table(box=box.SIMPLE_HEAD, title=_safe(f"{file.name} ({s['format']})"), show_header=False)
     table.add_column("", style="bold")
     table.add_column("", justify="right")
     rows = [
@@ -892,17 +903,17 @@ def _run_procedure(
 def _print_qualification(console: Console, q: qualify.Qualification, label: str = "") -> None:
     """The device, then one row per section or phase."""
     for line in _device_lines(q.result):
-        console.print(escape(line), highlight=False)
+        console.print(_safe(line), highlight=False)
     sections = q.part_column == "section"
     title = f"nandlab test {q.procedure}" + (f": {label}" if label else "")
-    table = Table(box=box.SIMPLE_HEAD, title=escape(title), caption=QUALIFY_CAPTION, caption_justify="left")
+    table = Table(box=box.SIMPLE_HEAD, title=_safe(title), caption=QUALIFY_CAPTION, caption_justify="left")
     table.add_column("#" if sections else "Phase")
     if sections:
         table.add_column("Section")
     for header in ("Mean\nMB/s", "Min\nMB/s", *(("WAF",) if sections else ()), "GiB"):
         table.add_column(header, justify="right")
     for number, part in enumerate(q.parts, 1):
-        cells = [str(number), escape(part["description"])] if sections else [escape(part["name"])]
+        cells = [str(number), _safe(part["description"])] if sections else [_safe(part["name"])]
         cells += [_number(part["mean_mbps"]), _number(part["min_mbps"])]
         if sections:
             cells.append(f"{part['waf']:.2f}" if part["waf"] else "–")
@@ -992,14 +1003,14 @@ class _LazyProgress:
         detail = f"{info['host_write_bytes'] / GIB:.2f} GiB written, {_number(info['sim_seconds'])} s simulated"
         if info.get("wear_used"):
             detail += f", wear {info['wear_used']:.0%} of rating, spare lost {info['reserve_used']:.0%}"
-        self._bar.update(self._task, completed=fraction, description=escape(description), detail=detail)
+        self._bar.update(self._task, completed=fraction, description=_safe(description), detail=detail)
         self._bar.refresh()
 
 
 def _print_summary(console: Console, result: api.Result) -> None:
     """The device, then the results table: one row per phase and the run total."""
     for line in _device_lines(result):
-        console.print(escape(line), highlight=False)
+        console.print(_safe(line), highlight=False)
     table = Table(box=box.SIMPLE_HEAD, caption=WAF_CAPTION, caption_justify="left")
     table.add_column("Phase")
     for header in (
@@ -1040,21 +1051,21 @@ def _print_power_cuts(console: Console, result: api.Result) -> None:
         else:
             table.add_column(two_lines, justify="left" if header == "Phase" else "right", no_wrap=True)
     for row in rows:
-        table.add_row(*map(escape, row.values()))
+        table.add_row(*map(_safe, row.values()))
     console.print(table)
     verdict = output.power_cut_verdict(result.phases)
-    console.print(escape(verdict), style="yellow" if "unsafe" in verdict else None)
+    console.print(_safe(verdict), style="yellow" if "unsafe" in verdict else None)
     caveat = output.power_cut_caveat(result.phases)
     if caveat:
-        console.print(escape(caveat), style="yellow")
+        console.print(_safe(caveat), style="yellow")
     for line in output.lost_writes(result.phases, result.device, 5):
-        console.print(escape(f"  lost: {line}"), highlight=False)
+        console.print(_safe(f"  lost: {line}"), highlight=False)
 
 
 def _row(label: str, summary: dict[str, Any]) -> list[str]:
     """One table row from a summary dict."""
     return [
-        escape(label),
+        _safe(label),
         _number((summary["host_write_bytes"] + summary.get("fill_bytes", 0)) / GIB),
         _number(summary["host_read_bytes"] / GIB),
         _number(summary["iops"]),
@@ -1072,7 +1083,7 @@ def _job_row(job: dict[str, Any]) -> list[str]:
     """A ``[[phase.job]]``'s row under its phase: its own requests (the drive's WAF and wall time are
     the phase's)."""
     return [
-        escape(f"  └ {job['name']}"),
+        _safe(f"  └ {job['name']}"),
         _number(job["host_write_bytes"] / GIB),
         _number(job["host_read_bytes"] / GIB),
         _number(job["iops"]),
@@ -1173,13 +1184,14 @@ def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: 
                           f"{workers or os.cpu_count() or 1} processes")
     console = _stdout_console()
     console.print(
-        f"{study.name}: {outcome.results.height} runs — {outcome.ran} ran now on {escape(where)} in {wall:.1f} s, "
-        f"{outcome.reused} finished earlier, {outcome.failed} failed. Dataset in {escape(str(directory))}/",
+        f"{_safe(study.name)}: {outcome.results.height} runs — {outcome.ran} ran now on {_safe(where)} "
+        f"in {wall:.1f} s, {outcome.reused} finished earlier, {outcome.failed} failed. "
+        f"Dataset in {_safe(str(directory))}/",
         highlight=False, soft_wrap=True,
     )
     failures = outcome.results.filter(pl.col("status") == "failed")
     for row in failures.head(10).iter_rows(named=True):
-        error = escape(_printable(str(row["error"])))
+        error = _safe(_printable(str(row["error"])))
         console.print(f"  failed: run {row['run']} ({row['run_id']}): {error}", highlight=False, soft_wrap=True)
     if failures.height:
         raise click.exceptions.Exit(min(failures.height, 100))
@@ -1190,16 +1202,16 @@ def _print_points(study: Any, directory: Path) -> None:
     from nandlab import sweep
 
     grid = sweep.points(study)
-    table = Table("Run", *[axis.name for axis in study.axes], "Run id", "Finished",
-                  title=f"{study.name}: {len(grid)} runs ({study.procedure})", box=box.SIMPLE_HEAD)
+    table = Table("Run", *[_safe(axis.name) for axis in study.axes], "Run id", "Finished",
+                  title=f"{_safe(study.name)}: {len(grid)} runs ({study.procedure})", box=box.SIMPLE_HEAD)
     finished = 0
     for p in grid:
         done = (directory / "runs" / f"{p.run_id}.parquet").exists()
         finished += done
-        table.add_row(str(p.index), *[escape(str(v)) for v in p.coordinates.values()], p.run_id, "yes" if done else "")
+        table.add_row(str(p.index), *[_safe(str(v)) for v in p.coordinates.values()], p.run_id, "yes" if done else "")
     console = _stdout_console()
     console.print(table)
-    console.print(f"{finished} of {len(grid)} finished in {escape(str(directory))}/", highlight=False)
+    console.print(f"{finished} of {len(grid)} finished in {_safe(str(directory))}/", highlight=False)
 
 
 @cli.command("matrix", short_help="SNIA-style matrices: IOPS and MB/s over R/W mix x block size, burst and steady.")
@@ -1272,7 +1284,7 @@ def matrix_command(
     def step(done: int, total: int, label: str) -> None:
         if not bar.live.is_started and not quiet:
             bar.start()
-        bar.update(task, completed=done, total=total, description=escape(label))
+        bar.update(task, completed=done, total=total, description=_safe(label))
 
     try:
         m = matrices.run(
@@ -1302,7 +1314,7 @@ def _print_matrix(console: Console, m: Any) -> None:
     from nandlab.matrix import block_label
 
     for line in _device_lines(SimpleNamespace(device=m.drive)):  # the engine's device figures, as a run's
-        console.print(escape(line), highlight=False)
+        console.print(_safe(line), highlight=False)
     t = m.theoretical
     console.print(
         f"Theory:   {_number(t['read_mbps_per_die'])} MB/s reads, {_number(t['write_mbps_per_die'])} MB/s writes "
@@ -1329,7 +1341,7 @@ def _print_matrix(console: Console, m: Any) -> None:
             grids.append(("rounds", lambda c: str(c["steady_round"]) if c["steady"]
                           else f"{c['rounds']}†", None))
         note = f" † not steady within {part['max_rounds']} rounds." if unsteady else ""
-        console.print(f"\n[bold]{state}[/]: {escape(how)}; random I/O, queue depth {m.queue_depth}.{note} "
+        console.print(f"\n[bold]{state}[/]: {_safe(how)}; random I/O, queue depth {m.queue_depth}.{note} "
                       f"RMS over the cells: {_number(part['rms_iops'])} IOPS, {_number(part['rms_mbps'])} MB/s.",
                       highlight=False)
         for what, show, extra in grids:

@@ -193,6 +193,28 @@ def test_a_message_quoting_a_file_shows_its_control_characters_escaped(
     assert "\\x1b]0;pwned\\x07\\x1b[2J\\u202e" in result.stderr
 
 
+NAMED_IN_FILES = {  # a file naming something with HOSTILE in its name, and the command printing it
+    "phase name": ("config.toml", lambda toml: toml.replace('name = "fill"', f"name = {json.dumps('fill' + HOSTILE)}"),
+                   ("run", "{file}")),
+    "fio job name": ("jobs.fio", lambda toml: JOB_FILE.replace("[job]", f"[job{HOSTILE}]"),
+                     ("fio", "{file}", "--device", "snia-slc", "--capacity", "1GiB", "-q")),
+    "sweep and axis names": ("sweep.toml", lambda toml: SWEEP_FILE.replace('"bad-cli"', json.dumps("s" + HOSTILE))
+                             + f"name = {json.dumps('a' + HOSTILE)}\n", ("sweep", "{file}", "--list")),
+}
+
+
+@pytest.mark.parametrize(("name", "content", "args"), NAMED_IN_FILES.values(), ids=NAMED_IN_FILES.keys())
+def test_names_from_a_file_are_printed_with_their_control_characters_escaped(
+    nandlab_cli, tmp_path: Path, tiny_toml: str, name: str, content, args: tuple[str, ...]
+) -> None:
+    file = tmp_path / name
+    file.write_text(content(tiny_toml))
+    result = nandlab_cli(*(arg.format(file=file) for arg in args))
+    assert result.exit_code == 0, result.output
+    assert "\\x1b]0;pwne" in result.stdout  # (a table may cut the rest)
+    assert all(c.isprintable() or c == "\n" for c in result.stdout + result.stderr), repr(result.output)
+
+
 def test_a_message_quoting_a_long_value_is_cut_in_the_middle(nandlab_cli, tmp_path: Path) -> None:
     file = tmp_path / "config.toml"
     file.write_text(f'[device]\npreset = "snia-slc"\n[[phase]]\nuntil = "{"A" * 100_000}"\n')
