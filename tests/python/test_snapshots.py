@@ -32,7 +32,8 @@ queue_depth = 1
 until = "dead"
 """
 
-# Three phases; the last lasts long enough to be stopped in the middle.
+# Three phases; the last lasts long enough (about a second) to be stopped in the middle: progress is
+# reported every 0.2 s.
 PHASES = """
 seed = 11
 [device]
@@ -53,7 +54,7 @@ name = "long"
 queue_depth = 8
 distribution = "zipf:0.8"
 read_fraction = 0.3
-volume = 60.0
+volume = 300.0
 """
 
 
