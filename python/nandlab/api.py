@@ -12,6 +12,7 @@ from typing import Any, Callable, Union
 
 import polars as pl
 
+from nandlab import files
 from nandlab._core import ConfigError, Simulator, SnapshotError, default_config_toml
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
@@ -150,10 +151,23 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
     try:
         kept = json.loads(sim.snapshot_extra or "{}")
         done, series, notes = kept.get("phases", []), kept.get("timeseries", []), kept.get("notes", {})
-    except (ValueError, AttributeError):
-        raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (its caller's notes are not JSON)") from None
+        if not (isinstance(notes, dict) and _dicts(done) and _dicts(series)):
+            raise TypeError
+        for columns in series:  # each finished phase's time series, as _go_on will make it
+            pl.DataFrame(columns)
+    except (ValueError, AttributeError, TypeError, pl.exceptions.PolarsError):
+        raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (what the run kept with it is not "
+                            "its finished phases and notes)") from None
     phase = sim.paused_phase if sim.paused_phase is not None else len(done)
+    if not (phase < len(sim.phase_names) and len(done) >= phase and len(series) >= phase):
+        raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (it keeps {len(done)} finished phases of "
+                            f"{len(sim.phase_names)}, and goes on with phase {phase + 1})")
     return Paused(simulator=sim, phase=phase, notes=notes, done=done[:phase], series=series[:phase])
+
+
+def _dicts(value: Any) -> bool:
+    """``value`` is a list of dicts."""
+    return isinstance(value, list) and all(isinstance(item, dict) for item in value)
 
 
 def resume(path: str | os.PathLike[str], progress: ProgressCallback | None = None) -> Result:
@@ -205,7 +219,7 @@ def _config_text(config: ConfigSource) -> tuple[str, str, str]:
         return config, "toml", "<string>"
     if isinstance(config, (str, os.PathLike)):
         path = Path(config)
-        return read_text(path, "config file"), "toml", str(path)
+        return files.read_text(path, "config file"), "toml", str(path)
     raise TypeError(f"config must be a dict, TOML text, a path or None, not {type(config).__name__}")
 
 
@@ -219,15 +233,3 @@ def _phase_progress(progress: ProgressCallback | None, index: int, count: int, n
 
     return report
 
-
-def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
-    """A UTF-8 text file the user named; ConfigError naming it and why it cannot be read."""
-    p = Path(path)
-    try:
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: no such {what}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{p}: not a UTF-8 text file") from None
-    except OSError as error:
-        raise ConfigError(f"{p}: cannot read: {error.strerror}") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import json
+import math
 import os
 import signal
 import threading
@@ -36,6 +37,7 @@ from nandlab._core import (
     ConfigError,
     Interrupted,
     SimulationError,
+    SnapshotError,
     TraceError,
     default_config_toml,
     preset_toml,
@@ -62,28 +64,87 @@ def _wrote(paths: list[Path], out: Path, console: Console | None = None) -> None
     (console or Console(stderr=True)).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
 
 
+MAX_MESSAGE_CHARS = 2000
+"""A message longer than this (one quoting a long value from a file) is cut in its middle."""
+
+
+def _shown(text: str, keep: str = "") -> str:
+    """``text`` with each control or other unprintable character (the start of an escape sequence,
+    a bidi override, an undecodable byte) but those in ``keep`` written as its Python escape
+    (``\\x1b``): whatever a file holds, printing it does not drive the terminal."""
+    return "".join(c if c.isprintable() or c in keep else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def _safe(text: str) -> str:
+    """Text from a file (a phase or job name, a trace's name) for rich: ``_shown`` (line breaks
+    kept) and its markup escaped."""
+    return escape(_shown(text, keep="\n"))
+
+
+def _printable(text: str) -> str:
+    """``text`` as one line that is safe on a terminal, whatever file it quotes: its lines joined,
+    ``_shown``, and cut in the middle beyond ``MAX_MESSAGE_CHARS``."""
+    line = _shown(" ".join(part.strip() for part in text.splitlines() if part.strip()))
+    if len(line) > MAX_MESSAGE_CHARS:
+        head, tail = MAX_MESSAGE_CHARS * 3 // 4, MAX_MESSAGE_CHARS // 4
+        line = f"{line[:head]} … ({len(line) - head - tail:,} characters left out) … {line[-tail:]}"
+    return line
+
+
 class _Failure(click.ClickException):
     """An error the user can fix: printed as one ``nandlab: error: ...`` line, no traceback."""
 
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(" ".join(line.strip() for line in message.splitlines() if line.strip()))
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(_printable(message))
         self.exit_code = exit_code
 
     def show(self, file: Any = None) -> None:
         click.echo(f"nandlab: error: {self.message}", err=True)
 
 
+def _usage_failure(error: click.ClickException) -> _Failure:
+    """click's usage error (bad option value, unknown option, missing argument, ...) as one line,
+    with where to find help instead of click's usage block."""
+    message = error.format_message().rstrip(".")
+    if message[:2].istitle():  # click's "Invalid value ...", "No such option ...": the house style is lower case
+        message = message[0].lower() + message[1:]
+    ctx = getattr(error, "ctx", None)
+    return _Failure(f"{message} (see {ctx.command_path} --help)" if ctx is not None else message, 2)
+
+
 class _Cli(click.Group):
-    """The command group; turns the engine's exceptions into messages and exit codes."""
+    """The command group and its subgroups; one line for every usage error, and the engine's
+    exceptions turned into messages and exit codes."""
+
+    group_class = type  # subgroups (chip, trace, test) are _Cli too
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except _Failure:
+            raise
+        except click.ClickException as error:  # the group's own options and arguments
+            raise _usage_failure(error) from None
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and not ctx.resilient_parsing:  # one line, rather than click's help page
+            commands = ", ".join(self.list_commands(ctx))
+            raise click.UsageError(f"missing command: expected one of {commands}", ctx)
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (ConfigError, TraceError) as error:
+        except _Failure:
+            raise
+        except click.ClickException as error:  # a subcommand's options and arguments, or its own check
+            raise _usage_failure(error) from None
+        except (ConfigError, TraceError, SnapshotError) as error:
             raise _Failure(str(error), 2) from None
         except Interrupted as error:
             # The state is in the snapshot: exit as the signal would have (128 + its number).
-            click.echo(f"nandlab: {error}", err=True)
+            click.echo(f"nandlab: {_printable(str(error))}", err=True)
             raise click.exceptions.Exit(143 if isinstance(error.__cause__, _Terminated) else 130) from None
         except SimulationError as error:
             raise _Failure(str(error), 1) from None
@@ -142,6 +203,82 @@ def _snapshot_options(command: Any) -> Any:
     )(command)
 
 
+# --- option types: what the engine and the machine take, refused in one line before anything runs -
+
+SEED = click.IntRange(0, 2**64 - 1)
+"""A seed: the engine's are 64-bit unsigned integers."""
+QUEUE_DEPTH = click.IntRange(1, 65_536)
+"""Requests in flight: as many as the engine takes."""
+MAX_WORKERS = 1024
+WORKERS = click.IntRange(1, MAX_WORKERS)
+"""Runs at once (processes or threads): more than ``MAX_WORKERS`` is a slip of the keyboard, and a
+dask LocalCluster would start them all."""
+DEVICE_IDS = 2**32
+"""Device / volume / ASU numbers of a trace are below this (the engine's are 32-bit)."""
+
+
+class _Finite(click.FloatRange):
+    """A number within a range (any, by default), never nan or infinite."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"expected a finite number, found {value!r}", param, ctx)
+        return number
+
+
+class _Directory(click.Path):
+    """A directory to write to: one, or a path where one can be made; refused before the run if it is
+    a file of any kind (a device, a FIFO)."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        path = super().convert(value, param, ctx)
+        if os.path.exists(path) and not os.path.isdir(path):
+            self.fail(f"{click.format_filename(value)!r} is not a directory", param, ctx)
+        return path
+
+
+def _numbers(ctx: click.Context, param: click.Parameter, text: str) -> list[float]:
+    """A comma-separated list of finite numbers, percentages allowed ("10%,20%" or "0.1,0.2")."""
+    try:
+        numbers = [float(x.strip().rstrip("%")) / (100 if x.strip().endswith("%") else 1) for x in text.split(",")]
+    except ValueError:
+        numbers = []
+    if not numbers or not all(math.isfinite(x) for x in numbers):
+        raise click.BadParameter(f"expected comma-separated finite numbers, found {text!r}")
+    return numbers
+
+
+def _read_levels(ctx: click.Context, param: click.Parameter, text: str) -> dict[str, float]:
+    """``low=0.25,medium=0.5``: read levels by name, each a finite read fraction."""
+    try:
+        levels = {name.strip(): float(value) for name, value in (item.split("=") for item in text.split(","))}
+    except ValueError:
+        levels = {}
+    if not levels or not all(name and math.isfinite(value) for name, value in levels.items()):
+        raise click.BadParameter(f"expected name=fraction,..., found {text!r}")
+    return levels
+
+
+def _device_ids(ctx: click.Context, param: click.Parameter, text: str | None) -> list[int] | None:
+    """``0,3``: a trace's device / volume / ASU numbers."""
+    if text is None:
+        return None
+    try:
+        ids = [int(x) for x in text.split(",")]
+    except ValueError:
+        ids = []
+    if not ids or not all(0 <= x < DEVICE_IDS for x in ids):
+        raise click.BadParameter(f"expected comma-separated numbers from 0 to {DEVICE_IDS - 1}, found {text!r}")
+    return ids
+
+
+_OUT_DIR = _Directory()
+
+
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="nandlab")
 def cli() -> None:
@@ -152,12 +289,12 @@ def cli() -> None:
 @click.argument("config", required=False, type=click.Path(dir_okay=False, path_type=Path), metavar="[CONFIG.toml]")
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_OUT_DIR,
     metavar="DIR",
     help="Write summary.json, timeseries.parquet/.csv and throughput_latency.png to DIR.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Override the config's seed.")
+@click.option("--seed", type=SEED, metavar="N", help="Override the config's seed.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
 @_snapshot_options
 def run(
@@ -209,7 +346,7 @@ def _show_result(result: api.Result, out: Path | None, as_json: bool, stderr: Co
 
 @cli.command("resume", short_help="Go on with a run from its snapshot (nandlab run --snapshot).")
 @click.argument("snapshot", type=click.Path(dir_okay=False, path_type=Path), metavar="SNAPSHOT")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+@click.option("--out", type=_OUT_DIR, metavar="DIR",
               help="Write the results to DIR (default: the --out the run was given).")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON (also if the run had --json).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
@@ -221,11 +358,14 @@ def resume_command(snapshot: Path, out: Path | None, as_json: bool, quiet: bool)
     """
     stderr = Console(stderr=True, quiet=quiet)
     paused = api.open_snapshot(snapshot)
-    if out is None and paused.notes.get("out"):
-        out = Path(paused.notes["out"])
-    as_json = as_json or bool(paused.notes.get("json"))
+    # What `nandlab run` or `lifetime` kept (a snapshot written from Python keeps its caller's notes).
+    kept_out = paused.notes.get("out")
+    if out is None and isinstance(kept_out, str) and kept_out:
+        out = Path(kept_out)
+    as_json = as_json or paused.notes.get("json") is True
     names = paused.simulator.phase_names
-    stderr.print(f"resuming phase {paused.phase + 1}/{len(names)} {escape(names[paused.phase])} from {snapshot}")
+    stderr.print(f"resuming phase {paused.phase + 1}/{len(names)} {_safe(_printable(names[paused.phase]))} "
+                 f"from {_safe(_printable(str(snapshot)))}", highlight=False)
     with _LazyProgress(stderr) as progress, _sigterm_stops_run(True):
         result = paused.go_on(progress)
     if paused.notes.get("command") == "lifetime":
@@ -274,13 +414,13 @@ def report_command(directory: Path, open_it: bool) -> None:
 @cli.command("lifetime")
 @click.argument("config", metavar="CONFIG.toml|PRESET")
 @click.option("--compare-baseline", is_flag=True, help="Also run the baseline (no ZombieNAND) and compare.")
-@click.option("--reserve", type=click.FloatRange(0.0, 0.95), default=0.3, show_default=True, help="With a PRESET.")
-@click.option("--working-set", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.5, show_default=True,
+@click.option("--reserve", type=_Finite(0.0, 0.95), default=0.3, show_default=True, help="With a PRESET.")
+@click.option("--working-set", type=_Finite(0.0, 1.0, min_open=True), default=0.5, show_default=True,
               help="With a PRESET: share of the drive the random requests address.")
-@click.option("--read-fraction", type=click.FloatRange(0.0, 0.99), default=0.0, show_default=True,
+@click.option("--read-fraction", type=_Finite(0.0, 0.99), default=0.0, show_default=True,
               help="With a PRESET: share of requests that are reads.")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Override the config's seed.")
+@click.option("--seed", type=SEED, metavar="N", help="Override the config's seed.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @_snapshot_options
 def lifetime_command(
@@ -335,7 +475,7 @@ def _print_lifetime(report: dict[str, Any], compare_baseline: bool, as_json: boo
             _number(r["drive_writes"]),
             _number(r["sim_seconds"]),
             _number(r["wall_seconds"]),
-            escape(r["death"] or "alive at the end"),
+            _safe(r["death"] or "alive at the end"),
         )
     console = _stdout_console()
     console.print(table)
@@ -347,49 +487,38 @@ def _print_lifetime(report: dict[str, Any], compare_baseline: bool, as_json: boo
         )
 
 
-def _floats(text: str) -> list[float]:
-    """A comma-separated list of numbers, percentages allowed ("10,20 %" or "0.1,0.2")."""
-    try:
-        return [float(x.strip().rstrip("%")) / (100 if x.strip().endswith("%") else 1) for x in text.split(",")]
-    except ValueError:
-        raise click.BadParameter(f"expected comma-separated numbers, found {text!r}") from None
-
-
 @cli.command("lifetime-grid")
 @click.option("--cells", default="tlc,mlc", show_default=True, help="Cell types (zombienand-synthetic-* presets).")
-@click.option("--reserves", default="5%,10%,15%,20%,25%,30%", show_default=True)
-@click.option("--working-sets", default="10%,25%,50%,100%", show_default=True)
-@click.option("--read-levels", default="low=0.25,medium=0.5,high=0.75", show_default=True,
+@click.option("--reserves", default="5%,10%,15%,20%,25%,30%", show_default=True, callback=_numbers)
+@click.option("--working-sets", default="10%,25%,50%,100%", show_default=True, callback=_numbers)
+@click.option("--read-levels", default="low=0.25,medium=0.5,high=0.75", show_default=True, callback=_read_levels,
               help="Read fraction of each read level.")
-@click.option("--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",
+@click.option("--workers", type=WORKERS, default=min(os.cpu_count() or 1, MAX_WORKERS), show_default="all cores",
               help="Runs at once.")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, metavar="N")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results/zombienand-grid"),
+@click.option("--seed", type=SEED, default=1, show_default=True, metavar="N")
+@click.option("--out", type=_OUT_DIR, default=Path("results/zombienand-grid"),
               show_default=True, metavar="DIR", help="Where the table (Parquet, CSV) and heatmaps (PNG) go.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def lifetime_grid(
-    cells: str, reserves: str, working_sets: str, read_levels: str, workers: int, seed: int, out: Path, quiet: bool
+    cells: str, reserves: list[float], working_sets: list[float], read_levels: dict[str, float], workers: int,
+    seed: int, out: Path, quiet: bool,
 ) -> None:
     """The ZombieNAND paper's synthetic grid (its Fig. 3): ZombieNAND and the baseline from pristine to
     dead for every cell type x reserve x working set x read level; writes the table and the lifetime
     and latency heatmaps (``nandlab lifetime-grid --out docs/zombienand`` draws the docs' figures)."""
-    try:
-        levels = {name.strip(): float(value) for name, value in (item.split("=") for item in read_levels.split(","))}
-    except ValueError:
-        raise click.BadParameter(f"expected name=fraction,..., found {read_levels!r}", param_hint="--read-levels") from None
     kinds = [c.strip() for c in cells.split(",")]
     for kind in kinds:
         if f"zombienand-synthetic-{kind}" not in presets():
             raise click.BadParameter(f"no preset zombienand-synthetic-{kind}; expected tlc or mlc", param_hint="--cells")
-    cells_total = len(kinds) * len(_floats(reserves)) * len(_floats(working_sets)) * len(levels)
+    cells_total = len(kinds) * len(reserves) * len(working_sets) * len(read_levels)
     started = time.monotonic()
-    with Progress(
-        TextColumn("grid cells (2 lifetime runs each)"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TimeRemainingColumn(), console=Console(stderr=True, quiet=quiet), transient=True,
+    with _progress_bar(
+        Console(stderr=True, quiet=quiet), TextColumn("grid cells (2 lifetime runs each)"), BarColumn(),
+        MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
     ) as bar:
         task = bar.add_task("", total=cells_total)
         table = lifetime.grid(
-            kinds, _floats(reserves), _floats(working_sets), levels, workers=workers, seed=seed,
+            kinds, reserves, working_sets, read_levels, workers=workers, seed=seed,
             on_run=lambda done, total: bar.update(task, completed=done, total=total), out=out / "sweep",
         )
     wall = time.monotonic() - started
@@ -414,8 +543,8 @@ def lifetime_grid(
         )
     console = _stdout_console()
     console.print(summary)
-    console.print(f"{2 * cells_total} runs in {wall:.0f} s on {workers} workers; table and heatmaps in {escape(str(out))}/ "
-                  f"(the sweep's dataset in {escape(str(out / 'sweep'))}/: run again to resume)")
+    console.print(f"{2 * cells_total} runs in {wall:.0f} s on {workers} workers; table and heatmaps in {_safe(str(out))}/ "
+                  f"(the sweep's dataset in {_safe(str(out / 'sweep'))}/: run again to resume)")
 
 
 @cli.group()
@@ -443,9 +572,9 @@ def chip_list() -> None:
     help="Program one page with zeros per cycle, or the whole block.",
 )
 @click.option("--temperature", "temperature_c", type=float, default=25.0, show_default=True, help="°C.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, metavar="S")
+@click.option("--seed", type=SEED, default=0, show_default=True, metavar="S")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR", help="Write JSON, Parquet, PNG.")
+@click.option("--out", type=_OUT_DIR, metavar="DIR", help="Write JSON, Parquet, PNG.")
 def chip_endurance(
     name: str, blocks: int, pattern: str, temperature_c: float, seed: int, as_json: bool, out: Path | None
 ) -> None:
@@ -476,7 +605,7 @@ def chip_endurance(
 @chip.command("latency")
 @click.option("--chip", "name", required=True, metavar="NAME", help="Chip preset (see `nandlab chip list`).")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR", help="Write JSON and PNG.")
+@click.option("--out", type=_OUT_DIR, metavar="DIR", help="Write JSON and PNG.")
 def chip_latency(name: str, as_json: bool, out: Path | None) -> None:
     """Read, program and erase latency over a block's life (worst / typical / best) beside the datasheet."""
     result = chipbench.latency(name)
@@ -501,9 +630,9 @@ def chip_latency(name: str, as_json: bool, out: Path | None) -> None:
 @click.option("--device", required=True, metavar="PRESET|FILE",
               help="Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl].")
 @click.option("--capacity", metavar="SIZE", help='Nominal capacity, e.g. "4GiB" (sets [device] capacity).')
-@click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Override the job file's randseed.")
+@click.option("--seed", type=SEED, metavar="N", help="Override the job file's randseed.")
 @click.option("--json", "as_json", is_flag=True, help="Print only fio-style JSON on stdout.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+@click.option("--out", type=_OUT_DIR, metavar="DIR",
               help="Also write fio.json and the run's summary.json, timeseries and PNG to DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def fio_command(jobfile: Path, device: str, capacity: str | None, seed: int | None, as_json: bool,
@@ -515,7 +644,7 @@ def fio_command(jobfile: Path, device: str, capacity: str | None, seed: int | No
     jobs = fio.load(jobfile)
     stderr = Console(stderr=True)
     for warning in jobs.warnings:
-        stderr.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True, highlight=False)
+        stderr.print(f"[yellow]warning:[/] {_safe(_printable(warning))}", soft_wrap=True, highlight=False)
     with _LazyProgress(Console(stderr=True, quiet=quiet)) as progress:
         result = api.run(fio.to_config(jobs, device, capacity), seed=seed, progress=progress)
     document = fio.report(jobs, result)
@@ -532,7 +661,8 @@ def fio_command(jobfile: Path, device: str, capacity: str | None, seed: int | No
 def _print_fio(document: dict[str, Any]) -> None:
     """fio's text report, per job and direction."""
     for job in document["jobs"]:
-        click.echo(f"{job['jobname']}: (groupid={job['groupid']}, jobs=1): err= 0  (simulated: {document['device']})")
+        name = _shown(job["jobname"])
+        click.echo(f"{name}: (groupid={job['groupid']}, jobs=1): err= 0  (simulated: {document['device']})")
         for kind in ("read", "write", "trim"):
             d = job[kind]
             if not d["total_ios"]:
@@ -560,7 +690,7 @@ def trace_group() -> None:
 @click.option("--skip-bad", is_flag=True, help="Pass over malformed lines and count them (default: stop at the first).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print only the result as JSON on stdout (several files: {\"traces\": [...]}).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+@click.option("--out", type=_OUT_DIR, metavar="DIR",
               help="Write stats.json, size_histogram.csv, reuse_cdf.csv and trace-stats.png to DIR "
               "(several files: one directory each, plus composition.csv and reuse.png comparing them).")
 def trace_stats(files: tuple[Path, ...], trace_format: str | None, skip_bad: bool, as_json: bool,
@@ -598,7 +728,7 @@ def _print_trace_table(console: Console, summaries: dict[Path, dict[str, Any]]) 
     )
     for file, s in summaries.items():
         table.add_row(
-            escape(file.name), s["format"], f"{s['records']:,}",
+            _safe(file.name), s["format"], f"{s['records']:,}",
             f"{(s['read_bytes'] + s['write_bytes']) / 2**30:.3f}",
             *(f"{s[k]:.0f}" for k in ("write_percent", "write_random_percent", "write_sequential_percent",
                                       "read_percent", "read_random_percent", "read_sequential_percent")),
@@ -613,22 +743,22 @@ def _print_trace_table(console: Console, summaries: dict[Path, dict[str, Any]]) 
               help="Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl].")
 @click.option("--capacity", metavar="SIZE", help='Nominal capacity, e.g. "4GiB" (sets [device] capacity).')
 @click.option("--format", "trace_format", type=click.Choice(traces.FORMATS), help="The trace's format (default: detected).")
-@click.option("--queue-depth", type=click.IntRange(1, 65_536), metavar="N",
+@click.option("--queue-depth", type=QUEUE_DEPTH, metavar="N",
               help="Closed loop: keep N requests in flight, as fast as the drive takes them (default 1).")
 @click.option("--timed", is_flag=True, help="Open loop: issue each request at its recorded time.")
-@click.option("--time-scale", type=click.FloatRange(min=0, min_open=True), metavar="X",
+@click.option("--time-scale", type=_Finite(min=0, min_open=True), metavar="X",
               help="With --timed: multiply the recorded gaps by X (0.5: twice as fast).")
 @click.option("--remap", type=click.Choice(["modulo", "compact"]),
               help="Fit addresses to the drive: modulo its capacity (default), or distinct addresses in order of first use.")
 @click.option("--unique-bytes", metavar="SIZE",
               help="Use only the first SIZE of distinct addresses (ZombieNAND's rule; implies --remap compact).")
-@click.option("--devices", metavar="IDS", help="Only these devices / volumes / ASUs, e.g. 0,3.")
+@click.option("--devices", metavar="IDS", callback=_device_ids, help="Only these devices / volumes / ASUs, e.g. 0,3.")
 @click.option("--loop", "looping", is_flag=True, help="Replay the trace again when it ends (with --volume).")
 @click.option("--volume", metavar="SIZE", help="Stop after this much data (e.g. 64GiB).")
 @click.option("--skip-bad", is_flag=True, help="Pass over malformed lines and count them.")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, metavar="N")
+@click.option("--seed", type=SEED, default=1, show_default=True, metavar="N")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+@click.option("--out", type=_OUT_DIR, metavar="DIR",
               help="Write summary.json, timeseries.parquet/.csv and throughput_latency.png to DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
 @_snapshot_options
@@ -643,7 +773,7 @@ def trace_replay(file: Path, device: str, capacity: str | None, **options: Any) 
 def _print_trace_stats(console: Console, file: Path, s: dict[str, Any]) -> None:
     """The trace's figures, then its Table III row."""
     gib = 2**30
-    table = Table(box=box.SIMPLE_HEAD, title=escape(f"{file.name} ({s['format']})"), show_header=False)
+    table = Table(box=box.SIMPLE_HEAD, title=_safe(f"{file.name} ({s['format']})"), show_header=False)
     table.add_column("", style="bold")
     table.add_column("", justify="right")
     rows = [
@@ -684,9 +814,9 @@ def _procedure_options(command: Any) -> Any:
                      help="Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl], "
                      "not its phases."),
         click.option("--capacity", metavar="SIZE", help='Nominal capacity, e.g. "4GiB" (sets [device] capacity).'),
-        click.option("--seed", type=click.IntRange(min=0), default=qualify.SEED, show_default=True, metavar="N"),
+        click.option("--seed", type=SEED, default=qualify.SEED, show_default=True, metavar="N"),
         click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout."),
-        click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+        click.option("--out", type=_OUT_DIR, metavar="DIR",
                      help="Write series.parquet, the sections/phases CSV, result.json and a PNG to DIR."),
         click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr."),
     ]
@@ -696,7 +826,7 @@ def _procedure_options(command: Any) -> Any:
 
 
 _QUEUE_DEPTH = click.option(
-    "--queue-depth", type=click.IntRange(1, 65_536), default=qualify.QUEUE_DEPTH, show_default=True, metavar="N",
+    "--queue-depth", type=QUEUE_DEPTH, default=qualify.QUEUE_DEPTH, show_default=True, metavar="N",
     help="Requests in flight (1: one at a time, as the note's tests; 32: SATA NCQ).",
 )
 
@@ -773,17 +903,17 @@ def _run_procedure(
 def _print_qualification(console: Console, q: qualify.Qualification, label: str = "") -> None:
     """The device, then one row per section or phase."""
     for line in _device_lines(q.result):
-        console.print(escape(line), highlight=False)
+        console.print(_safe(line), highlight=False)
     sections = q.part_column == "section"
     title = f"nandlab test {q.procedure}" + (f": {label}" if label else "")
-    table = Table(box=box.SIMPLE_HEAD, title=escape(title), caption=QUALIFY_CAPTION, caption_justify="left")
+    table = Table(box=box.SIMPLE_HEAD, title=_safe(title), caption=QUALIFY_CAPTION, caption_justify="left")
     table.add_column("#" if sections else "Phase")
     if sections:
         table.add_column("Section")
     for header in ("Mean\nMB/s", "Min\nMB/s", *(("WAF",) if sections else ()), "GiB"):
         table.add_column(header, justify="right")
     for number, part in enumerate(q.parts, 1):
-        cells = [str(number), escape(part["description"])] if sections else [escape(part["name"])]
+        cells = [str(number), _safe(part["description"])] if sections else [_safe(part["name"])]
         cells += [_number(part["mean_mbps"]), _number(part["min_mbps"])]
         if sections:
             cells.append(f"{part['waf']:.2f}" if part["waf"] else "–")
@@ -822,6 +952,14 @@ def main() -> None:
     cli(prog_name="nandlab")
 
 
+def _progress_bar(console: Console, *columns: Any, **options: Any) -> Progress:
+    """A progress bar on ``console`` that vanishes when it stops; drawn only on a terminal (elsewhere
+    rich cannot redraw it in place, and ends it with an empty line that would come before an error's
+    one line)."""
+    shown = console if console.is_interactive else Console(stderr=True, quiet=True)
+    return Progress(*columns, console=shown, transient=True, **options)
+
+
 class _LazyProgress:
     """A progress bar on stderr for the current phase, that appears once the run has lasted a second.
 
@@ -847,15 +985,14 @@ class _LazyProgress:
         if self._console.quiet or time.monotonic() - self._started < PROGRESS_DELAY_SECONDS:
             return
         if self._bar is None:
-            self._bar = Progress(
+            self._bar = _progress_bar(
+                self._console,
                 TextColumn("{task.description}"),
                 BarColumn(),
                 TaskProgressColumn(),
                 TextColumn("{task.fields[detail]}"),
                 TimeRemainingColumn(),
-                console=self._console,
                 auto_refresh=False,
-                transient=True,
             )
             self._bar.start()
             self._task = self._bar.add_task("", total=1.0, detail="")
@@ -866,14 +1003,14 @@ class _LazyProgress:
         detail = f"{info['host_write_bytes'] / GIB:.2f} GiB written, {_number(info['sim_seconds'])} s simulated"
         if info.get("wear_used"):
             detail += f", wear {info['wear_used']:.0%} of rating, spare lost {info['reserve_used']:.0%}"
-        self._bar.update(self._task, completed=fraction, description=escape(description), detail=detail)
+        self._bar.update(self._task, completed=fraction, description=_safe(description), detail=detail)
         self._bar.refresh()
 
 
 def _print_summary(console: Console, result: api.Result) -> None:
     """The device, then the results table: one row per phase and the run total."""
     for line in _device_lines(result):
-        console.print(escape(line), highlight=False)
+        console.print(_safe(line), highlight=False)
     table = Table(box=box.SIMPLE_HEAD, caption=WAF_CAPTION, caption_justify="left")
     table.add_column("Phase")
     for header in (
@@ -914,21 +1051,21 @@ def _print_power_cuts(console: Console, result: api.Result) -> None:
         else:
             table.add_column(two_lines, justify="left" if header == "Phase" else "right", no_wrap=True)
     for row in rows:
-        table.add_row(*map(escape, row.values()))
+        table.add_row(*map(_safe, row.values()))
     console.print(table)
     verdict = output.power_cut_verdict(result.phases)
-    console.print(escape(verdict), style="yellow" if "unsafe" in verdict else None)
+    console.print(_safe(verdict), style="yellow" if "unsafe" in verdict else None)
     caveat = output.power_cut_caveat(result.phases)
     if caveat:
-        console.print(escape(caveat), style="yellow")
+        console.print(_safe(caveat), style="yellow")
     for line in output.lost_writes(result.phases, result.device, 5):
-        console.print(escape(f"  lost: {line}"), highlight=False)
+        console.print(_safe(f"  lost: {line}"), highlight=False)
 
 
 def _row(label: str, summary: dict[str, Any]) -> list[str]:
     """One table row from a summary dict."""
     return [
-        escape(label),
+        _safe(label),
         _number((summary["host_write_bytes"] + summary.get("fill_bytes", 0)) / GIB),
         _number(summary["host_read_bytes"] / GIB),
         _number(summary["iops"]),
@@ -946,7 +1083,7 @@ def _job_row(job: dict[str, Any]) -> list[str]:
     """A ``[[phase.job]]``'s row under its phase: its own requests (the drive's WAF and wall time are
     the phase's)."""
     return [
-        escape(f"  └ {job['name']}"),
+        _safe(f"  └ {job['name']}"),
         _number(job["host_write_bytes"] / GIB),
         _number(job["host_read_bytes"] / GIB),
         _number(job["iops"]),
@@ -985,12 +1122,12 @@ def _stdout_console() -> Console:
 
 @cli.command("sweep", short_help="Run a parameter sweep: one run per grid point, on this machine or a dask cluster.")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path), metavar="SWEEP.toml")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+@click.option("--out", type=_OUT_DIR, metavar="DIR",
               help="Where the dataset goes (default: results/<sweep name>). Finished runs there are not run again.")
-@click.option("--workers", type=click.IntRange(min=1), default=None, show_default="all cores", metavar="N",
+@click.option("--workers", type=WORKERS, default=None, show_default="all cores", metavar="N",
               help="Runs at once on this machine (processes).")
 @click.option("--scheduler", metavar="tcp://HOST:PORT", help="Run on a dask.distributed cluster: its scheduler's address.")
-@click.option("--local-cluster", type=click.IntRange(min=1), metavar="N",
+@click.option("--local-cluster", type=WORKERS, metavar="N",
               help="Run on a dask LocalCluster of N worker processes.")
 @click.option("--only", "only", multiple=True, metavar="AXIS=V1,V2",
               help="Only these positions of an axis (by label or value); repeatable.")
@@ -1025,9 +1162,9 @@ def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: 
         return
     stderr = Console(stderr=True, quiet=quiet)
     started = time.monotonic()
-    with Progress(
-        TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=stderr, transient=True,
+    with _progress_bar(
+        stderr, TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
+        TimeElapsedColumn(), TimeRemainingColumn(),
     ) as bar:
         task = bar.add_task("", total=None, failed="")
 
@@ -1047,14 +1184,15 @@ def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: 
                           f"{workers or os.cpu_count() or 1} processes")
     console = _stdout_console()
     console.print(
-        f"{study.name}: {outcome.results.height} runs — {outcome.ran} ran now on {escape(where)} in {wall:.1f} s, "
-        f"{outcome.reused} finished earlier, {outcome.failed} failed. Dataset in {escape(str(directory))}/",
+        f"{_safe(study.name)}: {outcome.results.height} runs — {outcome.ran} ran now on {_safe(where)} "
+        f"in {wall:.1f} s, {outcome.reused} finished earlier, {outcome.failed} failed. "
+        f"Dataset in {_safe(str(directory))}/",
         highlight=False, soft_wrap=True,
     )
     failures = outcome.results.filter(pl.col("status") == "failed")
     for row in failures.head(10).iter_rows(named=True):
-        console.print(f"  failed: run {row['run']} ({row['run_id']}): {escape(str(row['error']))}", highlight=False,
-                      soft_wrap=True)
+        error = _safe(_printable(str(row["error"])))
+        console.print(f"  failed: run {row['run']} ({row['run_id']}): {error}", highlight=False, soft_wrap=True)
     if failures.height:
         raise click.exceptions.Exit(min(failures.height, 100))
 
@@ -1064,16 +1202,16 @@ def _print_points(study: Any, directory: Path) -> None:
     from nandlab import sweep
 
     grid = sweep.points(study)
-    table = Table("Run", *[axis.name for axis in study.axes], "Run id", "Finished",
-                  title=f"{study.name}: {len(grid)} runs ({study.procedure})", box=box.SIMPLE_HEAD)
+    table = Table("Run", *[_safe(axis.name) for axis in study.axes], "Run id", "Finished",
+                  title=f"{_safe(study.name)}: {len(grid)} runs ({study.procedure})", box=box.SIMPLE_HEAD)
     finished = 0
     for p in grid:
         done = (directory / "runs" / f"{p.run_id}.parquet").exists()
         finished += done
-        table.add_row(str(p.index), *[escape(str(v)) for v in p.coordinates.values()], p.run_id, "yes" if done else "")
+        table.add_row(str(p.index), *[_safe(str(v)) for v in p.coordinates.values()], p.run_id, "yes" if done else "")
     console = _stdout_console()
     console.print(table)
-    console.print(f"{finished} of {len(grid)} finished in {escape(str(directory))}/", highlight=False)
+    console.print(f"{finished} of {len(grid)} finished in {_safe(str(directory))}/", highlight=False)
 
 
 @cli.command("matrix", short_help="SNIA-style matrices: IOPS and MB/s over R/W mix x block size, burst and steady.")
@@ -1086,21 +1224,21 @@ def _print_points(study: Any, directory: Path) -> None:
               show_default=True, metavar="SIZE,...", help="Block sizes of the random I/O.")
 @click.option("--states", default="burst,steady", show_default=True, metavar="STATE,...",
               help="burst (a fresh drive) and/or steady (SNIA PTS: precondition, rounds until steady).")
-@click.option("--queue-depth", type=click.IntRange(1, 65_536), default=32, show_default=True, metavar="N",
+@click.option("--queue-depth", type=QUEUE_DEPTH, default=32, show_default=True, metavar="N",
               help="Requests in flight.")
-@click.option("--burst-volume", type=click.FloatRange(min=0, min_open=True), default=0.05, show_default=True,
+@click.option("--burst-volume", type=_Finite(min=0, min_open=True), default=0.05, show_default=True,
               metavar="X", help="Host data per burst cell, x the capacity.")
-@click.option("--round-volume", type=click.FloatRange(min=0, min_open=True), default=0.25, show_default=True,
+@click.option("--round-volume", type=_Finite(min=0, min_open=True), default=0.25, show_default=True,
               metavar="X", help="Host data written per steady-state round (read, for reads only), x the capacity.")
 @click.option("--max-rounds", type=click.IntRange(5, 1000), default=25, show_default=True, metavar="N",
               help="Steady-state rounds per cell at most (SNIA PTS: 25).")
 @click.option("--scaling/--no-scaling", default=True, show_default=True,
               help="Also measure bandwidth vs die count (1 MiB random reads and writes).")
-@click.option("--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",
+@click.option("--workers", type=WORKERS, default=min(os.cpu_count() or 1, MAX_WORKERS), show_default="all cores",
               help="Runs at once (each cell is a run on its own drive).")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, metavar="N")
+@click.option("--seed", type=SEED, default=1, show_default=True, metavar="N")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+@click.option("--out", type=_OUT_DIR, metavar="DIR",
               help="Write matrix.parquet, matrix.csv, scaling.csv, result.json and PNGs to DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
 def matrix_command(
@@ -1137,16 +1275,16 @@ def matrix_command(
     stderr = Console(stderr=True, quiet=quiet)
     started = time.monotonic()
     # Drawn from the first finished run on (a bad device or capacity fails before any).
-    bar = Progress(
-        TextColumn("matrix runs"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=stderr, transient=True,
+    bar = _progress_bar(
+        stderr, TextColumn("matrix runs"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+        TimeElapsedColumn(), TimeRemainingColumn(),
     )
     task = bar.add_task("", total=None)
 
     def step(done: int, total: int, label: str) -> None:
         if not bar.live.is_started and not quiet:
             bar.start()
-        bar.update(task, completed=done, total=total, description=escape(label))
+        bar.update(task, completed=done, total=total, description=_safe(label))
 
     try:
         m = matrices.run(
@@ -1176,7 +1314,7 @@ def _print_matrix(console: Console, m: Any) -> None:
     from nandlab.matrix import block_label
 
     for line in _device_lines(SimpleNamespace(device=m.drive)):  # the engine's device figures, as a run's
-        console.print(escape(line), highlight=False)
+        console.print(_safe(line), highlight=False)
     t = m.theoretical
     console.print(
         f"Theory:   {_number(t['read_mbps_per_die'])} MB/s reads, {_number(t['write_mbps_per_die'])} MB/s writes "
@@ -1203,7 +1341,7 @@ def _print_matrix(console: Console, m: Any) -> None:
             grids.append(("rounds", lambda c: str(c["steady_round"]) if c["steady"]
                           else f"{c['rounds']}†", None))
         note = f" † not steady within {part['max_rounds']} rounds." if unsteady else ""
-        console.print(f"\n[bold]{state}[/]: {escape(how)}; random I/O, queue depth {m.queue_depth}.{note} "
+        console.print(f"\n[bold]{state}[/]: {_safe(how)}; random I/O, queue depth {m.queue_depth}.{note} "
                       f"RMS over the cells: {_number(part['rms_iops'])} IOPS, {_number(part['rms_mbps'])} MB/s.",
                       highlight=False)
         for what, show, extra in grids:

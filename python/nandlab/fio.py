@@ -23,14 +23,15 @@ is a ``[[phase]]``; a group of several is one phase of ``[[phase.job]]``s, each 
 
 from __future__ import annotations
 
+import io
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nandlab import api, qualify
+from nandlab import api, files, qualify
 from nandlab._core import ConfigError
 
 __all__ = ["FioJobs", "load", "parse", "report", "run", "to_config"]
@@ -80,28 +81,35 @@ class FioJobs:
 def load(path: str | os.PathLike[str]) -> FioJobs:
     """Read and convert a fio job file (``ConfigError`` names the line at fault)."""
     p = Path(path)
-    text = api.read_text(p, "job file")
+    text = files.read_text(p, "job file")
     return parse(text, str(p))
 
 
-def _sections(text: str, source: str) -> list[tuple[str, dict[str, str], dict[str, int]]]:
-    """``[(name, options, lines)]`` in file order (``lines``: each option's line, the section's
-    own under ``""``); bare options are flags (value ``""``)."""
-    sections: list[tuple[str, dict[str, str], dict[str, int]]] = []
-    for number, raw in enumerate(text.splitlines(), 1):
+def _sections(text: str, source: str) -> Iterator[tuple[str, dict[str, str], dict[str, int]]]:
+    """``(name, options, lines)`` of each section in file order (``lines``: each option's line, the
+    section's own under ``""``), each once it is read whole; bare options are flags (value ``""``).
+    Lazily, so that a file of millions of sections is refused at the job past ``MAX_JOBS``."""
+    section: tuple[str, dict[str, str], dict[str, int]] | None = None
+    for number, raw in enumerate(io.StringIO(text, newline=None), 1):
         line = raw.strip()
         if not line or line[0] in "#;":
             continue
         if line.startswith("[") and line.endswith("]"):
-            sections.append((line[1:-1].strip(), {}, {"": number}))
+            if section is not None:
+                yield section
+            section = (line[1:-1].strip(), {}, {"": number})
             continue
-        if not sections:
+        if section is None:
             raise ConfigError(f"{source}:{number}: an option before any [job] section: `{line}`")
         key, _, value = line.partition("=")
-        sections[-1][1][key.strip().lower()] = value.strip()
-        sections[-1][2][key.strip().lower()] = number
-    return sections
+        section[1][key.strip().lower()] = value.strip()
+        section[2][key.strip().lower()] = number
+    if section is not None:
+        yield section
 
+
+MAX_JOBS = 4096
+"""The most jobs a job file starts, ``numjobs`` copies included (fio's own limit)."""
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)$", re.IGNORECASE)
 
@@ -113,6 +121,17 @@ def _size(value: str, what: str) -> int:
         raise ValueError(f"{what}: expected a size like 4k or 1m, found `{value}`")
     number, prefix, _ = m.groups()
     return int(float(number) * 1024 ** "_kmgtp".index(prefix.lower() or "_"))
+
+
+def _whole(value: str, what: str, low: int, high: int) -> int:
+    """A whole number from ``low`` to ``high`` (``iodepth``, ``numjobs``, ``randseed``, ...)."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = low - 1
+    if not low <= number <= high:
+        raise ValueError(f"{what}: expected a whole number from {low} to {high}, found `{value}`")
+    return number
 
 
 def _seconds(value: str, what: str) -> float:
@@ -135,6 +154,7 @@ def parse(text: str, source: str = "<job file>") -> FioJobs:
     global_lines: dict[str, int] = {}
     # Groups of jobs that run together: (phase, ramp phase or None) of each job.
     groups: list[list[tuple[dict[str, Any], dict[str, Any] | None]]] = []
+    started = 0
     for name, own, lines in _sections(text, source):
         if name == "global":
             global_options.update(own)
@@ -151,6 +171,11 @@ def parse(text: str, source: str = "<job file>") -> FioJobs:
             raise ConfigError(f"{source}:{line}: [{name}] {error}") from None
         if seed is not None:
             jobs.seed = seed
+        started += copies
+        if started > MAX_JOBS:
+            line = lines.get("numjobs", lines[""])
+            raise ConfigError(f"{source}:{line}: [{name}] more than {MAX_JOBS} jobs in the file (numjobs included), "
+                              "fio's limit")
         if not groups or "stonewall" in options or "wait_for_previous" in options:
             groups.append([])
         groups[-1] += [(phase, ramp)] * copies
@@ -205,9 +230,9 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     mix_read, mix_write = take("rwmixread"), take("rwmixwrite")
     if read_fraction is None:
         if mix_read is not None:
-            read_fraction = int(mix_read) / 100
+            read_fraction = _whole(mix_read, "rwmixread", 0, 100) / 100
         elif mix_write is not None:
-            read_fraction = 1 - int(mix_write) / 100
+            read_fraction = 1 - _whole(mix_write, "rwmixwrite", 0, 100) / 100
         else:
             read_fraction = 0.5
     phase["read_fraction"] = read_fraction
@@ -247,10 +272,8 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         if len(set(sizes)) > 1:
             warnings.append(f"[{name}] bs={bs}: separate read/write sizes are not modelled; using {sizes[0]}")
         phase["block_size"] = _bytes_text(_size(sizes[0], "bs"))
-    phase["queue_depth"] = int(take("iodepth") or 1)
-    numjobs = int(take("numjobs") or 1)
-    if numjobs < 1:
-        raise ValueError(f"numjobs: expected at least 1, found {numjobs}")
+    phase["queue_depth"] = _whole(take("iodepth") or "1", "iodepth", 1, 65_536)  # the engine's most
+    numjobs = _whole(take("numjobs") or "1", "numjobs", 1, MAX_JOBS)
     take("stonewall", "wait_for_previous")
     size, offset = take("size"), take("offset")
     if size:
@@ -266,7 +289,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     io_size, number_ios = take("io_size", "io_limit"), take("number_ios")
     runtime, time_based = take("runtime", "timeout"), take("time_based") is not None
     if number_ios:
-        phase["requests"] = int(number_ios)
+        phase["requests"] = _whole(number_ios, "number_ios", 1, 2**64 - 1)
     if io_size:
         phase["volume"] = _bytes_text(_size(io_size, "io_size"))
     if runtime:
@@ -288,7 +311,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         warnings.append(f"[{name}] no effect on a simulated drive, ignored: {', '.join(ignored)}")
     if unknown:
         warnings.append(f"[{name}] not supported, ignored: {', '.join(unknown)}")
-    return phase, ramp, int(seed) if seed else None, numjobs
+    return phase, ramp, _whole(seed, "randseed", 0, 2**64 - 1) if seed else None, numjobs
 
 
 def to_config(jobs: FioJobs, device: qualify.DeviceSource, capacity: str | int | None = None) -> dict[str, Any]:

@@ -44,6 +44,7 @@ import numpy as np
 import polars as pl
 
 from nandlab import api, qualify
+from nandlab._core import ConfigError
 from nandlab.fio import _size
 
 __all__ = [
@@ -67,6 +68,8 @@ MIXES = ((100, 0), (75, 25), (50, 50), (25, 75), (0, 100))
 """The tutorial's read/write ratios: (read %, write %) of the bytes moved."""
 BLOCK_SIZES = (512, 4 * KIB, 8 * KIB, 16 * KIB, 32 * KIB, 64 * KIB, 128 * KIB, 256 * KIB, 512 * KIB, MIB)
 STATES = ("burst", "steady")
+MAX_CELLS = 10_000
+"""The most cells (mixes × block sizes) a matrix has per state: 200 times the tutorial's."""
 QUEUE_DEPTH = 32
 """SATA NCQ's depth: enough requests in flight to keep every die busy."""
 BURST_VOLUME = 0.05
@@ -332,7 +335,7 @@ def run(
         on_step: called after each run (see ``StepCallback``).
 
     Raises:
-        ConfigError: a bad device, capacity or block size; nothing ran.
+        ConfigError: a bad device, capacity or block size, or more than ``MAX_CELLS`` cells; nothing ran.
         ValueError: a mix, state or die count that cannot be run.
     """
     config = qualify.device_config(device, capacity)
@@ -348,6 +351,9 @@ def run(
         raise ValueError(f"max_rounds must be at least {WINDOW} (the measurement window)")
     if not mixes or not block_sizes:
         raise ValueError("at least one mix and one block size")
+    if len(mixes) * len(block_sizes) > MAX_CELLS:
+        raise ConfigError(f"mixes × block sizes: {len(mixes) * len(block_sizes):,} cells ({len(mixes)} × "
+                          f"{len(block_sizes):,}); expected at most {MAX_CELLS:,}")
     # Every phase the matrix will run, checked by the engine before anything runs.
     workloads = {
         (mix, size): _workload(mix, size, queue_depth) for mix, size in itertools.product(mixes, block_sizes)

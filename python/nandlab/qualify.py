@@ -35,7 +35,7 @@ from typing import Any, Union
 import numpy as np
 import polars as pl
 
-from nandlab import api
+from nandlab import api, files
 from nandlab._core import ConfigError, presets
 
 if sys.version_info >= (3, 11):
@@ -186,11 +186,9 @@ def device_config(device: DeviceSource, capacity: str | int | None = None) -> di
     elif Path(device).is_file():
         path = Path(device)
         try:
-            source = tomllib.loads(path.read_text(encoding="utf-8"))
+            source = tomllib.loads(files.read_text(path, "device file"))
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: TOML syntax error: {error}") from None
-        except (OSError, UnicodeDecodeError) as error:
-            raise ConfigError(f"{path}: cannot read: {error}") from None
     elif str(device) in presets():
         source = {"device": {"preset": str(device)}}
     elif str(device).endswith((".toml", ".json")):

@@ -33,7 +33,7 @@ from typing import Any
 
 import polars as pl
 
-from nandlab import output
+from nandlab import files, output
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -49,6 +49,7 @@ MAX_TABLE_ROWS = 500
 MAX_OVERLAY_RUNS = 12
 """Runs drawn in a sweep's time-series and CDF overlays (the first, in sweep order)."""
 GIB = 2**30
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 CONTENT_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
 STYLE = """
@@ -113,7 +114,9 @@ class Report:
 
     def figure(self, heading: str, path: Path, caption: str) -> None:
         """A PNG, embedded, with its caption and a link to the file."""
-        data = path.read_bytes()
+        data = files.read_bytes(path, "PNG figure")
+        if not data.startswith(PNG_SIGNATURE) or len(data) < 24:
+            raise ValueError(f"{path}: not a PNG image")
         width, height = struct.unpack(">II", data[16:24])  # the PNG header's IHDR chunk
         link = path.relative_to(self.directory).as_posix()
         self._add(heading, (
@@ -166,8 +169,8 @@ class Report:
 
 def write(directory: str | os.PathLike[str]) -> Path:
     """Build ``directory``'s report and write it as ``report.html`` there; returns its path.
-    Raises ValueError naming the directory if it is none nandlab writes (or naming the sweep file
-    if its [report] table is wrong)."""
+    Raises ValueError naming the directory if it is none nandlab writes or its files are damaged
+    (or naming the sweep file if its [report] table is wrong)."""
     report = build(directory)
     path = Path(directory) / REPORT_HTML
     path.write_text(report.to_html(), encoding="utf-8")
@@ -183,7 +186,10 @@ def build(directory: str | os.PathLike[str]) -> Report:
         if any(all((d / name).exists() for name in files) for files in kind.files):
             for stale in (d / FIGURES).glob("*.png"):
                 stale.unlink()
-            return kind.build(d)
+            try:
+                return kind.build(d)
+            except _DAMAGED as error:  # a file without the keys, columns or types nandlab writes
+                raise ValueError(f"{d}: a damaged --out of {kind.name}: {type(error).__name__}: {error}") from None
     expected = "; ".join(f"{kind.name} ({' or '.join(' + '.join(files) for files in kind.files)})" for kind in _KINDS)
     raise ValueError(f"{d}: not a directory nandlab wrote: found none of the files of an --out of {expected}")
 
@@ -358,7 +364,7 @@ def _sweep(d: Path) -> Report:
             plots.cdf(curves, path, "erase count", "share of blocks (CDF)", title=f"{about['name']}: erase counts")
             r.figure("Erase counts", path, f"erase-count CDFs at the end of the first {len(curves)} runs")
     if (d / "sweep.toml").exists():
-        r.text("Sweep file", (d / "sweep.toml").read_text(encoding="utf-8"))
+        r.text("Sweep file", files.read_text(d / "sweep.toml", "sweep file"))
     r.text("Base config", json.dumps(about["base"], indent=2))
     return r
 
@@ -413,7 +419,7 @@ def _heatmap_specs(
     headline figures over the two axes that suit a map best (``_map_axes``)."""
     source = d / "sweep.toml"
     try:
-        settings = tomllib.loads(source.read_text(encoding="utf-8")).get("report", {}) if source.exists() else {}
+        settings = tomllib.loads(files.read_text(source, "sweep file")).get("report", {}) if source.exists() else {}
     except tomllib.TOMLDecodeError as error:
         raise ValueError(f"{source}: TOML syntax error: {error}") from None
     usage = "heatmaps = [{ x = AXIS, y = AXIS, value = FIGURE }, ...]"
@@ -593,6 +599,9 @@ class _Kind:
     build: Callable[[Path], Report]
 
 
+_DAMAGED = (KeyError, IndexError, TypeError, AttributeError, pl.exceptions.PolarsError)
+"""What reading a directory's files raises when one is not as nandlab wrote it."""
+
 _KINDS = (  # in the order they are tried
     _Kind("nandlab sweep", (("sweep.json", "results.parquet"),), _sweep),
     _Kind("nandlab run, fio or trace replay", ((output.SUMMARY_JSON, output.TIMESERIES_PARQUET),), _run),
@@ -610,7 +619,11 @@ _KINDS = (  # in the order they are tried
 
 
 def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+    """A JSON result file of the directory; ValueError naming it if it is not JSON."""
+    try:
+        return json.loads(files.read_text(path, "result file", files.MAX_RESULT_BYTES))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not JSON: {error}") from None
 
 
 def _existing_figure(r: Report, d: Path, heading: str, name: str, caption: str) -> None:

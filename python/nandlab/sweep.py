@@ -50,6 +50,7 @@ skips every run already finished. The output directory (``run``'s ``out``)::
 from __future__ import annotations
 
 import copy
+import ctypes
 import hashlib
 import io
 import itertools
@@ -57,7 +58,9 @@ import json
 import math
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -69,7 +72,7 @@ from typing import Any
 
 import polars as pl
 
-from nandlab import api
+from nandlab import api, files
 from nandlab._core import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -85,6 +88,9 @@ figures. ``lifetime-compare``: ``lifetime.compare`` (ZombieNAND and the baseline
 its ratios and both runs' figures."""
 _SWEEP_KEYS = {"name", "procedure", "base", "record", "timeseries", "seed"}
 _AXIS_KEYS = {"name", "key", "values", "range", "linspace", "zip", "labels"}
+
+MAX_RUNS = 100_000
+"""The most runs (grid points) a sweep has, and so values an axis has: each is checked before any runs."""
 
 ProgressCallback = Callable[[int, int, int], None]
 """``progress(done, total, failed)``: called once before the first run and after each run."""
@@ -182,7 +188,7 @@ class Outcome:
 def load(path: str | os.PathLike[str]) -> Sweep:
     """Read a sweep file; ``ConfigError`` names the file, the table and the key at fault."""
     p = Path(path)
-    text = api.read_text(p, "sweep file")
+    text = files.read_text(p, "sweep file")
     return parse(text, str(p), base_dir=p.parent)
 
 
@@ -248,9 +254,9 @@ def _base(head: Mapping[str, Any], inline: Any, source: str, base_dir: Path) -> 
         return copy.deepcopy(inline)
     path = base_dir / str(head["base"])
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{source}: [sweep] base: cannot read {path}: {error}") from None
+        return tomllib.loads(files.read_text(path, "base config file"))
+    except ConfigError as error:
+        raise ConfigError(f"{source}: [sweep] base: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: TOML syntax error: {error}") from None
 
@@ -323,13 +329,13 @@ def _values(raw: Mapping[str, Any], where: str) -> list[Any]:
         if step == 0 or (stop - start) / step < 0:
             raise ConfigError(f"{where} range: step {step} does not lead from {start} to {stop}")
         count = int(math.floor((stop - start) / step + 1e-9)) + 1
-        if count > 100_000:
-            raise ConfigError(f"{where} range: {count} values; expected at most 100,000")
+        if count > MAX_RUNS:
+            raise ConfigError(f"{where} range: {count} values; expected at most {MAX_RUNS:,}")
         values = [start + k * step for k in range(count)]
     else:
         num = spec["num"]
-        if not isinstance(num, int) or num < 1 or num > 100_000:
-            raise ConfigError(f"{where} linspace num: expected a whole number from 1 to 100,000, found {num!r}")
+        if not isinstance(num, int) or num < 1 or num > MAX_RUNS:
+            raise ConfigError(f"{where} linspace num: expected a whole number from 1 to {MAX_RUNS:,}, found {num!r}")
         values = [start + (stop - start) * k / (num - 1) if num > 1 else start for k in range(num)]
         integral = integral and all(float(v).is_integer() for v in values)
     return [int(round(v)) if integral else round(v, 12) for v in values]
@@ -350,7 +356,11 @@ def _matches(coordinate: Any, wanted: Sequence[Any]) -> bool:
 
 def points(sweep: Sweep) -> list[Point]:
     """Every run of the sweep, in order (the first axis varies slowest), each config checked by the
-    engine: ``ConfigError`` names the point and the key at fault before anything runs."""
+    engine: ``ConfigError`` names the point and the key at fault before anything runs, or says the
+    grid has more than ``MAX_RUNS`` points."""
+    if len(sweep) > MAX_RUNS:
+        sizes = " × ".join(f"{len(axis):,} {axis.name}" for axis in sweep.axes)
+        raise ConfigError(f"{sweep.source}: {len(sweep):,} runs ({sizes}); expected at most {MAX_RUNS:,}")
     out = []
     for index, positions in enumerate(itertools.product(*(range(len(axis)) for axis in sweep.axes))):
         config = copy.deepcopy(sweep.base)
@@ -540,6 +550,7 @@ def _on_processes(
     queue = [(run_id, args, False) for run_id, args in tasks]
     queue.reverse()
     context = multiprocessing.get_context("spawn")  # no fork of a threaded process
+    parent = os.getpid()
     idle_pools = 0
     while queue:
         if idle_pools == 3:  # pools that break before settling any run: give up on what is left
@@ -547,7 +558,8 @@ def _on_processes(
                 yield run_id, {"error": "worker processes die before running anything", "traceback": ""}
             return
         idle_pools += 1
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with_parent,
+                                 initargs=(parent,)) as pool:
             running: dict[Future, tuple[str, tuple, bool]] = {}
             again: list[tuple[str, tuple, bool]] = []
             broken = False
@@ -584,6 +596,40 @@ def _on_processes(
         queue.extend(reversed(again))
 
 
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+_WATCH_SECONDS = 0.5
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker process's initializer: the worker dies when ``parent``, the process that started
+    it, does — also by SIGKILL, which leaves it no chance to stop its pool (whose workers would
+    otherwise finish their runs and wait for more, forever). On Linux the kernel kills it
+    (``prctl(PR_SET_PDEATHSIG, SIGKILL)``, sent when the thread that started it ends: here the one
+    that submits to the pool, which outlives the pool); elsewhere, or if that fails, a thread
+    checks every ``_WATCH_SECONDS`` that its parent is still ``parent``."""
+    if not _kill_me_with_my_parent():
+        threading.Thread(target=_watch_parent, args=(parent,), name="nandlab-watch-parent", daemon=True).start()
+    if os.getppid() != parent:  # it died before that was in place
+        os._exit(1)
+
+
+def _kill_me_with_my_parent() -> bool:
+    """Linux's parent-death signal (SIGKILL) for this process; False where it cannot be had."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # no libc, or one without prctl
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    """Ends the process once its parent is no longer ``parent`` (it died: the process was adopted)."""
+    while os.getppid() == parent:
+        time.sleep(_WATCH_SECONDS)
+    os._exit(1)
+
+
 def _on_dask(
     tasks: Iterator[tuple[str, tuple]], scheduler: str | None, local_cluster: int | None
 ) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -595,7 +641,12 @@ def _on_dask(
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(n_workers=local_cluster, threads_per_worker=1, processes=True, dashboard_address=None)
-    client = Client(cluster if cluster is not None else scheduler)
+        client = Client(cluster)
+    else:
+        try:
+            client = Client(scheduler)
+        except (ValueError, OSError) as error:  # not an address, or no scheduler answers there
+            raise ConfigError(f"scheduler {scheduler!r}: {error}") from None
     try:
         futures = {client.submit(execute, *args, key=f"nandlab-{run_id}", pure=False): run_id for run_id, args in tasks}
         for future in as_completed(futures):

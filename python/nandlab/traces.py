@@ -16,6 +16,7 @@ format expected (``TraceError``), unless ``skip_bad`` passes over it and counts 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ def replay_phase(
     time_scale: float | None = None,
     remap: str | None = None,
     unique_bytes: str | None = None,
-    devices: str | None = None,
+    devices: Sequence[int] | None = None,
     looping: bool = False,
     volume: str | None = None,
     skip_bad: bool = False,
@@ -70,7 +71,7 @@ def replay_phase(
         "time_scale": time_scale,
         "remap": remap,
         "unique_bytes": unique_bytes,
-        "devices": [int(d) for d in devices.split(",")] if devices else None,
+        "devices": list(devices) if devices else None,
         "loop": looping or None,
         "volume": volume,
         "skip_bad": skip_bad or None,

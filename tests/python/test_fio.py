@@ -5,6 +5,7 @@ in warnings; bad input names the line."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,30 @@ def test_bad_input_names_the_line() -> None:
         fio.parse("[x]\nrw=sideways\n", "jobs.fio")
     with pytest.raises(ConfigError, match="no job sections"):
         fio.parse("[global]\nbs=4k\n", "jobs.fio")
+
+
+BAD_NUMBERS = {  # an option's value, and the line's message
+    "numjobs=100000000": "numjobs: expected a whole number from 1 to 4096, found `100000000`",
+    "numjobs=0": "numjobs: expected a whole number from 1 to 4096",
+    "iodepth=99999999999999999999": "iodepth: expected a whole number from 1 to 65536",
+    "iodepth=abc": "iodepth: expected a whole number from 1 to 65536, found `abc`",
+    "randseed=99999999999999999999999": "randseed: expected a whole number from 0 to 18446744073709551615",
+    "number_ios=-5": "number_ios: expected a whole number from 1 to",
+    "rwmixread=nan": "rwmixread: expected a whole number from 0 to 100, found `nan`",
+}
+
+
+@pytest.mark.parametrize(("option", "message"), BAD_NUMBERS.items(), ids=BAD_NUMBERS.keys())
+def test_a_number_the_engine_cannot_take_names_its_line(option: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(f"jobs.fio:3: [x] {message}")):
+        fio.parse(f"[x]\nrw=randrw\n{option}\n", "jobs.fio")
+
+
+def test_more_jobs_than_fio_starts_are_refused_at_the_first_too_many() -> None:
+    with pytest.raises(ConfigError, match=re.escape("jobs.fio:4: [b] more than 4096 jobs in the file")):
+        fio.parse("[a]\nnumjobs=4000\n[b]\nnumjobs=97\n", "jobs.fio")
+    with pytest.raises(ConfigError, match=re.escape("jobs.fio:4097: [a] more than 4096 jobs in the file")):
+        fio.parse("[a]\n" * 1_000_000, "jobs.fio")  # each section a job
 
 
 def test_cli_prints_fio_json(nandlab_cli, tmp_path: Path) -> None:

@@ -257,6 +257,14 @@ def test_a_bad_option_is_one_line_and_exit_code_2(nandlab_cli, option, value, me
     assert result.stderr.startswith(f"nandlab: error: {message}") and result.stderr.count("\n") == 1
 
 
+def test_more_cells_than_max_cells_are_refused_before_any_run(nandlab_cli) -> None:
+    mixes = ",".join(f"{r}/{100 - r}" for r in range(101))
+    sizes = ",".join(f"{512 * k}B" for k in range(1, 101))
+    result = nandlab_cli("matrix", "--device", "snia-slc", "--mixes", mixes, "--block-sizes", sizes)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == "nandlab: error: mixes × block sizes: 10,100 cells (101 × 100); expected at most 10,000\n"
+
+
 def test_a_misspelt_device_gets_a_suggestion(nandlab_cli) -> None:
     result = nandlab_cli("matrix", "--device", "snia-slcc")
     assert result.exit_code == 2

@@ -269,6 +269,31 @@ def test_a_directory_nandlab_did_not_write_is_refused(nandlab_cli, tmp_path: Pat
     assert nandlab_cli("report", tmp_path / "missing").exit_code == 2  # click: does not exist
 
 
+DAMAGED = {  # files as nandlab names them, with contents it never writes; what the line says
+    "a list for an object": ({"stats.json": "[]"}, "a damaged --out of nandlab trace stats: TypeError"),
+    "a missing key": ({"stats.json": '{"x": 1}'}, "a damaged --out of nandlab trace stats: KeyError: 'format'"),
+    "a number for an object": ({"endurance.json": '{"chip": 5}'}, "a damaged --out of nandlab chip endurance"),
+    "not Parquet": ({"grid.parquet": "x"}, "a damaged --out of nandlab lifetime-grid: ComputeError"),
+    "not JSON": ({"summary.json": "{", "timeseries.parquet": ""}, "summary.json: not JSON"),
+}
+
+
+@pytest.mark.parametrize(("contents", "message"), DAMAGED.values(), ids=DAMAGED.keys())
+def test_a_damaged_directory_is_refused_in_one_line(nandlab_cli, tmp_path: Path, contents, message: str) -> None:
+    for name, text in contents.items():
+        (tmp_path / name).write_text(text)
+    result = nandlab_cli("report", tmp_path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("nandlab: error: ") and result.stderr.count("\n") == 1 and message in result.stderr
+
+
+def test_a_figure_that_is_not_a_png_is_refused_in_one_line(nandlab_cli, tmp_path: Path) -> None:
+    assert nandlab_cli("chip", "latency", "--chip", "MT29F32G08QAA", "--out", tmp_path).exit_code == 0
+    (tmp_path / "latency.png").write_bytes(b"GIF89a")
+    result = nandlab_cli("report", tmp_path)
+    assert (result.exit_code, result.stderr) == (2, f"nandlab: error: {tmp_path / 'latency.png'}: not a PNG image\n")
+
+
 # --- in a browser -------------------------------------------------------------------------------
 
 

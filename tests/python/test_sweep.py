@@ -92,6 +92,9 @@ linspace = { start = 0.0, stop = 1.0, num = 5 }
     ("[[axis]]\nkey = 'phase.3.volume'\nvalues = [1]", r"phase.3 is not an item of the base config's list of 1"),
     ("[[axis]]\nkey = 'device.reserve'\nvalues = [0.1]\nvalue = 2", r"unknown key 'value'"),
     ("[[axis]]\nkey = 'device.reserve'\nvalues = [7]", r"the run at reserve = 7: \[device\] reserve"),
+    ("[[axis]]\nkey = 'seed'\nrange = { start = 1, stop = 100000, step = 1 }\n"
+     "[[axis]]\nkey = 'phase.0.volume'\nlinspace = { start = 0.1, stop = 1, num = 100000 }",
+     r"bad.toml: 10,000,000,000 runs \(100,000 seed × 100,000 volume\); expected at most 100,000"),
 ])
 def test_bad_sweep_files_name_the_axis_and_key(text: str, message: str) -> None:
     base = "[base]\n[base.device]\npreset = 'snia-slc'\ncapacity = '1GiB'\n[[base.phase]]\nvolume = 0.1\n"
@@ -223,3 +226,89 @@ def test_list_checks_and_shows_the_points_without_running(nandlab_cli, tmp_path:
     assert result.exit_code == 0, result.output
     assert "quick: 3 runs (run)" in result.stdout and "1 of 3 finished" in result.stdout
     assert len(list((tmp_path / "out" / "runs").glob("*[0-9a-f].parquet"))) == 1  # nothing ran
+
+
+# --- workers die with their parent ---------------------------------------------------------------
+
+LONG = QUICK.format(runs=4, volume=100.0)  # runs of minutes: the workers are busy when the parent dies
+KILLED_PARENTS = {
+    "sweep on processes": ("sweep", "{file}", "--workers", "2"),
+    "sweep on a dask LocalCluster": ("sweep", "{file}", "--local-cluster", "2"),
+    "lifetime-grid": ("lifetime-grid", "--workers", "2", "--cells", "tlc", "--reserves", "30%", "--working-sets",
+                      "100%", "--read-levels", "low=0.25,high=0.75"),
+}
+
+
+def children(pid: int) -> dict[int, str]:
+    """The processes whose parent is ``pid``: their command lines by pid (from /proc)."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            if int(text[text.rindex(")") + 2:].split()[1]) == pid:
+                found[int(stat.parent.name)] = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError):  # gone meanwhile
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    """The process runs (it is neither gone nor a zombie its adoptive parent has yet to reap)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return text[text.rindex(")") + 2] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="lists processes with /proc")
+@pytest.mark.parametrize("args", KILLED_PARENTS.values(), ids=KILLED_PARENTS.keys())
+def test_worker_processes_die_with_a_parent_killed_outright(tmp_path: Path, args: tuple[str, ...]) -> None:
+    file = tmp_path / "long.toml"
+    file.write_text(LONG)
+    command = [sys.executable, "-m", "nandlab", *(arg.format(file=file) for arg in args), "--out", tmp_path / "out"]
+    parent = subprocess.Popen([*map(str, command), "--quiet"], start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        processes: dict[int, str] = {}
+        while sum("spawn_main" in line for line in processes.values()) < 2:
+            assert parent.poll() is None and time.monotonic() < deadline, "no two worker processes started"
+            time.sleep(0.2)
+            processes = children(parent.pid)  # the workers, and multiprocessing's resource tracker
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while any(map(alive, processes)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [line for pid, line in processes.items() if alive(pid)]
+    finally:
+        try:
+            os.killpg(parent.pid, signal.SIGKILL)  # whatever the test started and is left
+        except ProcessLookupError:
+            pass
+        parent.wait()
+
+
+def test_the_watchdog_ends_a_worker_whose_parent_dies_where_prctl_is_missing(tmp_path: Path) -> None:
+    # The parent starts a worker that sets itself up as a pool's worker does, but without Linux's
+    # parent-death signal, and says its pid; then the parent is killed outright.
+    worker = ("import os, time; from nandlab import sweep; sweep._kill_me_with_my_parent = lambda: False; "
+              "sweep._die_with_parent(os.getppid()); print(os.getpid(), flush=True); time.sleep(600)")
+    starter = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {worker!r}]).wait()"
+    parent = subprocess.Popen([sys.executable, "-c", starter], start_new_session=True, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        pid = int(parent.stdout.readline())
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(pid)
+    finally:
+        try:
+            os.killpg(parent.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        parent.wait()

@@ -1,0 +1,70 @@
+"""The files a user names (configs, fio job files, sweep files, the results ``nandlab report``
+reads back), read whole but never more than a cap (``MAX_FILE_BYTES``, or ``MAX_RESULT_BYTES``
+for results): ``/dev/zero``, a FIFO that never ends or a huge file is refused after reading at
+most one byte more than the cap, in bounded time and memory. Every refusal is a ``ConfigError``
+naming the file, what it should have been and, if it is too large, the cap. (Snapshots and traces
+are read by the engine.)"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from nandlab._core import ConfigError
+
+__all__ = ["MAX_FILE_BYTES", "MAX_RESULT_BYTES", "read_bytes", "read_text"]
+
+MAX_FILE_BYTES = 64 * 2**20
+"""The most nandlab reads of a config, job or sweep file (they are KiB) or a figure."""
+MAX_RESULT_BYTES = 2**30
+"""The most ``nandlab report`` reads of a result file: a run's summary.json lists every power cut
+(about 700 bytes each), so a long run with frequent cuts writes one of hundreds of MiB."""
+_CHUNK = 2**20
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def read_bytes(path: str | os.PathLike[str], what: str = "file", cap: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the file at ``path``, a ``what`` (``"config file"``); ConfigError if it is
+    missing, a directory, unreadable, or larger than ``cap`` bytes."""
+    p = Path(path)
+    try:
+        # Non-blocking, so that opening a FIFO nobody writes to does not wait for a writer (it then
+        # reads as empty); reads block again below.
+        fd = os.open(p, os.O_RDONLY | _NONBLOCK)
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such {what}") from None
+    except OSError as error:
+        raise ConfigError(f"{p}: cannot read the {what}: {error.strerror}") from None
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        status = os.fstat(fd)
+        if stat.S_ISDIR(status.st_mode):
+            raise ConfigError(f"{p}: a directory, expected a {what}")
+        too_large = stat.S_ISREG(status.st_mode) and status.st_size > cap
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        while not too_large:
+            chunk = os.read(fd, min(_CHUNK, cap + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            too_large = size > cap
+    except OSError as error:
+        raise ConfigError(f"{p}: cannot read the {what}: {error.strerror}") from None
+    finally:
+        os.close(fd)
+    if too_large:
+        raise ConfigError(f"{p}: larger than {cap // 2**20} MiB, the most nandlab reads of a {what}")
+    return b"".join(chunks)
+
+
+def read_text(path: str | os.PathLike[str], what: str = "file", cap: int = MAX_FILE_BYTES) -> str:
+    """The text of a UTF-8 file (see ``read_bytes``); ConfigError if it is not UTF-8."""
+    try:
+        return read_bytes(path, what, cap).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{Path(path)}: not UTF-8 text, expected a {what}") from None
+
