@@ -180,14 +180,22 @@ def _sigterm_stops_run(active: bool) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _check_snapshot_options(snapshot: Path | None, snapshot_every: str | None) -> None:
-    """``--snapshot-every`` only with ``--snapshot``."""
+def _check_snapshot_options(snapshot: Path | None, snapshot_every: str | None, force: bool) -> None:
+    """``--snapshot-every`` and ``--force`` only with ``--snapshot``."""
     if snapshot_every is not None and snapshot is None:
         raise click.UsageError("--snapshot-every needs --snapshot PATH (where to write it)")
+    if force and snapshot is None:
+        raise click.UsageError("--force lets --snapshot PATH write over another run's snapshot: give --snapshot")
 
 
 def _snapshot_options(command: Any) -> Any:
-    """``--snapshot PATH`` and ``--snapshot-every X`` of the commands that run a config."""
+    """``--snapshot PATH``, ``--snapshot-every X`` and ``--force`` of the commands that run a config."""
+    command = click.option(
+        "--force",
+        is_flag=True,
+        help="With --snapshot: write over PATH even if it holds the snapshot of another run (another "
+        "config or seed); without it only a snapshot of this same run is replaced.",
+    )(command)
     command = click.option(
         "--snapshot-every",
         metavar="X",
@@ -305,12 +313,13 @@ def run(
     quiet: bool,
     snapshot: Path | None,
     snapshot_every: str | None,
+    force: bool,
 ) -> None:
     """Run the experiment in CONFIG.toml (the built-in default without one).
 
     Each [[phase]] runs in order on the same drive; a table of results follows.
     """
-    _run_and_report(config, out, as_json, seed, quiet, snapshot, snapshot_every)
+    _run_and_report(config, out, as_json, seed, quiet, snapshot, snapshot_every, force)
 
 
 def _run_and_report(
@@ -321,16 +330,16 @@ def _run_and_report(
     quiet: bool,
     snapshot: Path | None = None,
     snapshot_every: str | None = None,
+    force: bool = False,
 ) -> None:
     """Run a config with a progress bar; print its table or JSON; write ``--out``."""
-    _check_snapshot_options(snapshot, snapshot_every)
+    _check_snapshot_options(snapshot, snapshot_every, force)
     stderr = Console(stderr=True, quiet=quiet)
     # What `nandlab resume` needs to finish the job as this command would have.
     notes = {"out": None if out is None else str(out.resolve()), "json": as_json}
     with _LazyProgress(stderr) as progress, _sigterm_stops_run(snapshot is not None):
-        result = api.run(
-            config, seed=seed, progress=progress, snapshot=snapshot, snapshot_every=snapshot_every, notes=notes
-        )
+        result = api.run(config, seed=seed, progress=progress, snapshot=snapshot, snapshot_every=snapshot_every,
+                         notes=notes, overwrite_snapshot=force)
     _show_result(result, out, as_json, stderr)
 
 
@@ -434,6 +443,7 @@ def lifetime_command(
     quiet: bool,
     snapshot: Path | None,
     snapshot_every: str | None,
+    force: bool,
 ) -> None:
     """Run a drive from pristine to dead (a config with a phase with until = "dead", or a device
     preset under the ZombieNAND paper's synthetic workload); with --compare-baseline, run it with
@@ -446,7 +456,7 @@ def lifetime_command(
             close = difflib.get_close_matches(config, presets(), n=1)
             hint = f" (did you mean {close[0]}?)" if close else f"; presets: {', '.join(presets())}"
             raise ConfigError(f"{config}: neither a config file nor a device preset{hint}")
-    _check_snapshot_options(snapshot, snapshot_every)
+    _check_snapshot_options(snapshot, snapshot_every, force)
     if snapshot is not None and compare_baseline:
         raise click.UsageError("--snapshot runs one drive: leave out --compare-baseline (or run the two sides apart)")
     stderr = Console(stderr=True, quiet=quiet)
@@ -456,7 +466,7 @@ def lifetime_command(
         else:
             notes = {"command": "lifetime", "json": as_json}
             run = lifetime.run(source, seed=seed, progress=progress, snapshot=snapshot,
-                               snapshot_every=snapshot_every, notes=notes)
+                               snapshot_every=snapshot_every, notes=notes, overwrite_snapshot=force)
             report = {k: v for k, v in run.items() if k != "result"}
     _print_lifetime(report, compare_baseline, as_json)
 
@@ -765,9 +775,9 @@ def _print_trace_table(console: Console, summaries: dict[Path, dict[str, Any]]) 
 def trace_replay(file: Path, device: str, capacity: str | None, **options: Any) -> None:
     """Replay a trace on a simulated drive (a [[phase]] with kind = "trace")."""
     config = qualify.device_config(device, capacity)
-    run_options = ("seed", "as_json", "out", "quiet", "snapshot", "snapshot_every")
+    run_options = ("out", "as_json", "seed", "quiet", "snapshot", "snapshot_every", "force")
     config["phase"] = [traces.replay_phase(file, **{k: v for k, v in options.items() if k not in run_options})]
-    _run_and_report(config, *(options[k] for k in ("out", "as_json", "seed", "quiet", "snapshot", "snapshot_every")))
+    _run_and_report(config, *(options[k] for k in run_options))
 
 
 def _print_trace_stats(console: Console, file: Path, s: dict[str, Any]) -> None:

@@ -85,8 +85,8 @@ def run(
 ) -> dict[str, Any]:
     """Run a config until the drive dies; ``zombie`` overrides ``[ftl] zombie`` (``False`` also
     turns wear-unleveling off: the baseline, blocks retired at death under plain wear levelling).
-    ``snapshot``, ``snapshot_every`` and ``notes`` go to ``nandlab.run`` (a run that can stop and
-    go on; ``of_result`` of the resumed Result is what this returns).
+    ``snapshot``, ``snapshot_every``, ``overwrite_snapshot`` and ``notes`` go to ``nandlab.run`` (a
+    run that can stop and go on; ``of_result`` of the resumed Result is what this returns).
 
     Returns ``host_write_bytes`` (written until death), ``drive_writes`` (that over the user
     capacity), ``death`` (why, or None if a phase ended first), ``sim_seconds``, ``wall_seconds``

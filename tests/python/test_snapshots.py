@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,55 @@ def test_damaged_foreign_and_misplaced_snapshots_are_refused_in_one_line(
     assert config.read_text() == LIFETIME
     assert "cannot write a snapshot there" in refused(None, "run", config, "--snapshot", tmp_path / "no" / "x.snap")
     assert "snapshot_every" in refused(None, "run", config, "--snapshot", snapshot, "--snapshot-every", "often")
+    # Issue 17: nor the snapshot of another run (another seed here), unless forced ...
+    message = refused(None, "run", config, "--snapshot", snapshot, "--seed", "4")
+    assert "holds the snapshot of another run" in message and "refusing to overwrite" in message
+    assert snapshot.read_bytes() == whole
+    quick = tmp_path / "quick.toml"
+    quick.write_text(PHASES.split("[[phase]]")[0] + '[[phase]]\nkind = "fill"\n')
+    forced = subprocess.run(nandlab_cli("run", quick, "-q", "--snapshot", snapshot, "--force"), capture_output=True)
+    assert forced.returncode == 0, forced.stderr
+    assert "--force" in refused(None, "run", quick, "--force")
+    # ... and reading one is bounded: a device, or a header claiming more than the file holds.
+    started_at = time.monotonic()
+    assert "not a regular file" in refused(None, "resume", "/dev/zero")
+    assert time.monotonic() - started_at < 10
+    header = 16 + 4 + 4 + int.from_bytes(whole[20:24], "little") + 12
+    lying = bytearray(whole)
+    lying[header - 12 : header - 4] = (1 << 40).to_bytes(8, "little")
+    assert "where its header says 1099511627776" in refused(bytes(lying), "resume", bad)
+
+
+def test_a_snapshot_altered_with_a_matching_checksum_is_refused_in_one_line(
+    lifetime: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """Issue 17: 33 snapshots altered with their checksum recomputed ended in internal errors or ran on
+    a corrupt state. The state read back is checked first: refused in one line (exit 2), never a crash."""
+    config, _ = lifetime
+    snapshot = tmp_path / "life.snap"
+    run = started(config, snapshot, "-q", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run.send_signal(signal.SIGINT)
+    assert run.wait(timeout=60) == 130
+    whole = snapshot.read_bytes()
+    header = 16 + 4 + 4 + int.from_bytes(whole[20:24], "little") + 12
+    body = whole[header:]
+    # Single flips all over the state: each is refused in one line or runs; a state flipped every
+    # 997 bytes (its maps among the rest) must be refused, as not holding together or not decoding.
+    flips = [[len(body) * (2 * k + 1) // 24] for k in range(12)] + [list(range(0, len(body), 997))]
+    for at in flips:
+        altered = bytearray(body)
+        for i in at:
+            altered[i] ^= 0x04
+        head = bytearray(whole[:header])
+        head[header - 4 :] = zlib.crc32(altered).to_bytes(4, "little")
+        bad = tmp_path / "altered.snap"
+        bad.write_bytes(bytes(head) + bytes(altered))
+        done = subprocess.run(nandlab_cli("resume", bad, "--json", "-q"), capture_output=True, text=True, timeout=300)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode in (0, 1, 2) and "Traceback" not in done.stderr and "internal error" not in done.stderr
+        if done.returncode != 0:
+            assert len(lines) == 1 and lines[0].startswith("nandlab: error: "), done.stderr
+    assert done.returncode == 2 and ("does not hold together" in done.stderr or "cannot be decoded" in done.stderr)
 
 
 def test_the_api_resumes_a_run_of_several_phases_whole(tmp_path: Path) -> None:

@@ -286,7 +286,7 @@ impl Simulator {
         let unreadable = |e| {
             failed(
                 path,
-                "the snapshot is whole but this build of nandlab cannot read it",
+                "its state cannot be decoded (it was altered, or written by another build of nandlab)",
                 e,
             )
         };
