@@ -1043,6 +1043,8 @@ def _print_summary(console: Console, result: api.Result) -> None:
             table.add_row(*_job_row(job), style="dim", end_section=index == len(result.phases) - 1 and number == len(jobs))
     table.add_row(*_row("total", result.summary), style="bold")
     console.print(table)
+    for note in output.skipped_trace_lines(result.phases):
+        console.print(_safe(note), style="yellow", highlight=False)
     _print_power_cuts(console, result)
 
 

@@ -140,6 +140,18 @@ def power_cut_caveat(phases: list[dict[str, Any]]) -> str | None:
     return "; ".join(notes) + "." if notes else None
 
 
+def skipped_trace_lines(phases: list[dict[str, Any]]) -> list[str]:
+    """For trace phases replayed with ``--skip-bad`` that passed over malformed lines: how many, and
+    the first (a replay must not hide that part of its trace was not replayed)."""
+    notes = []
+    for phase in phases:
+        skipped = phase.get("trace_skipped") or {}
+        if skipped.get("lines"):
+            notes.append(f"{phase['name']}: {number(skipped['lines'])} malformed trace lines skipped (--skip-bad), "
+                         f"the first at line {skipped['first_line']}")
+    return notes
+
+
 def lost_writes(phases: list[dict[str, Any]], device: dict[str, Any], limit: int) -> list[str]:
     """The first ``limit`` acknowledged writes the run's power cuts lost, one sentence each."""
     unit = device.get("unit_size") or device.get("mapping_unit") or 4096

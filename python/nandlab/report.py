@@ -221,8 +221,9 @@ def _run(d: Path) -> Report:
     if summary.get("death"):
         r.fact("death", str(summary["death"]))
     r.table("Summary", [_summary_row(p) for p in phases] + [_summary_row(total)],
-            note="Written: host writes and fill. WAF: flash pages programmed per page the host wrote. Latencies in "
-                 "µs. MB/s = 10^6 bytes per simulated second.")
+            note=" ".join(["Written: host writes and fill. WAF: flash pages programmed per page the host wrote. "
+                           "Latencies in µs. MB/s = 10^6 bytes per simulated second.",
+                           *(f"{n}." for n in output.skipped_trace_lines(phases))]))
     for phase in phases:
         if phase.get("jobs"):
             r.table(f"Jobs of {phase['name']}", [_summary_row(j) for j in phase["jobs"]])

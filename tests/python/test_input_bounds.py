@@ -119,6 +119,13 @@ def test_bad_blkparse_records_name_the_line_or_count_as_skipped(
     assert result.exit_code == 0, result.stderr
     stats = json.loads(result.stdout)
     assert (stats["records"], stats["skipped_lines"]) == (2, 1)
+    # A replay reports what it skipped too, in its summary and under its table.
+    replay = ("trace", "replay", path, "--format", "blkparse", "--device", "swissbit-standard", "--capacity", "2GiB",
+              "--skip-bad", "-q")
+    summary = json.loads(nandlab_cli(*replay, "--json").stdout)
+    assert summary["phases"][0]["trace_skipped"] == {"lines": 1, "first_line": line}
+    table = nandlab_cli(*replay)
+    assert f"1 malformed trace lines skipped (--skip-bad), the first at line {line}" in " ".join(table.stdout.split())
 
 
 @pytest.mark.parametrize("scale", ["1e6", "1e30"])

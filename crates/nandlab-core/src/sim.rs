@@ -590,6 +590,15 @@ impl Simulator {
             PhaseKind::Trim => "trim",
             PhaseKind::Trace => "trace",
         };
+        let trace_skipped = match &run.work {
+            Work::Io(st) => match &st.source {
+                Source::Trace {
+                    replay: Some(r), ..
+                } => Some(r.skipped()),
+                _ => None,
+            },
+            Work::LayOut { .. } => None,
+        };
         let jobs = match run.work {
             Work::Io(st) => p
                 .jobs
@@ -622,6 +631,7 @@ impl Simulator {
                 death: phase_death,
                 unit_bytes: self.cfg.geometry.unit_size as u64,
                 integrity: self.integrity_counts(),
+                trace_skipped,
                 power_loss: cuts.then(|| {
                     PowerLossSummary::of(
                         &power_losses,
@@ -656,6 +666,7 @@ impl Simulator {
                 death: self.death.clone(),
                 unit_bytes: self.cfg.geometry.unit_size as u64,
                 integrity: self.integrity_counts(),
+                trace_skipped: None,
                 power_loss: self.drive.ftl.power.is_some().then(|| {
                     PowerLossSummary::of(
                         &self.power_losses,

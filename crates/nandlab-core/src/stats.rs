@@ -337,6 +337,8 @@ pub struct Summary {
     pub backup_programs: u64,
     /// Power cuts and what they did (phases with cuts, and the run of a drive with them).
     pub power_loss: Option<PowerLossSummary>,
+    /// A trace phase replayed with `--skip-bad`: what it passed over.
+    pub trace_skipped: Option<TraceSkipped>,
 }
 
 /// The integrity oracle's work: operations stamped (host writes, moves,
@@ -363,6 +365,15 @@ pub struct SummaryParts<'a> {
     pub unit_bytes: u64,
     pub integrity: Option<IntegrityCounts>,
     pub power_loss: Option<PowerLossSummary>,
+    pub trace_skipped: Option<TraceSkipped>,
+}
+
+/// Malformed lines a trace phase passed over (`--skip-bad`), and the number
+/// of the first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceSkipped {
+    pub lines: u64,
+    pub first_line: Option<u64>,
 }
 
 impl Summary {
@@ -414,6 +425,7 @@ impl Summary {
             integrity: p.integrity,
             backup_programs: c.backup_programs,
             power_loss: p.power_loss,
+            trace_skipped: p.trace_skipped,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! issued as several requests, one per contiguous run.
 
 use super::{OnError, TraceError, TraceFormat, TraceReader, TraceRecord};
+use crate::stats::TraceSkipped;
 use crate::units::MAX_DURATION_NS;
 use crate::workload::{Op, Request};
 use serde::Serialize;
@@ -114,9 +115,12 @@ impl Replay {
         TraceReader::open(&cfg.path, cfg.format, on_error)
     }
 
-    /// Malformed lines passed over so far.
-    pub fn skipped(&self) -> u64 {
-        self.reader.skipped
+    /// Malformed lines passed over so far, and the number of the first.
+    pub fn skipped(&self) -> TraceSkipped {
+        TraceSkipped {
+            lines: self.reader.skipped,
+            first_line: self.reader.first_skipped,
+        }
     }
 
     /// The next request and its time since the trace's start (recorded
