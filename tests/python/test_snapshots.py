@@ -94,6 +94,14 @@ def started(config: Path, snapshot: Path, *args: str, command: str = "run", **po
     return run
 
 
+def interrupted(config: Path, snapshot: Path) -> bytes:
+    """The snapshot a run of ``config`` stopped by Ctrl-C leaves in ``snapshot``."""
+    run = started(config, snapshot, "-q", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run.send_signal(signal.SIGINT)
+    assert run.wait(timeout=60) == 130
+    return snapshot.read_bytes()
+
+
 def resumed_result(snapshot: Path) -> dict[str, Any]:
     done = subprocess.run(nandlab_cli("resume", snapshot, "-q"), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -149,10 +157,7 @@ def test_damaged_foreign_and_misplaced_snapshots_are_refused_in_one_line(
 ) -> None:
     config, _ = lifetime
     snapshot = tmp_path / "life.snap"
-    run = started(config, snapshot, "-q", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    run.send_signal(signal.SIGINT)
-    assert run.wait(timeout=60) == 130
-    whole = snapshot.read_bytes()
+    whole = interrupted(config, snapshot)
 
     def refused(data: bytes | None, *args: str | Path) -> str:
         if data is not None:
@@ -204,10 +209,7 @@ def test_a_snapshot_altered_with_a_matching_checksum_is_refused_in_one_line(
     a corrupt state. The state read back is checked first: refused in one line (exit 2), never a crash."""
     config, _ = lifetime
     snapshot = tmp_path / "life.snap"
-    run = started(config, snapshot, "-q", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    run.send_signal(signal.SIGINT)
-    assert run.wait(timeout=60) == 130
-    whole = snapshot.read_bytes()
+    whole = interrupted(config, snapshot)
     header = 16 + 4 + 4 + int.from_bytes(whole[20:24], "little") + 12
     body = whole[header:]
     # Single flips all over the state: each is refused in one line or runs; a state flipped every
