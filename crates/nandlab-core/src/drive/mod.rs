@@ -1,0 +1,556 @@
+//! One SSD as the host sees it: a request comes over the link, writes stream
+//! through the DRAM write buffer into the FTL's write frontier, reads gather
+//! their units page by page (multi-plane where possible) from the dies.
+//! Returns each request's completion time. Commands overlap, or (with
+//! `command_order = "in-order"`) the controller takes each once the one
+//! before it has issued its flash operations.
+//!
+//! Power cuts planned for a phase happen between commands: the FTL recovers
+//! ([`Ftl::power_loss`]), RAM state (write buffer, read-ahead) is gone, and
+//! commands wait until the drive is back.
+
+pub mod readahead;
+pub mod timeline;
+pub mod write_buffer;
+
+use crate::config::{CommandOrder, Config};
+use crate::drive::readahead::ReadAhead;
+use crate::drive::timeline::Timeline;
+use crate::drive::write_buffer::WriteBuffer;
+use crate::ftl::mapcache::MapAccess;
+use crate::ftl::{Ftl, Programmed};
+use crate::host::workload::{Op, Request};
+use crate::power::{CutPlan, PowerLossEvent, WriteCache};
+use crate::sanity::{ensure, same, Checked};
+use crate::units::CLOCK_LIMIT_NS;
+use crate::SimError;
+use serde::{Deserialize, Serialize};
+
+/// The FTL, its resource timeline and the write buffer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Drive {
+    pub ftl: Ftl,
+    pub tl: Timeline,
+    buffer: WriteBuffer,
+    unit: Unit,
+    multiplane: bool,
+    read_ahead: Option<ReadAhead>,
+    /// In-order command processing: when the controller may take the next
+    /// command (None: commands are reordered and overlap freely).
+    dispatch_free: Option<u64>,
+    /// When the command being run had all its flash operations issued.
+    issued: u64,
+    /// Write-through: a write is acknowledged once its data is programmed.
+    write_through: bool,
+    /// Power cuts still to come in this phase.
+    cuts: Option<CutPlan>,
+    /// Commands arriving at or after this take the power path (next cut,
+    /// or time to forget finished erases); MAX on a drive without cuts.
+    power_check: u64,
+    /// When the drive is back after the last cut (commands wait till then).
+    back_at: u64,
+    /// The configuration may lose acknowledged writes (documented unsafe).
+    power_unsafe: bool,
+    /// What the cuts did, since the caller last took them.
+    pub power_events: Vec<PowerLossEvent>,
+}
+
+/// How often (simulated ns) the power path forgets finished erases.
+const FORGET_EVERY_NS: u64 = 1_000_000;
+
+/// The mapping unit, for byte ↔ unit arithmetic on every request: shifts
+/// when its size is a power of two (as it nearly always is), else divisions.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct Unit {
+    size: u64,
+    shift: Option<u32>,
+}
+
+impl Unit {
+    fn new(size: u64) -> Unit {
+        Unit {
+            size,
+            shift: size.is_power_of_two().then(|| size.trailing_zeros()),
+        }
+    }
+
+    /// The unit holding byte `b`.
+    #[inline]
+    fn of(self, b: u64) -> u64 {
+        match self.shift {
+            Some(s) => b >> s,
+            None => b / self.size,
+        }
+    }
+
+    #[inline]
+    fn is_aligned(self, b: u64) -> bool {
+        match self.shift {
+            Some(_) => b & (self.size - 1) == 0,
+            None => b.is_multiple_of(self.size),
+        }
+    }
+
+    /// The first unit that starts at or after byte `b`.
+    #[inline]
+    fn ceil(self, b: u64) -> u64 {
+        self.of(b + self.size - 1)
+    }
+}
+
+/// The flash read being assembled for a request: one page, or the same page
+/// index on several planes of one die.
+#[derive(Debug, Clone, Copy)]
+struct ReadGroup {
+    die: u32,
+    page: u32,
+    read_ns: u64,
+    block: u32,
+    planes: u64,
+    units: u32,
+}
+
+impl Drive {
+    pub fn new(cfg: &Config, seed: u64) -> Drive {
+        let ftl = Ftl::new(cfg, seed);
+        let unit = cfg.geometry.unit_size as u64;
+        Drive {
+            tl: Timeline::new(&cfg.geometry, &cfg.device, cfg.ftl.read_priority),
+            buffer: WriteBuffer::new(
+                (cfg.device.write_buffer / unit).max(2 * ftl.stripe_units() as u64),
+            ),
+            unit: Unit::new(unit),
+            multiplane: cfg.device.multiplane,
+            read_ahead: (cfg.ftl.read_ahead >= unit)
+                .then(|| ReadAhead::new(cfg.ftl.read_ahead / unit)),
+            dispatch_free: (cfg.ftl.command_order == CommandOrder::InOrder).then_some(0),
+            issued: 0,
+            write_through: cfg.device.write_cache == WriteCache::Off,
+            cuts: None,
+            power_check: u64::MAX,
+            back_at: 0,
+            power_unsafe: !cfg.power_loss_unsafe().is_empty(),
+            power_events: Vec::new(),
+            ftl,
+        }
+    }
+
+    /// Checks this drive, read back from a snapshot, against the one `cfg`
+    /// builds: the same hardware and settings, every part's state in range
+    /// and the map consistent (see [`crate::sanity`]).
+    pub fn check_loaded(&self, cfg: &Config) -> Checked {
+        let mut fresh = Drive::new(cfg, cfg.seed);
+        if self.ftl.power.is_some() {
+            fresh.enable_power_model(cfg);
+        }
+        let settings = |d: &Drive| (d.unit, d.multiplane, d.write_through, d.power_unsafe);
+        same("the drive's settings", &settings(self), &settings(&fresh))?;
+        ensure(
+            self.dispatch_free.is_some() == fresh.dispatch_free.is_some()
+                && self.read_ahead.is_some() == fresh.read_ahead.is_some(),
+            || "the drive's command order or read-ahead differs from its config's".into(),
+        )?;
+        self.tl.check_loaded(&fresh.tl)?;
+        self.buffer.check_loaded(&fresh.buffer)?;
+        if let (Some(r), Some(f)) = (&self.read_ahead, &fresh.read_ahead) {
+            r.check_loaded(f)?;
+        }
+        self.ftl.check_loaded(&fresh.ftl)
+    }
+
+    /// Keeps what power cuts need (before anything is written).
+    pub fn enable_power_model(&mut self, cfg: &Config) {
+        self.ftl
+            .enable_power_model(cfg.device.write_cache, cfg.ftl.paired_page_backup);
+        self.power_check = 0;
+    }
+
+    /// When the drive is back after the last power cut (0: none yet).
+    pub fn back_at(&self) -> u64 {
+        self.back_at
+    }
+
+    /// Plans this phase's power cuts (None: no more cuts).
+    pub fn plan_cuts(&mut self, plan: Option<CutPlan>) {
+        self.cuts = plan;
+    }
+
+    /// Cuts the power at `t` (between commands); returns what it did.
+    pub fn cut_power(&mut self, t: u64) -> Result<&PowerLossEvent, SimError> {
+        let t = t.max(self.back_at);
+        let event = self.ftl.power_loss(t, &mut self.tl, !self.power_unsafe)?;
+        let back = (event.ready_seconds * 1e9).round() as u64;
+        self.back_at = back.max(t);
+        self.buffer.clear();
+        if let Some(ra) = &mut self.read_ahead {
+            *ra = ReadAhead::new(ra.window);
+        }
+        if let Some(free) = &mut self.dispatch_free {
+            *free = self.back_at;
+        }
+        self.power_events.push(event);
+        Ok(self.power_events.last().expect("just pushed"))
+    }
+
+    /// The power path of a command arriving at `t`: cuts due by then, and
+    /// forgetting erases no later cut can see. Returns when the command
+    /// can start.
+    #[cold]
+    fn power_path(&mut self, t: u64) -> Result<u64, SimError> {
+        while let Some(cut) = self.cuts.as_ref().map(CutPlan::next).filter(|&c| c <= t) {
+            self.cut_power(cut)?;
+            let back = self.back_at;
+            if let Some(plan) = &mut self.cuts {
+                plan.done(cut, back);
+            }
+        }
+        let t = t.max(self.back_at);
+        self.no_cut_before(t);
+        let next_cut = self.cuts.as_ref().map_or(u64::MAX, CutPlan::next);
+        self.power_check = next_cut.min(t + FORGET_EVERY_NS);
+        Ok(t)
+    }
+
+    /// No power cut can come at or before `t` any more: forgets the erases
+    /// and TRIMs only such a cut would undo.
+    pub fn no_cut_before(&mut self, t: u64) {
+        if let Some(pm) = &mut self.ftl.power {
+            pm.forget_before(t);
+        }
+    }
+
+    /// Runs one request arriving at `t`; returns when it completes.
+    #[inline]
+    pub fn submit(&mut self, req: Request, t: u64) -> Result<u64, SimError> {
+        if t >= CLOCK_LIMIT_NS {
+            // The config's times add up past what 64 bits of nanoseconds hold.
+            return Err(SimError::Unsupported(format!(
+                "a request arrives {:.3e} s into the run, past the 292 years the simulated clock \
+                 takes: the config's times add up past it (a large time_scale, a low rate, long \
+                 idle gaps)",
+                t as f64 / 1e9,
+            )));
+        }
+        let t = if t >= self.power_check || t < self.back_at {
+            self.power_path(t)?
+        } else {
+            t
+        };
+        let Some(free) = self.dispatch_free else {
+            return self.run(req, t);
+        };
+        // In order: the controller takes this command once the previous
+        // one's flash operations have been issued.
+        let done = self.run(req, t.max(free))?;
+        self.dispatch_free = Some(self.issued);
+        Ok(done)
+    }
+
+    #[inline]
+    fn run(&mut self, req: Request, t: u64) -> Result<u64, SimError> {
+        match req.op {
+            Op::Write => self.write(req, t),
+            Op::Read => {
+                if self.ftl.oracle.is_some() {
+                    self.verify(req)?;
+                }
+                Ok(self.read(req, t))
+            }
+            Op::Trim => Ok(self.trim(req, t)),
+        }
+    }
+
+    /// With the integrity oracle on: every unit a read covers maps to its
+    /// latest acknowledged write (or, never written or trimmed, to nothing).
+    fn verify(&mut self, req: Request) -> Result<(), SimError> {
+        let first = self.unit.of(req.offset);
+        let last = self.unit.of(req.offset + req.len as u64 - 1);
+        for lpn in first..=last {
+            self.ftl
+                .check_read(lpn as u32)
+                .map_err(SimError::Integrity)?;
+        }
+        if let Some(o) = &mut self.ftl.oracle {
+            o.checked_reads += last - first + 1;
+        }
+        Ok(())
+    }
+
+    /// Hints the request after this one, so its map entry is in cache in time.
+    #[inline]
+    pub fn prefetch(&self, req: &Request) {
+        self.ftl.will_touch(self.unit.of(req.offset) as u32);
+    }
+
+    /// The write buffer frees the units of program `p` when it completes;
+    /// returns when that is (0: no program).
+    fn release(&mut self, p: Option<Programmed>) -> u64 {
+        match p {
+            Some(p) => {
+                self.buffer.release_at(p.units as u64, p.done);
+                p.done
+            }
+            None => 0,
+        }
+    }
+
+    /// Reads the old contents of a partially overwritten unit; returns when they are in RAM.
+    fn read_old_unit(&mut self, lpn: u32, t: u64) -> u64 {
+        match self.ftl.lookup(lpn) {
+            Some(slot) if self.ftl.is_programmed(slot) => {
+                let (die, _, read_ns) = self.ftl.read_target(slot);
+                self.ftl.counters.flash_reads_host += 1;
+                self.tl.flash_read(t, die, read_ns, 1)
+            }
+            _ => t,
+        }
+    }
+
+    fn write(&mut self, req: Request, t: u64) -> Result<u64, SimError> {
+        let (unit, size) = (self.unit, self.unit.size);
+        let end_byte = req.offset + req.len as u64;
+        let first = unit.of(req.offset);
+        let last = unit.of(end_byte - 1);
+        let c = &mut self.ftl.counters;
+        c.write_requests += 1;
+        c.host_write_bytes += req.len as u64;
+        c.host_write_units += last - first + 1;
+        if let Some(ra) = &mut self.read_ahead {
+            ra.invalidate(first, last);
+        }
+        let cmd = self.tl.command(t);
+        self.issued = cmd;
+        // Partial units are read, merged and written whole (read-modify-write).
+        let mut merged_ready = cmd;
+        if !unit.is_aligned(req.offset) {
+            merged_ready = merged_ready.max(self.read_old_unit(first as u32, cmd));
+        }
+        if !unit.is_aligned(end_byte) && (last != first || unit.is_aligned(req.offset)) {
+            merged_ready = merged_ready.max(self.read_old_unit(last as u32, cmd));
+        }
+        let chunk = self.ftl.stripe_units() as u64;
+        let mut done = cmd;
+        let mut programmed = 0;
+        let mut lpn = first;
+        while lpn <= last {
+            let n = (last - lpn + 1).min(chunk);
+            let space = self.buffer.acquire(n, cmd);
+            self.issued = self.issued.max(space);
+            let lo = req.offset.max(lpn * size);
+            let hi = end_byte.min((lpn + n) * size);
+            done = self.tl.link_transfer(space, hi - lo, true);
+            let ready = done.max(merged_ready);
+            for l in lpn..lpn + n {
+                let p = self.ftl.write_unit(l as u32, ready, &mut self.tl, true)?;
+                programmed = programmed.max(self.release(p));
+                if ready > done {
+                    self.ftl.note_arrival(l as u32, done);
+                }
+            }
+            lpn += n;
+        }
+        if self.write_through {
+            // Acknowledged once on flash: the open page is padded and programmed.
+            let p = self.ftl.flush_open_page(&mut self.tl);
+            done = done.max(programmed).max(self.release(p));
+        }
+        if self.ftl.power.is_some() {
+            if let Some(o) = &mut self.ftl.oracle {
+                for l in first..=last {
+                    o.write_acknowledged(l as u32, done);
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    fn read(&mut self, req: Request, t: u64) -> u64 {
+        let first = self.unit.of(req.offset);
+        let last = self.unit.of(req.offset + req.len as u64 - 1);
+        self.ftl.counters.read_requests += 1;
+        self.ftl.counters.host_read_bytes += req.len as u64;
+        let cmd = self.tl.command(t);
+        self.issued = cmd;
+        let Some(mut ra) = self.read_ahead.take() else {
+            return self.read_units(first, last, req.len, cmd);
+        };
+        let done = if ra.covers(first, last) {
+            // Each unit streams to the host once its flash read has landed.
+            let end = req.offset + req.len as u64;
+            let mut done = cmd;
+            for u in first..=last {
+                let lo = req.offset.max(u * self.unit.size);
+                let hi = end.min((u + 1) * self.unit.size);
+                let ready = cmd.max(ra.ready(u));
+                done = done.max(self.tl.link_transfer(ready, hi - lo, false));
+            }
+            done
+        } else {
+            self.read_units(first, last, req.len, cmd)
+        };
+        if let Some((from, to)) = ra.after_read(first, last) {
+            let to = to.min(self.ftl.g.user_units);
+            if from < to {
+                let ready = self.read_ahead_units(from, to, cmd);
+                ra.fill(from, to, |u| ready[(u - from) as usize]);
+            }
+        }
+        self.read_ahead = Some(ra);
+        done
+    }
+
+    /// Reads units `from..to` into controller RAM from `t` (read-ahead),
+    /// priority over queued work), a page at a time; returns when each unit is there.
+    fn read_ahead_units(&mut self, from: u64, to: u64, t: u64) -> Vec<u64> {
+        let mut ready = vec![t; (to - from) as usize];
+        // The page being gathered, and the index of its first unit in `ready`.
+        let mut group: Option<(ReadGroup, usize)> = None;
+        for (i, lpn) in (from..to).enumerate() {
+            ready[i] = self
+                .ftl
+                .map_access(lpn as u32, MapAccess::Lookup, t, &mut self.tl);
+            let Some(slot) = self
+                .ftl
+                .lookup(lpn as u32)
+                .filter(|&s| self.ftl.is_programmed(s))
+            else {
+                continue;
+            };
+            let block = self.ftl.g.block_of_slot(slot);
+            let (die, page, read_ns) = self.ftl.read_target(slot);
+            if let Some((g, first)) = &mut group {
+                if g.block == block && g.page == page {
+                    g.units += 1;
+                    continue;
+                }
+                self.read_ahead_page(*g, &mut ready[*first..i]);
+            }
+            let g = ReadGroup {
+                die,
+                page,
+                read_ns,
+                block,
+                planes: 1,
+                units: 1,
+            };
+            group = Some((g, i));
+        }
+        if let Some((g, first)) = group {
+            self.read_ahead_page(g, &mut ready[first..]);
+        }
+        ready
+    }
+
+    /// Reads one page for read-ahead, with a host read's priority on the die
+    /// (it serves the host's stream); `ready` are its units (with any units
+    /// between them that are not on flash) and becomes when they are in RAM.
+    fn read_ahead_page(&mut self, g: ReadGroup, ready: &mut [u64]) {
+        self.ftl.counters.flash_reads_host += 1;
+        let start = ready.iter().copied().max().unwrap_or(0);
+        let (_, done) = self.tl.host_read(start, g.die, g.read_ns, g.units);
+        ready.fill(done);
+    }
+
+    /// Reads units `first..=last` (`len` bytes) from flash, or RAM for
+    /// unwritten units and those still in the write buffer; returns when the
+    /// host has them.
+    fn read_units(&mut self, first: u64, last: u64, len: u32, cmd: u64) -> u64 {
+        // Bytes of the request still to send: a request smaller than its
+        // units (a 512 B read) sends only its own bytes over the link.
+        let mut unsent = len as u64;
+        let unit = self.unit;
+        let mut done = cmd;
+        let mut from_ram = 0u64;
+        let mut group: Option<ReadGroup> = None;
+        let ppd = self.ftl.g.planes_per_die;
+        // When the mapping entries read so far are known (DRAM-less drives
+        // may first read translation pages).
+        let mut mapped = cmd;
+        for lpn in first..=last {
+            mapped =
+                mapped.max(
+                    self.ftl
+                        .map_access(lpn as u32, MapAccess::Lookup, cmd, &mut self.tl),
+                );
+            let slot = match self.ftl.lookup(lpn as u32) {
+                Some(s) if self.ftl.is_programmed(s) => s,
+                // Never written (zeroes) or still in the write buffer: no flash access.
+                _ => {
+                    from_ram += unit.size;
+                    continue;
+                }
+            };
+            let block = self.ftl.g.block_of_slot(slot);
+            let plane_bit = 1u64 << (self.ftl.g.plane_of_block(block) % ppd);
+            let (die, page, read_ns) = self.ftl.read_target(slot);
+            if let Some(g) = &mut group {
+                let same_page = g.block == block && g.page == page;
+                let other_plane =
+                    self.multiplane && g.die == die && g.page == page && g.planes & plane_bit == 0;
+                if same_page || other_plane {
+                    g.units += 1;
+                    g.planes |= plane_bit;
+                    g.block = block;
+                    g.read_ns = g.read_ns.max(read_ns);
+                    continue;
+                }
+                done = done.max(self.flash_read_group(*g, mapped, &mut unsent));
+            }
+            group = Some(ReadGroup {
+                die,
+                page,
+                read_ns,
+                block,
+                planes: plane_bit,
+                units: 1,
+            });
+        }
+        if let Some(g) = group {
+            done = done.max(self.flash_read_group(g, mapped, &mut unsent));
+        }
+        if from_ram > 0 {
+            done = done.max(self.tl.link_transfer(mapped, from_ram.min(unsent), false));
+        }
+        done
+    }
+
+    /// Senses a read group no earlier than `t` and sends its data to the
+    /// host; returns when the host has it.
+    fn flash_read_group(&mut self, g: ReadGroup, t: u64, unsent: &mut u64) -> u64 {
+        self.ftl.counters.flash_reads_host += g.planes.count_ones() as u64;
+        let (start, in_ram) = self.tl.host_read(t, g.die, g.read_ns, g.units);
+        self.issued = self.issued.max(start);
+        let bytes = (g.units as u64 * self.unit.size).min(*unsent);
+        *unsent -= bytes;
+        if bytes == 0 {
+            return in_ram;
+        }
+        self.tl.link_transfer(in_ram, bytes, false)
+    }
+
+    fn trim(&mut self, req: Request, t: u64) -> u64 {
+        // Only whole units are unmapped; partial ones keep their data.
+        let first = self.unit.ceil(req.offset);
+        let end = self.unit.of(req.offset + req.len as u64);
+        self.ftl.counters.trim_requests += 1;
+        self.ftl.counters.host_trim_bytes += req.len as u64;
+        if let (Some(ra), true) = (&mut self.read_ahead, first < end) {
+            ra.invalidate(first, end - 1);
+        }
+        let cmd = self.tl.command(t);
+        self.issued = cmd;
+        for lpn in first..end {
+            self.ftl
+                .map_access(lpn as u32, MapAccess::Update, cmd, &mut self.tl);
+            self.ftl.trim(lpn as u32, cmd);
+        }
+        cmd
+    }
+
+    /// Programs the partly filled write-frontier page (padding the rest), so
+    /// that nothing waits in the buffer. Returns when the program completes.
+    pub fn flush(&mut self) -> u64 {
+        let p = self.ftl.flush_open_page(&mut self.tl);
+        self.release(p)
+    }
+}

@@ -1,0 +1,417 @@
+//! Time on the drive's shared resources. Each resource (host link in each
+//! direction, each channel bus, each die) has a "free at" time; an operation
+//! starts at the latest of the times it needs and pushes them forward. All
+//! times are integer nanoseconds, so runs are bit-identical everywhere.
+//!
+//! Channel and host-link transfers are short and go into the earliest gap
+//! that fits, so a die booked far ahead (GC) does not block its channel's
+//! other dies, and on a half-duplex link (SATA) a command need not wait for
+//! the data of reads still being sensed.
+//!
+//! Host reads may jump a die's queue (as controllers schedule them): each die
+//! keeps the operations booked on it (programs, erases, GC reads); a host read
+//! waits only for the operation in progress, and the waiting ones move back by
+//! the read's duration — up to [`READ_PUSH_LIMIT_NS`] in all, after which
+//! reads queue behind them until the backlog drains (no starvation). The
+//! waiting operations' completion times, already handed out, are not
+//! revised: an approximation that favours writes by at most the reads' share
+//! of die time.
+//!
+//! Also the DRAM write buffer, whose space frees when programs complete.
+
+use crate::config::DeviceConfig;
+use crate::geometry::{FastDiv, Geometry};
+use crate::sanity::{ensure, same, Checked};
+use crate::units::transfer_ns;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// How far host reads may push a die's waiting operations back before they
+/// queue behind them instead (a controller bounds read preemption).
+pub const READ_PUSH_LIMIT_NS: u64 = 2_000_000;
+
+/// One die or channel: when it is free, and — with read priority — the
+/// operations booked on it behind the one in progress.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Lane {
+    free: u64,
+    backlog: Option<Backlog>,
+}
+
+/// Operations booked on a lane, stored minus `delay` (the time host reads have
+/// pushed them back since), in wrapping arithmetic: a stored time may lie
+/// "before zero".
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Backlog {
+    ops: VecDeque<(u64, u64)>,
+    delay: u64,
+    in_progress_end: u64,
+    /// `delay` when the backlog last started from empty.
+    delay_at_start: u64,
+}
+
+impl Lane {
+    fn new(read_priority: bool) -> Lane {
+        Lane {
+            free: 0,
+            backlog: read_priority.then(Backlog::default),
+        }
+    }
+
+    /// Books [start, end) behind everything already booked, at time `now`.
+    #[inline]
+    fn book(&mut self, now: u64, start: u64, end: u64) {
+        self.free = end;
+        if let Some(q) = &mut self.backlog {
+            while q
+                .ops
+                .front()
+                .is_some_and(|&(_, e)| e.wrapping_add(q.delay) <= now)
+            {
+                q.ops.pop_front();
+            }
+            if q.ops.is_empty() {
+                q.delay_at_start = q.delay;
+            }
+            q.ops
+                .push_back((start.wrapping_sub(q.delay), end.wrapping_sub(q.delay)));
+        }
+    }
+
+    /// The earliest a host read arriving at `t` can start here: after the
+    /// operation in progress (with read priority) or after everything booked.
+    #[inline]
+    fn read_start(&mut self, t: u64) -> u64 {
+        let Some(q) = &mut self.backlog else {
+            return t.max(self.free);
+        };
+        while let Some(&(s, e)) = q.ops.front() {
+            if e.wrapping_add(q.delay) <= t {
+                q.ops.pop_front();
+            } else if s.wrapping_add(q.delay) <= t {
+                q.in_progress_end = e.wrapping_add(q.delay);
+                q.ops.pop_front();
+                break;
+            } else {
+                break;
+            }
+        }
+        if q.ops.is_empty() || q.delay - q.delay_at_start >= READ_PUSH_LIMIT_NS {
+            t.max(self.free)
+        } else {
+            t.max(q.in_progress_end)
+        }
+    }
+
+    /// Inserts a host read at [start, end) (from `read_start`): operations
+    /// waiting behind it move back by its length.
+    #[inline]
+    fn insert_read(&mut self, start: u64, end: u64) {
+        match &mut self.backlog {
+            // Ahead of waiting operations (not queued behind them).
+            Some(q) if !q.ops.is_empty() && start < self.free => {
+                q.delay += end - start;
+                self.free += end - start;
+                // The next read to jump the queue goes after this one.
+                q.in_progress_end = end;
+            }
+            _ => self.free = self.free.max(end),
+        }
+    }
+}
+
+/// A bus (a flash channel, or the host link in one direction): short
+/// transfers booked at the earliest gap that fits, so that the transfers of
+/// a die busy far ahead (say, with GC) interleave with those of the
+/// channel's other dies instead of blocking them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Bus {
+    /// Busy intervals (start, end), sorted, not overlapping; those before
+    /// `head` have ended and wait to be dropped.
+    busy: Vec<(u64, u64)>,
+    head: usize,
+}
+
+impl Bus {
+    /// Books `len` ns at the earliest gap at or after `t`, at time `now` (no
+    /// booking ever starts before `now`). Returns the transfer's end.
+    #[inline]
+    fn book(&mut self, now: u64, t: u64, len: u64) -> u64 {
+        while self.head < self.busy.len() && self.busy[self.head].1 <= now {
+            self.head += 1;
+        }
+        if self.head > 32 && self.head * 2 > self.busy.len() {
+            self.busy.drain(..self.head);
+            self.head = 0;
+        }
+        // Most bookings start after everything booked: append.
+        let last_end = self.busy[self.head..].last().map_or(0, |&(_, e)| e);
+        if last_end < t || self.head == self.busy.len() {
+            self.busy.push((t, t + len));
+            return t + len;
+        }
+        let live = &self.busy[self.head..];
+        let mut i = self.head + live.partition_point(|&(_, e)| e <= t);
+        let mut start = t;
+        while i < self.busy.len() {
+            let (a, b) = self.busy[i];
+            if a >= start + len {
+                break;
+            }
+            start = start.max(b);
+            i += 1;
+        }
+        let end = start + len;
+        let touches_prev = i > self.head && self.busy[i - 1].1 == start;
+        let touches_next = i < self.busy.len() && self.busy[i].0 == end;
+        match (touches_prev, touches_next) {
+            (true, true) => {
+                self.busy[i - 1].1 = self.busy[i].1;
+                self.busy.remove(i);
+            }
+            (true, false) => self.busy[i - 1].1 = end,
+            (false, true) => self.busy[i].0 = start,
+            (false, false) => self.busy.insert(i, (start, end)),
+        }
+        end
+    }
+
+    /// When the last booked transfer ends.
+    fn free(&self) -> u64 {
+        self.busy.last().map_or(0, |&(_, e)| e)
+    }
+}
+
+/// Free-at times of every resource, and the costs of moving data.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Timeline {
+    /// When false (fill phases), operations cost no time.
+    pub enabled: bool,
+    dies: Vec<Lane>,
+    channels: Vec<Bus>,
+    /// Host link: [host→drive, drive→host]; `out` is 0 on a half-duplex link.
+    links: [Bus; 2],
+    out: usize,
+    /// The latest command's arrival: nothing is booked on the link before it.
+    link_now: u64,
+    pub command_ns: u64,
+    link_rate: u64,
+    /// The last link transfer's size and time (requests mostly repeat a size;
+    /// the exact time costs a 128-bit division).
+    link_memo: (u64, u64),
+    /// Channel transfer time of k mapping units, k = 0..=units per multi-plane page.
+    chan_units_ns: Vec<u64>,
+    dies_per_channel: FastDiv,
+}
+
+impl Timeline {
+    /// Checks this (loaded) timeline against `fresh`, one its config
+    /// builds: the same dies, channels and link, and booking queues whose
+    /// bookkeeping adds up.
+    pub fn check_loaded(&self, fresh: &Timeline) -> Checked {
+        let settings = |t: &Timeline| {
+            let lanes: Vec<bool> = t.dies.iter().map(|l| l.backlog.is_some()).collect();
+            let fixed = (t.out, t.command_ns, t.link_rate, t.dies_per_channel);
+            (lanes, t.channels.len(), fixed, t.chan_units_ns.clone())
+        };
+        same("the drive's timeline", &settings(self), &settings(fresh))?;
+        let buses = self.channels.iter().chain(&self.links);
+        ensure(buses.clone().all(|b| b.head <= b.busy.len()), || {
+            "a bus's bookings are out of order".into()
+        })?;
+        let backlogs = self.dies.iter().filter_map(|l| l.backlog.as_ref());
+        ensure(
+            backlogs.clone().all(|q| q.delay_at_start <= q.delay),
+            || "a die's booking queue is out of order".into(),
+        )
+    }
+
+    pub fn new(g: &Geometry, d: &DeviceConfig, read_priority: bool) -> Timeline {
+        let max_units = (g.units_per_page * g.planes_per_die) as u64;
+        Timeline {
+            enabled: true,
+            dies: vec![Lane::new(read_priority); g.dies as usize],
+            channels: vec![Bus::default(); g.channels as usize],
+            links: [Bus::default(), Bus::default()],
+            link_now: 0,
+            out: d.interface.full_duplex as usize,
+            command_ns: d.interface.command_overhead_ns,
+            link_rate: d.interface.link_rate,
+            link_memo: (0, 0),
+            chan_units_ns: (0..=max_units)
+                .map(|k| transfer_ns(k * g.unit_size as u64, d.channel_rate))
+                .collect(),
+            dies_per_channel: g.fast.dies_per_channel,
+        }
+    }
+
+    #[inline]
+    fn channel(&self, die: u32) -> usize {
+        self.dies_per_channel.quotient(die) as usize
+    }
+
+    /// A command crosses the link to the drive no earlier than `t`; returns when it has.
+    #[inline]
+    pub fn command(&mut self, t: u64) -> u64 {
+        if !self.enabled {
+            return t;
+        }
+        self.link_now = self.link_now.max(t);
+        self.links[0].book(self.link_now, t, self.command_ns)
+    }
+
+    /// Moves `bytes` host→drive (`to_drive`) or drive→host, starting no earlier than `t`.
+    #[inline]
+    pub fn link_transfer(&mut self, t: u64, bytes: u64, to_drive: bool) -> u64 {
+        if !self.enabled {
+            return t;
+        }
+        let i = if to_drive { 0 } else { self.out };
+        if self.link_memo.0 != bytes {
+            self.link_memo = (bytes, transfer_ns(bytes, self.link_rate));
+        }
+        self.links[i].book(self.link_now, t, self.link_memo.1)
+    }
+
+    /// Reads a page on `die` (sense `read_ns`) behind everything booked there,
+    /// then moves `units` mapping units to the controller (GC and
+    /// read-modify-write reads). Returns when the data is in the controller.
+    #[inline]
+    pub fn flash_read(&mut self, t: u64, die: u32, read_ns: u64, units: u32) -> u64 {
+        if !self.enabled {
+            return t;
+        }
+        let (d, c) = (die as usize, self.channel(die));
+        let start = t.max(self.dies[d].free);
+        let xfer_end =
+            self.channels[c].book(t, start + read_ns, self.chan_units_ns[units as usize]);
+        // The die's page register holds the data until it has crossed the bus.
+        self.dies[d].book(t, start, xfer_end);
+        xfer_end
+    }
+
+    /// A host read: like [`flash_read`](Self::flash_read), but with read
+    /// priority it waits only for the operations in progress on the die and
+    /// the channel, and moves those queued there back. Returns when the die
+    /// starts sensing and when the data is in the controller.
+    #[inline]
+    pub fn host_read(&mut self, t: u64, die: u32, read_ns: u64, units: u32) -> (u64, u64) {
+        if !self.enabled {
+            return (t, t);
+        }
+        let (d, c) = (die as usize, self.channel(die));
+        let start = self.dies[d].read_start(t);
+        let xfer_end =
+            self.channels[c].book(t, start + read_ns, self.chan_units_ns[units as usize]);
+        self.dies[d].insert_read(start, xfer_end);
+        (start, xfer_end)
+    }
+
+    /// Moves `units` mapping units to `die` once they are ready at `t`, then
+    /// programs them (`program_ns`). Returns when the program completes.
+    #[inline]
+    pub fn flash_program(&mut self, t: u64, die: u32, program_ns: u64, units: u32) -> u64 {
+        if !self.enabled {
+            return t;
+        }
+        let (d, c) = (die as usize, self.channel(die));
+        // The die's data register takes the page while the previous operation
+        // finishes (cache program), not earlier.
+        let xfer = self.chan_units_ns[units as usize];
+        let xfer_end =
+            self.channels[c].book(t, t.max(self.dies[d].free.saturating_sub(xfer)), xfer);
+        let start = xfer_end.max(self.dies[d].free);
+        let done = start + program_ns;
+        self.dies[d].book(t, start, done);
+        done
+    }
+
+    /// Erases a block on `die` no earlier than `t`; returns when done.
+    #[inline]
+    pub fn erase(&mut self, t: u64, die: u32, erase_ns: u64) -> u64 {
+        if !self.enabled {
+            return t;
+        }
+        let d = die as usize;
+        let start = t.max(self.dies[d].free);
+        self.dies[d].book(t, start, start + erase_ns);
+        start + erase_ns
+    }
+
+    /// Power came back at `t`: whatever was booked is gone, every resource
+    /// is idle from `t` on.
+    pub fn restart(&mut self, t: u64) {
+        for die in &mut self.dies {
+            *die = Lane::new(die.backlog.is_some());
+            die.free = t;
+        }
+        for bus in self.channels.iter_mut().chain(self.links.iter_mut()) {
+            *bus = Bus {
+                busy: vec![(t, t)],
+                head: 0,
+            };
+        }
+        self.link_now = t;
+    }
+
+    /// When `die` finishes the work queued on it.
+    #[inline]
+    pub fn die_free_at(&self, die: u32) -> u64 {
+        self.dies[die as usize].free
+    }
+
+    /// When every resource is idle.
+    pub fn all_idle_at(&self) -> u64 {
+        let dies = self.dies.iter().map(|l| l.free);
+        dies.chain(self.channels.iter().map(Bus::free))
+            .chain(self.links.iter().map(Bus::free))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Bus, Lane, READ_PUSH_LIMIT_NS};
+
+    #[test]
+    fn reads_jump_queued_operations_only_up_to_the_push_limit() {
+        let mut die = Lane::new(true);
+        // A program in progress [0, 1 ms), another waiting [1, 2 ms).
+        die.book(0, 0, 1_000_000);
+        die.book(0, 1_000_000, 2_000_000);
+        let read = 80_000;
+        let mut starts = Vec::new();
+        for t in 10..70 {
+            let start = die.read_start(t);
+            die.insert_read(start, start + read);
+            starts.push(start);
+        }
+        // The first reads go one after another after the program in
+        // progress, ahead of the waiting one...
+        let jumped = (READ_PUSH_LIMIT_NS / read) as usize;
+        for (i, &s) in starts[..jumped].iter().enumerate() {
+            assert_eq!(s, 1_000_000 + i as u64 * read);
+        }
+        // ... until they have pushed it back by the limit; then they queue behind it.
+        let waiting_end = 2_000_000 + jumped as u64 * read;
+        assert_eq!(starts[jumped], waiting_end);
+        assert!(starts[jumped..].windows(2).all(|w| w[1] == w[0] + read));
+    }
+
+    #[test]
+    fn bus_transfers_fill_gaps_and_never_overlap() {
+        let mut bus = Bus::default();
+        assert_eq!(bus.book(0, 100, 10), 110);
+        assert_eq!(bus.book(0, 0, 10), 10);
+        // Does not fit in [10, 100) after 95: goes after 110.
+        assert_eq!(bus.book(0, 95, 10), 120);
+        // Fits in the gap [10, 100).
+        assert_eq!(bus.book(0, 50, 10), 60);
+        assert_eq!(bus.book(0, 0, 10), 20);
+        let mut v = bus.busy[bus.head..].to_vec();
+        v.sort();
+        assert!(v.windows(2).all(|w| w[0].1 <= w[1].0), "{v:?}");
+        assert_eq!(bus.free(), 120);
+    }
+}

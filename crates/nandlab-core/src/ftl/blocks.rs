@@ -1,0 +1,518 @@
+//! Per-block state as flat arrays (valid count, write and program pointers,
+//! erase count, bit mode, life-cycle state, wear) plus each GC pool's
+//! free-block queue. Wear: each erase adds trapped-charge stress (in cycles at
+//! the rating, scaled by the block's own endurance factor and the
+//! conditions); a block whose stress passes its mode's rating fails its erase
+//! and is retired (or, with ZombieNAND, drops a bit per cell), and its program
+//! and erase times move in ISPP steps.
+//!
+//! Which free block a frontier opens: the oldest (FIFO), or with wear
+//! levelling the one with the most life left — early-switch blocks first when
+//! wear-unleveling, so that pool wears out ahead of the rest.
+//!
+//! pSLC caches: a block's `mode` is what its cells can store (its wear
+//! limit); `run` is the mode it is programmed in now. Static cache blocks
+//! are SLC for life and have their own free queue; a dynamic cache block is
+//! a native block opened in SLC mode, native again once erased.
+
+use crate::config::{FtlConfig, WearConfig};
+use crate::geometry::Geometry;
+use crate::media::wear::{delta_v, WearModel, ERASE_LOOPS, PROGRAM_LOOPS};
+use crate::media::CellMode;
+use crate::sanity::{ensure, indices, len, same, Checked};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Where a block is in its life cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum BlockState {
+    /// Erased, in its plane's free queue.
+    Free,
+    /// Being written (a host or GC frontier).
+    Open,
+    /// Fully programmed; a GC candidate.
+    Sealed,
+    /// Chosen by GC: its valid data is being copied out before the erase.
+    Victim,
+    /// Worn out: an erase failed; never used again.
+    Bad,
+}
+
+/// All blocks of the drive, struct-of-arrays.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BlockTable {
+    /// Valid mapping units in the block.
+    pub valid: Vec<u32>,
+    /// Units allocated (handed to the write path).
+    pub written: Vec<u32>,
+    /// Units programmed on flash (≤ written; the rest wait in controller RAM).
+    pub programmed: Vec<u32>,
+    pub erase_count: Vec<u32>,
+    pub state: Vec<BlockState>,
+    /// The bit mode the block's cells can store (its wear limit).
+    pub mode: Vec<CellMode>,
+    /// The mode the block is programmed in now: SLC while it is a pSLC
+    /// cache block, else `mode`.
+    pub run: Vec<CellMode>,
+    /// Holds pSLC cache data (a static cache block, or a dynamic one now).
+    pub in_cache: Vec<bool>,
+    /// Static pSLC cache block: SLC for life, outside the native free queue.
+    pub static_cache: Vec<bool>,
+    /// Erased native blocks per GC pool, oldest first.
+    pub free: Vec<VecDeque<u32>>,
+    /// Erased static cache blocks per GC pool.
+    pub cache_free: Vec<VecDeque<u32>>,
+    /// ZombieNAND's early-switch pool: worn on purpose so it switches mode first.
+    pub early: Vec<bool>,
+    /// Trapped-charge stress, in program/erase cycles at the rating.
+    pub stress: Vec<f64>,
+    /// Stress one erase adds: 1 / (endurance factor × conditions).
+    wear_per_erase: Vec<f64>,
+    /// ISPP program-verify loops and erase pulses the block needs now.
+    pub program_loops: Vec<u8>,
+    pub erase_loops: Vec<u8>,
+    pub bad_blocks: u64,
+    /// Mapping units each block holds in the mode it runs in.
+    pub capacity: Vec<u32>,
+    /// Blocks switched to a lower bit mode at death (ZombieNAND), all told.
+    pub mode_switches: u64,
+    /// Usable blocks per bit mode, and the sum of all blocks' stress (kept
+    /// as blocks change, for time-series rows on large drives).
+    by_mode: [u64; 4],
+    stress_sum: f64,
+    /// Mapping units the usable blocks of each pool hold in their modes
+    /// (`mode`, not a dynamic cache's temporary SLC).
+    pub pool_capacity: Vec<u64>,
+    /// Sum and count of the remaining lives of each pool's usable normal
+    /// (not early-switch) blocks per bit mode, for the wear-levelling
+    /// average (a block that switched mode has a new life, not comparable
+    /// with its peers' in the old one). Indexed `pool * 4 + mode`.
+    life_sum: Vec<f64>,
+    life_count: Vec<u32>,
+    /// ZombieNAND: a block dead at its mode drops one bit per cell instead of retiring.
+    zombie: bool,
+    /// Open the free block with the most life left (else the oldest).
+    wear_leveling: bool,
+    native: CellMode,
+    native_capacity: u32,
+    units_per_page: u32,
+    model: WearModel,
+}
+
+impl BlockTable {
+    pub fn new(g: &Geometry, wear: &WearConfig, ftl: &FtlConfig, seed: u64) -> BlockTable {
+        let n = g.blocks as usize;
+        let conditions = wear.conditions.endurance_factor();
+        let mut early = vec![false; n];
+        let mut static_cache = vec![false; n];
+        for pool in 0..g.pools {
+            for i in 0..ftl.early_switch_blocks {
+                early[g.block_in_pool(pool, i) as usize] = true;
+            }
+            for i in 0..ftl.pslc.static_blocks {
+                static_cache[g.block_in_pool(pool, g.blocks_per_pool - 1 - i) as usize] = true;
+            }
+        }
+        let mut t = BlockTable {
+            valid: vec![0; n],
+            written: vec![0; n],
+            programmed: vec![0; n],
+            erase_count: vec![0; n],
+            state: vec![BlockState::Free; n],
+            mode: vec![g.cell; n],
+            run: vec![g.cell; n],
+            in_cache: static_cache.clone(),
+            static_cache,
+            free: vec![VecDeque::new(); g.pools as usize],
+            cache_free: vec![VecDeque::new(); g.pools as usize],
+            early,
+            stress: vec![0.0; n],
+            wear_per_erase: wear
+                .spread
+                .sample(n, seed)
+                .into_iter()
+                .map(|f| 1.0 / (f * conditions))
+                .collect(),
+            program_loops: vec![PROGRAM_LOOPS.0 as u8; n],
+            erase_loops: vec![ERASE_LOOPS.0 as u8; n],
+            bad_blocks: 0,
+            capacity: vec![g.units_per_block; n],
+            mode_switches: 0,
+            by_mode: {
+                let mut n = [0; 4];
+                n[g.cell.index()] = g.blocks as u64;
+                n
+            },
+            stress_sum: 0.0,
+            pool_capacity: vec![
+                g.blocks_per_pool as u64 * g.units_per_block as u64;
+                g.pools as usize
+            ],
+            life_sum: vec![0.0; 4 * g.pools as usize],
+            life_count: vec![0; 4 * g.pools as usize],
+            zombie: ftl.zombie,
+            wear_leveling: ftl.wear_leveling,
+            native: g.cell,
+            native_capacity: g.units_per_block,
+            units_per_page: g.units_per_page,
+            model: WearModel::new(wear.rated),
+        };
+        let precycled = wear.initial * wear.rated[g.cell.index()];
+        for pool in 0..g.pools {
+            for b in g.pool_blocks(pool) {
+                let i = b as usize;
+                if t.static_cache[i] {
+                    t.set_mode(b, pool, CellMode::Slc);
+                    t.run[i] = CellMode::Slc;
+                    t.capacity[i] = t.capacity_in(CellMode::Slc);
+                }
+                // An aged drive: every block has been cycled `precycled` times.
+                let usable = precycled == 0.0 || {
+                    t.erase_count[i] = precycled.round() as u32;
+                    t.add_stress(b, pool, precycled * t.wear_per_erase[i])
+                };
+                if !usable {
+                    continue;
+                }
+                if !t.early[i] {
+                    t.count_life(b, pool, true);
+                }
+                if t.static_cache[i] {
+                    t.cache_free[pool as usize].push_back(b);
+                } else {
+                    t.free[pool as usize].push_back(b);
+                }
+            }
+        }
+        t
+    }
+
+    /// Erases a block still has in its current mode before it fails.
+    #[inline]
+    pub fn remaining_life(&self, block: u32) -> f64 {
+        let i = block as usize;
+        ((self.model.limit(self.mode[i]) - self.stress[i]) / self.wear_per_erase[i]).max(0.0)
+    }
+
+    /// Adds a normal block's remaining life to its pool's per-mode sums, or
+    /// removes it (`add` false).
+    fn count_life(&mut self, block: u32, pool: u32, add: bool) {
+        let k = pool as usize * 4 + self.mode[block as usize].index();
+        let life = self.remaining_life(block);
+        if add {
+            self.life_sum[k] += life;
+            self.life_count[k] += 1;
+        } else {
+            self.life_sum[k] -= life;
+            self.life_count[k] -= 1;
+        }
+    }
+
+    /// Mean remaining life of the usable normal blocks of a pool in `mode` (0 if none).
+    pub fn average_life(&self, pool: u32, mode: CellMode) -> f64 {
+        let k = pool as usize * 4 + mode.index();
+        self.life_sum[k] / self.life_count[k].max(1) as f64
+    }
+
+    /// Takes a free block of `pool` and opens it: the oldest, or with wear
+    /// levelling the one with the most life left (early-switch blocks first).
+    pub fn open(&mut self, pool: u32) -> Option<u32> {
+        let free = &self.free[pool as usize];
+        let at = if self.wear_leveling {
+            let key = |&b: &u32| (self.early[b as usize], self.remaining_life(b));
+            (0..free.len()).max_by(|&i, &j| {
+                let (a, b) = (key(&free[i]), key(&free[j]));
+                a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(j.cmp(&i))
+            })?
+        } else {
+            0
+        };
+        let b = self.free[pool as usize].remove(at)?;
+        self.state[b as usize] = BlockState::Open;
+        Some(b)
+    }
+
+    /// Opens a free native block of `pool` as a dynamic pSLC cache block.
+    pub fn open_dynamic(&mut self, pool: u32) -> Option<u32> {
+        let b = self.open(pool)?;
+        let i = b as usize;
+        self.run[i] = CellMode::Slc;
+        self.capacity[i] = self.capacity_in(CellMode::Slc);
+        self.in_cache[i] = true;
+        Some(b)
+    }
+
+    /// Opens the oldest free static cache block of `pool`.
+    pub fn open_static(&mut self, pool: u32) -> Option<u32> {
+        let b = self.cache_free[pool as usize].pop_front()?;
+        self.state[b as usize] = BlockState::Open;
+        Some(b)
+    }
+
+    /// Erases a block: it returns to its pool's free queue (native or static
+    /// cache), or, worn past its mode's rating, fails and is retired. Returns
+    /// whether it is usable.
+    pub fn erase(&mut self, block: u32, pool: u32) -> bool {
+        let i = block as usize;
+        debug_assert_eq!(
+            self.valid[i], 0,
+            "erasing a block that still holds valid data"
+        );
+        self.written[i] = 0;
+        self.programmed[i] = 0;
+        self.erase_count[i] += 1;
+        let normal = !self.early[i];
+        if normal {
+            self.count_life(block, pool, false);
+        }
+        if !self.add_stress(block, pool, self.wear_per_erase[i]) {
+            return false;
+        }
+        if normal {
+            self.count_life(block, pool, true);
+        }
+        self.run[i] = self.mode[i];
+        self.capacity[i] = self.capacity_in(self.mode[i]);
+        self.in_cache[i] = self.static_cache[i];
+        self.state[i] = BlockState::Free;
+        if self.static_cache[i] {
+            self.cache_free[pool as usize].push_back(block);
+        } else {
+            self.free[pool as usize].push_back(block);
+        }
+        true
+    }
+
+    /// After a power cut: block `block`, whose erase was decided but not
+    /// done, is taken off its free queue (if it was there) until the erase
+    /// is booked again, and reads as erased (its wear was counted then).
+    pub fn reset_erased(&mut self, block: u32, pool: u32) {
+        let i = block as usize;
+        for q in [
+            &mut self.free[pool as usize],
+            &mut self.cache_free[pool as usize],
+        ] {
+            q.retain(|&b| b != block);
+        }
+        self.written[i] = 0;
+        self.programmed[i] = 0;
+        self.valid[i] = 0;
+        self.run[i] = self.mode[i];
+        self.capacity[i] = self.capacity_in(self.mode[i]);
+        self.in_cache[i] = self.static_cache[i];
+        self.state[i] = BlockState::Free;
+    }
+
+    /// After a power cut: the erase of block `block` is called off, so it
+    /// holds what it held before, run in `run` (its erase stays counted).
+    pub fn restore(
+        &mut self,
+        block: u32,
+        run: CellMode,
+        in_cache: bool,
+        written: u32,
+        programmed: u32,
+    ) {
+        let i = block as usize;
+        self.run[i] = run;
+        self.capacity[i] = self.capacity_in(run);
+        self.in_cache[i] = in_cache;
+        self.written[i] = written;
+        self.programmed[i] = programmed;
+        self.state[i] = BlockState::Sealed;
+    }
+
+    /// Puts an erased block back on its free queue.
+    pub fn requeue_free(&mut self, block: u32, pool: u32) {
+        if self.static_cache[block as usize] {
+            self.cache_free[pool as usize].push_back(block);
+        } else {
+            self.free[pool as usize].push_back(block);
+        }
+    }
+
+    /// Adds trapped-charge stress to a block: past its mode's rating it drops
+    /// bits per cell (ZombieNAND) or is retired. Updates its ISPP loops.
+    /// Returns whether it is still usable.
+    fn add_stress(&mut self, block: u32, pool: u32, stress: f64) -> bool {
+        let i = block as usize;
+        self.stress[i] += stress;
+        self.stress_sum += stress;
+        let mut mode = self.mode[i];
+        while self.stress[i] > self.model.limit(mode) {
+            match mode.lower().filter(|_| self.zombie) {
+                // Stress is the block's history: the lower mode's life is what
+                // its higher threshold leaves, not a fresh count of cycles.
+                Some(lower) => mode = lower,
+                None => {
+                    self.state[i] = BlockState::Bad;
+                    self.bad_blocks += 1;
+                    self.by_mode[self.mode[i].index()] -= 1;
+                    self.pool_capacity[pool as usize] -= self.capacity_in(self.mode[i]) as u64;
+                    return false;
+                }
+            }
+        }
+        if mode != self.mode[i] {
+            self.set_mode(block, pool, mode);
+            self.mode_switches += 1;
+        }
+        let u = self.model.life_used(mode, delta_v(self.stress[i]));
+        let between = |(fresh, worn): (u32, u32)| {
+            (fresh as f64 + (worn as f64 - fresh as f64) * u).round() as u8
+        };
+        self.program_loops[i] = between(PROGRAM_LOOPS);
+        self.erase_loops[i] = between(ERASE_LOOPS);
+        true
+    }
+
+    /// Sets what a block's cells can store, and its pool's usable flash with it.
+    fn set_mode(&mut self, block: u32, pool: u32, mode: CellMode) {
+        let i = block as usize;
+        let old = self.mode[i];
+        self.by_mode[old.index()] -= 1;
+        self.by_mode[mode.index()] += 1;
+        self.pool_capacity[pool as usize] -=
+            (self.capacity_in(old) - self.capacity_in(mode)) as u64;
+        self.mode[i] = mode;
+    }
+
+    /// Units a block holds in `mode`: the native capacity scaled by bits per
+    /// cell, in whole pages.
+    pub fn capacity_in(&self, mode: CellMode) -> u32 {
+        let units = self.native_capacity as u64 * mode.bits() as u64 / self.native.bits() as u64;
+        (units as u32 / self.units_per_page * self.units_per_page).max(self.units_per_page)
+    }
+
+    /// Checks this (loaded) table against `fresh`, one its config builds:
+    /// settings, array lengths, counts within each block's capacity, free
+    /// queues holding blocks of their own pool.
+    pub fn check_loaded(&self, fresh: &BlockTable, g: &Geometry) -> Checked {
+        let settings = |t: &BlockTable| {
+            let modes = (t.zombie, t.wear_leveling, t.native, t.native_capacity);
+            (
+                modes,
+                t.units_per_page,
+                t.model,
+                t.static_cache.clone(),
+                t.wear_per_erase.clone(),
+            )
+        };
+        same(
+            "the block table's settings",
+            &settings(self),
+            &settings(fresh),
+        )?;
+        let n = g.blocks as u64;
+        for (name, l) in [
+            ("valid", self.valid.len()),
+            ("written", self.written.len()),
+            ("programmed", self.programmed.len()),
+            ("erase_count", self.erase_count.len()),
+            ("state", self.state.len()),
+            ("mode", self.mode.len()),
+            ("run", self.run.len()),
+            ("in_cache", self.in_cache.len()),
+            ("early", self.early.len()),
+            ("stress", self.stress.len()),
+            ("program_loops", self.program_loops.len()),
+            ("erase_loops", self.erase_loops.len()),
+            ("capacity", self.capacity.len()),
+        ] {
+            len(&format!("blocks.{name}"), l, n)?;
+        }
+        len("blocks.free", self.free.len(), g.pools as u64)?;
+        len("blocks.cache_free", self.cache_free.len(), g.pools as u64)?;
+        len(
+            "blocks.pool_capacity",
+            self.pool_capacity.len(),
+            g.pools as u64,
+        )?;
+        len("blocks.life_sum", self.life_sum.len(), 4 * g.pools as u64)?;
+        len(
+            "blocks.life_count",
+            self.life_count.len(),
+            4 * g.pools as u64,
+        )?;
+        for b in 0..g.blocks as usize {
+            let cap = self.capacity[b];
+            ensure(cap <= self.native_capacity && cap > 0, || {
+                format!("block {b} holds {cap} units, more than a block can")
+            })?;
+            ensure(
+                self.programmed[b] <= self.written[b]
+                    && self.written[b] <= cap
+                    && self.valid[b] <= self.written[b],
+                || {
+                    format!(
+                        "block {b}'s valid, written and programmed counts do not fit its capacity"
+                    )
+                },
+            )?;
+            let fits_state = match self.state[b] {
+                BlockState::Free => self.written[b] == 0,
+                BlockState::Sealed => self.programmed[b] == cap,
+                BlockState::Open | BlockState::Victim | BlockState::Bad => true,
+            };
+            ensure(fits_state, || {
+                format!("block {b} holds what its state does not allow")
+            })?;
+        }
+        // The running totals are what the blocks add up to.
+        let usable = |b: usize| self.state[b] != BlockState::Bad;
+        let mut by_mode = [0u64; 4];
+        let mut pool_capacity = vec![0u64; g.pools as usize];
+        let mut life_count = vec![0u32; 4 * g.pools as usize];
+        for b in (0..g.blocks as usize).filter(|&b| usable(b)) {
+            let (pool, mode) = (g.pool_of_block(b as u32) as usize, self.mode[b]);
+            by_mode[mode.index()] += 1;
+            pool_capacity[pool] += self.capacity_in(mode) as u64;
+            life_count[pool * 4 + mode.index()] += !self.early[b] as u32;
+        }
+        let bad = (0..g.blocks as usize).filter(|&b| !usable(b)).count() as u64;
+        ensure(
+            by_mode == self.by_mode
+                && pool_capacity == self.pool_capacity
+                && life_count == self.life_count
+                && bad == self.bad_blocks,
+            || "the block table's totals do not add up to its blocks".into(),
+        )?;
+        let finite = |x: &f64| x.is_finite() && *x >= 0.0;
+        ensure(
+            self.stress.iter().all(finite)
+                && finite(&self.stress_sum)
+                && self.life_sum.iter().all(|x| x.is_finite()),
+            || "a block's wear is not a number".into(),
+        )?;
+        for queues in [&self.free, &self.cache_free] {
+            for (p, q) in queues.iter().enumerate() {
+                indices("a free queue", q, n, false)?;
+                ensure(q.iter().all(|&b| g.pool_of_block(b) == p as u32), || {
+                    "a free queue holds a block of another GC pool".into()
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Share of the native rated endurance used, averaged over all blocks
+    /// (about 1 when a conventional drive wears out; ZombieNAND goes beyond).
+    pub fn wear_used(&self) -> f64 {
+        self.stress_sum / (self.stress.len() as f64 * self.model.limit(self.native))
+    }
+
+    /// Usable blocks per bit mode (SLC, MLC, TLC, QLC), retired ones left out.
+    pub fn blocks_by_mode(&self) -> [u64; 4] {
+        self.by_mode
+    }
+
+    /// Erased native blocks of a pool.
+    pub fn free_count(&self, pool: u32) -> u32 {
+        self.free[pool as usize].len() as u32
+    }
+
+    pub fn total_free(&self) -> u64 {
+        self.free.iter().map(|f| f.len() as u64).sum()
+    }
+}
