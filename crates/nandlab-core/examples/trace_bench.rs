@@ -3,8 +3,8 @@
 //! reading with the full statistics pass. Usage:
 //! `cargo run --release -p nandlab-core --example trace_bench FILE [FORMAT]`
 
-use nandlab_core::trace::stats::summarize;
-use nandlab_core::trace::{OnError, TraceFormat, TraceReader};
+use nandlab_core::host::trace::stats::summarize;
+use nandlab_core::host::trace::{OnError, TraceFormat, TraceReader};
 use std::path::Path;
 use std::time::Instant;
 

@@ -1,34 +1,27 @@
 //! nandlab's engine: a physics-aware NAND flash SSD simulator.
 //!
-//! Layers, top to bottom: [`sim`] runs phases of a workload ([`workload`]) on
-//! one [`drive`], whose [`ftl`] maps, allocates and collects garbage over the
-//! [`blocks`] of a [`geometry`], timing every flash operation on a
-//! [`timeline`] of shared resources with latencies from [`media`] and the host
-//! [`interface`]. [`config`] turns user TOML/JSON into checked settings;
-//! [`stats`] holds what a run measures. No Python, no printing.
+//! The layout follows the SSD, top to bottom: [`sim`] runs phases of a
+//! workload from the [`host`] (synthetic streams, traces, the host link) on
+//! one [`drive`] (command handling, write buffer, read-ahead, the timeline of
+//! shared resources), whose [`ftl`] maps, allocates, collects garbage and
+//! recovers from power cuts over the blocks of a [`geometry`], with the flash
+//! physics of [`media`] (bit modes, latencies, wear). [`config`] turns user
+//! TOML/JSON into checked settings; [`stats`] holds what a run measures;
+//! [`oracle`] and [`sanity`] check the state. No Python, no printing.
 
-pub mod blocks;
-pub mod chip;
 pub mod config;
 pub mod drive;
 pub mod ftl;
 pub mod geometry;
-pub mod interface;
-pub mod mapcache;
+pub mod host;
 pub mod media;
 pub mod memory;
 pub mod oracle;
 pub mod power;
-pub mod readahead;
 pub mod sanity;
 pub mod sim;
 pub mod stats;
-pub mod timeline;
-pub mod trace;
 pub mod units;
-pub mod victim;
-pub mod wear;
-pub mod workload;
 
 pub use config::{Config, ConfigError};
 pub use sim::{PhaseResult, Progress, Simulator};
@@ -66,7 +59,7 @@ pub enum SimError {
     /// The progress callback asked to stop.
     Aborted,
     /// A trace phase's trace could not be read.
-    Trace(trace::TraceError),
+    Trace(host::trace::TraceError),
     /// The integrity oracle caught a read that does not get the latest
     /// acknowledged write (the report names the unit and its history).
     Integrity(String),
@@ -94,8 +87,8 @@ impl From<config::ConfigError> for SimError {
     }
 }
 
-impl From<trace::TraceError> for SimError {
-    fn from(e: trace::TraceError) -> SimError {
+impl From<host::trace::TraceError> for SimError {
+    fn from(e: host::trace::TraceError) -> SimError {
         SimError::Trace(e)
     }
 }

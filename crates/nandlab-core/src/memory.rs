@@ -6,10 +6,10 @@
 
 use crate::config::{Arrival, Config, ConfigError, Interval, PhaseConfig};
 use crate::geometry::Geometry;
+use crate::host::trace::replay::{Remap, KEEP_RECORDS};
+use crate::host::trace::TraceRecord;
 use crate::sim::ROWS_PER_PHASE;
 use crate::stats::{JobSummary, Latency, Row};
-use crate::trace::replay::{Remap, KEEP_RECORDS};
-use crate::trace::TraceRecord;
 use std::mem::size_of;
 
 /// A zero-filled `Vec<u32>` of `n` entries whose pages the OS provides lazily,

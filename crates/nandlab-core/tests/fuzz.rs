@@ -6,8 +6,8 @@
 //! reads is also replayed on a small drive, through remapping and request
 //! splitting. Bounded for CI (`PROPTEST_CASES` runs longer).
 
-use nandlab_core::trace::stats::summarize;
-use nandlab_core::trace::{OnError, TraceFormat, TraceReader};
+use nandlab_core::host::trace::stats::summarize;
+use nandlab_core::host::trace::{OnError, TraceFormat, TraceReader};
 use nandlab_core::{memory, Config, Simulator};
 use proptest::prelude::*;
 use std::io::Write;

@@ -20,7 +20,7 @@
 //! count of lost acknowledged writes must match the test's.
 
 use nandlab_core::drive::Drive;
-use nandlab_core::workload::{Op, Request};
+use nandlab_core::host::workload::{Op, Request};
 use nandlab_core::Config;
 use proptest::prelude::*;
 use proptest::test_runner::{contextualize_config, TestRunner};

@@ -4,8 +4,8 @@
 //! same at chip level (Desnoyers: writes are log-structured across blocks).
 
 use nandlab_core::drive::Drive;
+use nandlab_core::host::workload::{Op, Request};
 use nandlab_core::units::transfer_ns;
-use nandlab_core::workload::{Op, Request};
 use nandlab_core::{Config, Simulator};
 
 fn config(device: &str, phases: &str) -> Config {

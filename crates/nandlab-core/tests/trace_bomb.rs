@@ -3,9 +3,9 @@
 //! reading at most [`MAX_LINE_BYTES`] of it (memory and time stay bounded).
 //! Alone in its test binary, so that the peak memory it checks is its own.
 
+use nandlab_core::host::trace::stats::summarize;
+use nandlab_core::host::trace::{OnError, TraceError, TraceFormat, TraceReader, MAX_LINE_BYTES};
 use nandlab_core::memory::peak_rss_mib;
-use nandlab_core::trace::stats::summarize;
-use nandlab_core::trace::{OnError, TraceError, TraceFormat, TraceReader, MAX_LINE_BYTES};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

@@ -8,8 +8,8 @@
 mod common;
 use common::samples;
 
-use nandlab_core::trace::stats::summarize;
-use nandlab_core::trace::{OnError, TraceReader};
+use nandlab_core::host::trace::stats::summarize;
+use nandlab_core::host::trace::{OnError, TraceReader};
 use nandlab_core::{Config, PhaseResult, Simulator};
 use std::path::Path;
 

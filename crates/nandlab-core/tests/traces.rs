@@ -8,8 +8,8 @@
 mod common;
 use common::samples;
 
-use nandlab_core::trace::stats::summarize;
-use nandlab_core::trace::{OnError, TraceFormat, TraceReader};
+use nandlab_core::host::trace::stats::summarize;
+use nandlab_core::host::trace::{OnError, TraceFormat, TraceReader};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

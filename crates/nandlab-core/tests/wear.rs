@@ -2,7 +2,7 @@
 //! falls, erase time rises, in quantized steps), worn blocks are retired with
 //! no data lost, and a block without variation dies at its rated cycles.
 
-use nandlab_core::blocks::BlockState;
+use nandlab_core::ftl::blocks::BlockState;
 use nandlab_core::{Config, Simulator};
 
 /// A small MLC drive rated for `rated` cycles, with more `[device.wear]` lines, filled and

@@ -4,7 +4,7 @@
 //! data is lost at a switch or a retirement; the drive lives at least as long
 //! as the baseline (plain wear levelling, blocks retired at death).
 
-use nandlab_core::blocks::BlockState;
+use nandlab_core::ftl::blocks::BlockState;
 use nandlab_core::media::CellMode;
 use nandlab_core::{Config, Simulator, Summary};
 

@@ -3,9 +3,10 @@
 //! released; Python is called back only for progress, a few times a second.
 
 use nandlab_core::config::presets as builtin;
+use nandlab_core::host::trace;
+use nandlab_core::media::{chip, wear};
 use nandlab_core::sim::{ConfigText, Every, Progress, SnapshotPlan};
 use nandlab_core::stats::{ROW_COLUMNS, ROW_INTEGER_COLUMNS};
-use nandlab_core::{chip, trace, wear};
 use nandlab_core::{Config, SimError, Simulator as CoreSimulator};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};

@@ -10,13 +10,13 @@ mod tree;
 pub use error::{did_you_mean, ConfigError};
 pub use raw::CountOrFraction;
 
-use crate::chip::Spread;
 use crate::geometry::{Dividers, Geometry};
-use crate::interface::{self, Interface};
+use crate::host::interface::{self, Interface};
+use crate::media::chip::Spread;
+use crate::media::wear::{Conditions, CyclePattern, DEFAULT_RATED};
 use crate::media::{CellMode, ModeTiming};
 use crate::power::WriteCache;
 use crate::units::{MAX_BYTES, MAX_DURATION_NS};
-use crate::wear::{Conditions, CyclePattern, DEFAULT_RATED};
 use error::{polish_serde_message, toml_location, unknown};
 use raw::*;
 use serde::{Deserialize, Serialize};
@@ -323,7 +323,7 @@ pub struct PhaseConfig {
     /// in the same order (None: an order of the phase's own).
     pub order_seed: Option<u64>,
     /// `kind = "trace"`: the trace and how to replay it.
-    pub trace: Option<crate::trace::replay::ReplayConfig>,
+    pub trace: Option<crate::host::trace::replay::ReplayConfig>,
     /// `[[phase.job]]`: workloads that run together, each with its own queue
     /// depth, stop condition and results (empty: the phase is one workload).
     pub jobs: Vec<PhaseConfig>,
@@ -651,7 +651,7 @@ fn validate_wear(w: &RawWear) -> Result<WearConfig, ConfigError> {
     }
     let spread = match w.spread.as_deref().unwrap_or("lognormal:0.15") {
         "none" => Spread::Rated,
-        "desnoyers" => crate::chip::MEASURED,
+        "desnoyers" => crate::media::chip::MEASURED,
         s if s.starts_with("lognormal:") => match s["lognormal:".len()..].parse::<f64>() {
             Ok(sigma) if sigma.is_finite() && (0.0..=3.0).contains(&sigma) => Spread::LogNormal {
                 median: 1.0,
@@ -1526,11 +1526,11 @@ fn validate_phase(
     let data = p.data.as_deref().unwrap_or("random");
     let data_factor = match data {
         "random" => 1.0,
-        "ones" => crate::wear::mlc_state_time("11").expect("'11' is a state"),
-        "zeros" => crate::wear::mlc_state_time("00").expect("'00' is a state"),
+        "ones" => crate::media::wear::mlc_state_time("11").expect("'11' is a state"),
+        "zeros" => crate::media::wear::mlc_state_time("00").expect("'00' is a state"),
         s if s.starts_with("states:") => {
             let states: Vec<&str> = s["states:".len()..].split(',').map(str::trim).collect();
-            crate::wear::data_factor(&states)
+            crate::media::wear::data_factor(&states)
                 .filter(|_| !states.is_empty())
                 .ok_or_else(|| {
                     ConfigError::new(
@@ -1552,7 +1552,7 @@ fn validate_phase(
                 .map(|i| format!("{:02b}", (byte >> (6 - 2 * i)) & 3))
                 .collect();
             let states: Vec<&str> = states.iter().map(String::as_str).collect();
-            crate::wear::data_factor(&states).expect("two-bit strings are states")
+            crate::media::wear::data_factor(&states).expect("two-bit strings are states")
         }
         s => {
             let names = ["random", "ones", "zeros", "byte:0xNN", "states:11,10,..."];
@@ -1709,9 +1709,9 @@ fn validate_trace(
     p: &RawPhase,
     kind: PhaseKind,
     k: &dyn Fn(&str) -> String,
-) -> Result<Option<crate::trace::replay::ReplayConfig>, ConfigError> {
-    use crate::trace::replay::{Remap, ReplayConfig};
-    use crate::trace::TraceFormat;
+) -> Result<Option<crate::host::trace::replay::ReplayConfig>, ConfigError> {
+    use crate::host::trace::replay::{Remap, ReplayConfig};
+    use crate::host::trace::TraceFormat;
     let trace_keys = [
         ("trace", p.trace.is_some()),
         ("format", p.format.is_some()),

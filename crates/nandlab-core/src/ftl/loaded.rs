@@ -5,7 +5,7 @@
 //! than indexing out of bounds or running on a map that does not map back.
 
 use super::{Ftl, NIL};
-use crate::blocks::BlockState;
+use crate::ftl::blocks::BlockState;
 use crate::sanity::{ensure, indices, len, same, Checked};
 
 impl Ftl {

@@ -14,15 +14,15 @@
 //! there, unless the configuration is documented as unsafe.
 
 use super::{Ftl, NIL};
-use crate::blocks::BlockState;
+use crate::drive::timeline::Timeline;
+use crate::ftl::blocks::BlockState;
+use crate::ftl::victim::VictimIndex;
 use crate::media::ModeTiming;
 use crate::oracle::Floor;
 use crate::power::{
     Contents, ContentsView, EraseRecord, InFlight, LossReason, LostByReason, LostWrite, PageKind,
     PhysicalAtCut, PowerLossEvent, PowerModel, SlotAtCut, WriteCache, LOST_LISTED,
 };
-use crate::timeline::Timeline;
-use crate::victim::VictimIndex;
 use crate::SimError;
 
 /// A copy in the live block (not in an erase record).

@@ -6,9 +6,9 @@
 
 use super::{default_interval, job_seed, IoState, PhaseRun, Source, Stop, Work};
 use crate::config::{Arrival, Config, PhaseConfig, PhaseKind};
+use crate::host::workload::{derive_seed, Generator};
 use crate::sanity::{ensure, same, Checked};
 use crate::stats::Counters;
-use crate::workload::{derive_seed, Generator};
 
 impl PhaseRun {
     /// Checks this (loaded) phase of `cfg`, paused on a drive whose
@@ -92,7 +92,7 @@ impl IoState {
                 "more requests in flight than the queue depth".into()
             })?;
         }
-        let request_fits = |(_, r): &(Option<u64>, crate::workload::Request)| {
+        let request_fits = |(_, r): &(Option<u64>, crate::host::workload::Request)| {
             r.len > 0
                 && r.offset
                     .checked_add(r.len as u64)

@@ -1,0 +1,9 @@
+//! The flash itself: cells and their bit modes, page types and latencies
+//! ([`cell`]), trapped-charge wear and endurance ([`wear`]), and the chip
+//! presets with the bench that cycles a chip's blocks to failure ([`chip`]).
+
+pub mod cell;
+pub mod chip;
+pub mod wear;
+
+pub use cell::{CellMode, ModeTiming};
