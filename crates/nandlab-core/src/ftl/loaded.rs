@@ -16,18 +16,19 @@ impl Ftl {
             "the drive's geometry differs from its config's".into()
         })?;
         same("the FTL's settings", &self.settings(), &fresh.settings())?;
-        len("l2p", self.l2p.len(), g.user_units)?;
-        len("p2l", self.p2l.len(), g.slots)?;
-        indices("l2p", &self.l2p, g.slots + 1, false)?;
-        indices("p2l", &self.p2l, g.user_units, false)?;
+        len("l2p", self.map.l2p.len(), g.user_units)?;
+        len("p2l", self.map.p2l.len(), g.slots)?;
+        indices("l2p", &self.map.l2p, g.slots + 1, false)?;
+        indices("p2l", &self.map.p2l, g.user_units, false)?;
         self.blocks.check_loaded(&fresh.blocks, g)?;
-        self.victims
-            .check_loaded(&fresh.victims, g, &self.blocks, self.clock)?;
+        self.gc
+            .victims
+            .check_loaded(&fresh.gc.victims, g, &self.blocks, self.clock)?;
         let pools = g.pools as u64;
         for (name, frontier) in [
-            ("host frontier", &self.host_block),
-            ("cache frontier", &self.cache_block),
-            ("GC frontier", &self.gc_block),
+            ("host frontier", &self.alloc.host_block),
+            ("cache frontier", &self.pslc.frontier),
+            ("GC frontier", &self.gc.frontier),
         ] {
             len(name, frontier.len(), pools)?;
             indices(name, frontier, g.blocks as u64, true)?;
@@ -44,15 +45,20 @@ impl Ftl {
         // still open (in RAM).
         let t = &self.blocks;
         let frontiers = [
-            (&self.host_block, false),
-            (&self.cache_block, false),
-            (&self.gc_block, true),
+            (&self.alloc.host_block, false),
+            (&self.pslc.frontier, false),
+            (&self.gc.frontier, true),
         ];
         for (f, gc) in frontiers {
             for &b in f.iter().filter(|&&b| b != NIL) {
                 let i = b as usize;
-                let open_here = self.open.filled > 0
-                    && self.open.page_slot.iter().any(|&s| g.block_of_slot(s) == b);
+                let open_here = self.alloc.open.filled > 0
+                    && self
+                        .alloc
+                        .open
+                        .page_slot
+                        .iter()
+                        .any(|&s| g.block_of_slot(s) == b);
                 let room = gc || t.written[i] < t.capacity[i] || open_here;
                 ensure(
                     t.state[i] == BlockState::Open && t.programmed[i] < t.capacity[i] && room,
@@ -60,12 +66,12 @@ impl Ftl {
                 )?;
             }
         }
-        len("gc_fill", self.gc_fill.len(), pools)?;
-        len("gc_ready", self.gc_ready.len(), pools)?;
-        len("dynamic_in_use", self.dynamic_in_use.len(), pools)?;
+        len("gc_fill", self.gc.fill.len(), pools)?;
+        len("gc_ready", self.gc.ready.len(), pools)?;
+        len("dynamic_in_use", self.pslc.dynamic_in_use.len(), pools)?;
         for (name, fifos) in [
-            ("static cache queue", &self.static_fifo),
-            ("dynamic cache queue", &self.dynamic_fifo),
+            ("static cache queue", &self.pslc.static_fifo),
+            ("dynamic cache queue", &self.pslc.dynamic_fifo),
         ] {
             len(name, fifos.len(), pools)?;
             for (p, fifo) in fifos.iter().enumerate() {
@@ -78,7 +84,10 @@ impl Ftl {
         // The cache queues hold exactly the sealed cache blocks, each once
         // (as the victim index holds the sealed native ones).
         let mut queued = vec![false; g.blocks as usize];
-        for (fifos, statics) in [(&self.static_fifo, true), (&self.dynamic_fifo, false)] {
+        for (fifos, statics) in [
+            (&self.pslc.static_fifo, true),
+            (&self.pslc.dynamic_fifo, false),
+        ] {
             for &b in fifos.iter().flatten() {
                 let i = b as usize;
                 let cached = t.in_cache[i] && t.static_cache[i] == statics;
@@ -101,13 +110,13 @@ impl Ftl {
             dynamic[g.pool_of_block(b as u32) as usize] +=
                 (t.in_cache[b] && !t.static_cache[b] && in_use) as u32;
         }
-        ensure(dynamic == self.dynamic_in_use, || {
+        ensure(dynamic == self.pslc.dynamic_in_use, || {
             "the dynamic cache's block counts do not add up".into()
         })?;
-        ensure(self.cursor < self.stripe.len(), || {
+        ensure(self.alloc.cursor < self.alloc.stripe.len(), || {
             "the stripe cursor is out of range".into()
         })?;
-        let open = &self.open;
+        let open = &self.alloc.open;
         ensure(
             open.filled <= open.total && open.buffered <= open.filled,
             || "the open page holds more than it can".into(),
@@ -117,7 +126,7 @@ impl Ftl {
         })?;
         indices("open page slots", &open.page_slot, g.slots, false)?;
         ensure(
-            self.next_lpn == NIL || (self.next_lpn as u64) <= g.user_units,
+            self.pslc.next_lpn == NIL || (self.pslc.next_lpn as u64) <= g.user_units,
             || "the sequential-stream detector points past the drive".into(),
         )?;
         if let (Some(m), Some(f)) = (&self.map_cache, &fresh.map_cache) {
@@ -161,13 +170,13 @@ impl Ftl {
             // newest copy, newer than its last TRIM: recovery would find it.
             let mut newest = vec![(0u64, NIL); g.user_units as usize];
             for (slot, &seq) in p.seq.iter().enumerate().filter(|(_, &seq)| seq != 0) {
-                let n = &mut newest[self.p2l[slot] as usize];
+                let n = &mut newest[self.map.p2l[slot] as usize];
                 if seq > n.0 {
                     *n = (seq, slot as u32);
                 }
             }
             for (lpn, &(seq, slot)) in newest.iter().enumerate() {
-                let mapped = self.l2p[lpn].checked_sub(1);
+                let mapped = self.map.l2p[lpn].checked_sub(1);
                 let expected = (seq > p.trim_seq[lpn]).then_some(slot);
                 ensure(
                     mapped == expected
@@ -182,18 +191,23 @@ impl Ftl {
     /// What the config fixes, for [`Ftl::check_loaded`].
     fn settings(&self) -> impl serde::Serialize + '_ {
         (
-            (&self.stripe, self.gc_start, self.gc_stop, &self.timing),
+            (
+                &self.alloc.stripe,
+                self.gc.start,
+                self.gc.stop,
+                &self.flash.timing,
+            ),
             (
                 self.guaranteed_units,
-                self.wear_aware_gc,
-                self.life_threshold,
+                self.gc.wear_aware,
+                self.gc.life_threshold,
             ),
             (
-                self.relaxed_factor,
+                self.flash.relaxed_factor,
                 self.volatile_ram,
-                self.backup_lower_pages,
+                self.flash.backup_lower_pages,
             ),
-            (&self.pslc, self.direct_after_units),
+            (&self.pslc.cfg, self.pslc.direct_after_units),
         )
     }
 }

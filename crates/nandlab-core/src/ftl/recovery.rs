@@ -16,7 +16,7 @@
 use super::{Ftl, NIL};
 use crate::drive::timeline::Timeline;
 use crate::ftl::blocks::BlockState;
-use crate::ftl::victim::VictimIndex;
+use crate::ftl::gc::victim::VictimIndex;
 use crate::media::ModeTiming;
 use crate::oracle::Floor;
 use crate::power::{
@@ -81,7 +81,7 @@ impl Ftl {
             run: self.blocks.run[bi],
             written: self.blocks.written[bi],
             programmed: self.blocks.programmed[bi],
-            lpn: &self.p2l[base..base + cap],
+            lpn: &self.map.p2l[base..base + cap],
             seq: &pm.seq[base..base + cap],
             ready: &pm.ready[base..base + cap],
             version: version.versions(base..base + cap),
@@ -252,12 +252,12 @@ impl Ftl {
         }
 
         // Rebuild the map and the blocks.
-        self.l2p.fill(0);
+        self.map.l2p.fill(0);
         let (mut relocate, mut replay) = (Vec::new(), Vec::new());
         for (lpn, c) in best.iter().enumerate() {
             let Some(c) = c else { continue };
             match c.record {
-                NONE => self.l2p[lpn] = self.g.block_base(c.block) + c.index + 1,
+                NONE => self.map.l2p[lpn] = self.g.block_base(c.block) + c.index + 1,
                 DUMP => replay.push((lpn as u32, c.version)),
                 _ => relocate.push((lpn as u32, *c)),
             }
@@ -287,18 +287,18 @@ impl Ftl {
             }
         }
         self.blocks.valid.fill(0);
-        for &s in self.l2p.iter().filter(|&&s| s != 0) {
+        for &s in self.map.l2p.iter().filter(|&&s| s != 0) {
             self.blocks.valid[self.g.block_of_slot(s - 1) as usize] += 1;
         }
         self.power = Some(pm);
         self.rebuild_queues();
 
-        self.programs_done = t;
+        self.flash.programs_done = t;
         // Restart: read the spare areas; then, block by block, move out what
         // lives only in a block about to be erased, and erase it.
         tl.restart(t);
         let mut ready = t;
-        let lsb_read = self.timing[self.g.cell.index()].read_ns[0];
+        let lsb_read = self.flash.timing[self.g.cell.index()].read_ns[0];
         let reads_per_die = scanned_pages.div_ceil(self.g.dies as u64);
         for die in 0..self.g.dies {
             for _ in 0..reads_per_die {
@@ -311,18 +311,18 @@ impl Ftl {
         relocate.sort_by_key(|(_, c)| c.block);
         // In the order GC erased them.
         pending.sort_by_key(|&(_, record)| record);
-        self.copy_kind = PageKind::Recovery;
+        self.gc.copy_kind = PageKind::Recovery;
         for &(b, record) in &pending {
             let from = relocate.partition_point(|(_, c)| c.block < b);
             let to = relocate.partition_point(|(_, c)| c.block <= b);
             self.settle_pending(b, record, &relocate[from..to], t, ready, tl)?;
         }
-        self.copy_kind = PageKind::Gc;
+        self.gc.copy_kind = PageKind::Gc;
         self.forget_undone_erases(t, &pending);
         for p in 0..self.g.pools as usize {
             // GC with no free block needs a frontier with room: the host's.
-            if self.blocks.free[p].is_empty() && self.gc_block[p] == NIL {
-                self.gc_block[p] = std::mem::replace(&mut self.host_block[p], NIL);
+            if self.blocks.free[p].is_empty() && self.gc.frontier[p] == NIL {
+                self.gc.frontier[p] = std::mem::replace(&mut self.alloc.host_block[p], NIL);
             }
         }
         // The dump goes through the host write path (with its GC), at the
@@ -592,7 +592,7 @@ impl Ftl {
             pm.erases[record].before = before;
             pm.erases[record].before.as_ref().map(|c| c.run)
         };
-        let frontier = self.gc_block[pool as usize];
+        let frontier = self.gc.frontier[pool as usize];
         let room = if frontier == NIL {
             0
         } else {
@@ -613,7 +613,7 @@ impl Ftl {
                 o.restored(slot, c.version);
             }
         }
-        if self.volatile_ram && self.gc_fill[pool as usize] > 0 {
+        if self.volatile_ram && self.gc.fill[pool as usize] > 0 {
             self.program_gc_page(pool, die, tl);
         }
         let erase_ns = self.erase_ns(b);
@@ -646,7 +646,7 @@ impl Ftl {
         let upp = self.g.units_per_page as usize;
         let base = self.g.block_base(b) as usize;
         let n = c.lpn.len();
-        self.p2l[base..base + n].copy_from_slice(&c.lpn);
+        self.map.p2l[base..base + n].copy_from_slice(&c.lpn);
         pm.seq[base..base + n].copy_from_slice(&c.seq);
         pm.ready[base..base + n].copy_from_slice(&c.ready);
         pm.page_start[base / upp..(base + n) / upp].copy_from_slice(&c.page_start);
@@ -662,20 +662,14 @@ impl Ftl {
         self.blocks
             .restore(b, c.run, c.in_cache, c.written, c.programmed);
         for (lpn, copy) in kept {
-            self.l2p[*lpn as usize] = base as u32 + copy.index + 1;
+            self.map.l2p[*lpn as usize] = base as u32 + copy.index + 1;
         }
         self.blocks.valid[b as usize] = kept.len() as u32;
-        let pool = self.g.pool_of_block(b) as usize;
         let bi = b as usize;
-        if !self.blocks.in_cache[bi] {
-            self.victims
-                .insert(b, kept.len() as u32, self.blocks.capacity[bi], self.clock);
-        } else if self.blocks.static_cache[bi] {
-            self.static_fifo[pool].push_front(b);
-        } else {
-            self.dynamic_in_use[pool] += 1;
-            self.dynamic_fifo[pool].push_front(b);
+        if self.blocks.in_cache[bi] && !self.blocks.static_cache[bi] {
+            self.pslc.dynamic_in_use[self.g.pool_of_block(b) as usize] += 1;
         }
+        self.file_sealed(b, true);
     }
 
     /// Rebuilds frontiers, victim index, cache queues and counts after a
@@ -685,9 +679,9 @@ impl Ftl {
     /// a pool has frontiers for are sealed, their rest unused.
     fn rebuild_queues(&mut self) {
         for f in [
-            &mut self.host_block,
-            &mut self.cache_block,
-            &mut self.gc_block,
+            &mut self.alloc.host_block,
+            &mut self.pslc.frontier,
+            &mut self.gc.frontier,
         ] {
             for b in f.iter_mut() {
                 if *b != NIL && self.blocks.state[*b as usize] != BlockState::Open {
@@ -698,18 +692,22 @@ impl Ftl {
         for b in 0..self.g.blocks {
             let bi = b as usize;
             let p = self.g.pool_of_block(b) as usize;
-            let is_frontier = [&self.host_block, &self.cache_block, &self.gc_block]
-                .iter()
-                .any(|f| f[p] == b);
+            let is_frontier = [
+                &self.alloc.host_block,
+                &self.pslc.frontier,
+                &self.gc.frontier,
+            ]
+            .iter()
+            .any(|f| f[p] == b);
             if self.blocks.state[bi] != BlockState::Open || is_frontier {
                 continue;
             }
             let slot = if self.blocks.in_cache[bi] {
-                Some(&mut self.cache_block[p])
-            } else if self.gc_block[p] == NIL {
-                Some(&mut self.gc_block[p])
-            } else if self.host_block[p] == NIL {
-                Some(&mut self.host_block[p])
+                Some(&mut self.pslc.frontier[p])
+            } else if self.gc.frontier[p] == NIL {
+                Some(&mut self.gc.frontier[p])
+            } else if self.alloc.host_block[p] == NIL {
+                Some(&mut self.alloc.host_block[p])
             } else {
                 None
             };
@@ -723,29 +721,30 @@ impl Ftl {
                 }
             }
         }
-        self.gc_fill.fill(0);
-        self.gc_ready.fill(0);
-        self.open = Default::default();
-        self.next_lpn = NIL;
-        self.stream_units = 0;
+        self.gc.fill.fill(0);
+        self.gc.ready.fill(0);
+        self.alloc.open = Default::default();
+        self.pslc.next_lpn = NIL;
+        self.pslc.stream_units = 0;
         if let Some(m) = &mut self.map_cache {
             m.power_lost();
         }
-        self.victims = VictimIndex::new(self.victims.policy(), &self.g);
+        self.gc.victims = VictimIndex::new(self.gc.victims.policy(), &self.g);
         for fifo in self
+            .pslc
             .static_fifo
             .iter_mut()
-            .chain(self.dynamic_fifo.iter_mut())
+            .chain(self.pslc.dynamic_fifo.iter_mut())
         {
             fifo.clear();
         }
-        self.dynamic_in_use.fill(0);
+        self.pslc.dynamic_in_use.fill(0);
         let mut sealed = Vec::new();
         for b in 0..self.g.blocks {
             let bi = b as usize;
             if self.blocks.in_cache[bi] && !self.blocks.static_cache[bi] {
                 let in_use = matches!(self.blocks.state[bi], BlockState::Open | BlockState::Sealed);
-                self.dynamic_in_use[self.g.pool_of_block(b) as usize] += in_use as u32;
+                self.pslc.dynamic_in_use[self.g.pool_of_block(b) as usize] += in_use as u32;
             }
             if self.blocks.state[bi] == BlockState::Sealed {
                 sealed.push(b);
@@ -761,20 +760,7 @@ impl Ftl {
         };
         sealed.sort_by_cached_key(newest);
         for b in sealed {
-            let bi = b as usize;
-            let pool = self.g.pool_of_block(b) as usize;
-            if !self.blocks.in_cache[bi] {
-                self.victims.insert(
-                    b,
-                    self.blocks.valid[bi],
-                    self.blocks.capacity[bi],
-                    self.clock,
-                );
-            } else if self.blocks.static_cache[bi] {
-                self.static_fifo[pool].push_back(b);
-            } else {
-                self.dynamic_fifo[pool].push_back(b);
-            }
+            self.file_sealed(b, false);
         }
     }
 

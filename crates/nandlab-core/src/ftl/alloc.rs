@@ -1,0 +1,424 @@
+//! Allocation: the stripe of (die, GC pools) targets host pages go to in
+//! turn, the host write frontier per pool and the multi-plane page being
+//! filled, opening blocks for frontiers (with foreground GC when a pool runs
+//! short) and sealing full ones. The fill phases' fast path lives here too.
+
+use super::{Ftl, NIL};
+use crate::config::{Config, PslcKind, StripeDim};
+use crate::drive::timeline::Timeline;
+use crate::ftl::blocks::BlockState;
+use crate::ftl::mapcache::MapAccess;
+use crate::geometry::Geometry;
+use crate::power::{PageKind, WriteCache};
+use crate::SimError;
+use serde::{Deserialize, Serialize};
+
+/// Where host writes go: the stripe, the cursor in it, the host frontier
+/// block of each pool and the page being filled.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Alloc {
+    pub(super) host_block: Vec<u32>,
+    pub(super) stripe: Vec<Target>,
+    pub(super) cursor: usize,
+    pub(super) open: OpenPage,
+}
+
+impl Alloc {
+    pub fn new(cfg: &Config) -> Alloc {
+        let g = &cfg.geometry;
+        Alloc {
+            host_block: vec![NIL; g.pools as usize],
+            // Write-through programs each write's page at once: one plane.
+            stripe: build_stripe(
+                g,
+                &cfg.ftl.stripe_order,
+                cfg.device.multiplane && cfg.device.write_cache != WriteCache::Off,
+            ),
+            cursor: 0,
+            open: OpenPage::default(),
+        }
+    }
+}
+
+/// One step of the allocation stripe: a die and the GC pools (planes)
+/// programmed together on it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Target {
+    pub(super) die: u32,
+    pub(super) first_pool: u32,
+    pub(super) pools: u32,
+}
+
+/// The multi-plane page the host write frontier is filling.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct OpenPage {
+    /// Units placed so far; 0 = no page open.
+    pub(super) filled: u32,
+    /// Of those, units that hold space in the DRAM write buffer (fill phases
+    /// place units without it).
+    pub(super) buffered: u32,
+    /// Units the page holds (pools × units per page).
+    pub(super) total: u32,
+    /// When the last unit's data reached the buffer.
+    pub(super) ready: u64,
+    /// First slot of the page in each pool of the target.
+    pub(super) page_slot: Vec<u32>,
+}
+
+/// A program the host write path issued: its `units` buffered units leave the write buffer at `done`.
+#[derive(Debug, Clone, Copy)]
+pub struct Programmed {
+    pub done: u64,
+    pub units: u32,
+}
+
+/// The allocation stripe: every (die, pool set) in `order`, first dimension fastest.
+fn build_stripe(g: &Geometry, order: &[StripeDim], multiplane: bool) -> Vec<Target> {
+    let pools_per_die = g.planes_per_die / g.planes_per_pool;
+    let size = |d: StripeDim| match d {
+        StripeDim::Channel => g.channels,
+        StripeDim::Chip => g.chips_per_channel,
+        StripeDim::Die => g.dies_per_chip,
+        StripeDim::Plane => {
+            if multiplane {
+                1
+            } else {
+                pools_per_die
+            }
+        }
+    };
+    let total: u32 = order.iter().map(|&d| size(d)).product();
+    (0..total)
+        .map(|mut i| {
+            let (mut ch, mut chip, mut die, mut plane) = (0, 0, 0, 0);
+            for &d in order {
+                let digit = i % size(d);
+                i /= size(d);
+                match d {
+                    StripeDim::Channel => ch = digit,
+                    StripeDim::Chip => chip = digit,
+                    StripeDim::Die => die = digit,
+                    StripeDim::Plane => plane = digit,
+                }
+            }
+            let die = (ch * g.chips_per_channel + chip) * g.dies_per_chip + die;
+            if multiplane {
+                Target {
+                    die,
+                    first_pool: die * pools_per_die,
+                    pools: pools_per_die,
+                }
+            } else {
+                Target {
+                    die,
+                    first_pool: die * pools_per_die + plane,
+                    pools: 1,
+                }
+            }
+        })
+        .collect()
+}
+
+impl Ftl {
+    /// Units the host write frontier fills before one program (pools × page).
+    pub fn stripe_units(&self) -> u32 {
+        let t = self.alloc.stripe[0];
+        t.pools * self.g.units_per_page
+    }
+
+    /// Opens a fresh block in `pool` for a frontier; runs foreground GC if the
+    /// pool is then short of free blocks (not from inside GC itself).
+    pub(super) fn open_block(
+        &mut self,
+        pool: u32,
+        now: u64,
+        tl: &mut Timeline,
+        for_gc: bool,
+    ) -> Result<u32, SimError> {
+        if !for_gc && self.blocks.free_count(pool) == 0 {
+            // Only after a power cut: GC had no time to keep its reserve.
+            self.collect(pool, now, tl, 1)?;
+        }
+        let b = self
+            .blocks
+            .open(pool)
+            .ok_or(SimError::NoFreeBlock { pool })?;
+        if !for_gc && self.blocks.free_count(pool) < self.gc.start {
+            self.collect(pool, now, tl, self.gc.start)?;
+        }
+        Ok(b)
+    }
+
+    /// Seals a fully programmed block: it leaves its frontier and becomes a GC candidate.
+    pub(super) fn seal_if_full(&mut self, b: u32) {
+        let bi = b as usize;
+        if self.blocks.programmed[bi] == self.blocks.capacity[bi] {
+            self.blocks.state[bi] = BlockState::Sealed;
+            let pool = self.g.pool_of_block(b) as usize;
+            self.file_sealed(b, false);
+            for frontier in [
+                &mut self.alloc.host_block[pool],
+                &mut self.pslc.frontier[pool],
+                &mut self.gc.frontier[pool],
+            ] {
+                if *frontier == b {
+                    *frontier = NIL;
+                }
+            }
+        }
+    }
+
+    /// Files sealed block `b` where blocks of its kind wait: a native block
+    /// in the GC victim index, a cache block in its cache's fold queue — as
+    /// the newest, or as the oldest (`oldest`: a block recovery gives back).
+    pub(super) fn file_sealed(&mut self, b: u32, oldest: bool) {
+        let bi = b as usize;
+        let pool = self.g.pool_of_block(b) as usize;
+        let queue = if !self.blocks.in_cache[bi] {
+            let (valid, capacity) = (self.blocks.valid[bi], self.blocks.capacity[bi]);
+            self.gc.victims.insert(b, valid, capacity, self.clock);
+            return;
+        } else if self.blocks.static_cache[bi] {
+            &mut self.pslc.static_fifo[pool]
+        } else {
+            &mut self.pslc.dynamic_fifo[pool]
+        };
+        if oldest {
+            queue.push_front(b);
+        } else {
+            queue.push_back(b);
+        }
+    }
+
+    /// Places one host mapping unit whose data is ready at `ready` (in the
+    /// write buffer if `buffered`). Returns the program it completed, if any,
+    /// with the buffered units it frees.
+    #[inline]
+    pub fn write_unit(
+        &mut self,
+        lpn: u32,
+        ready: u64,
+        tl: &mut Timeline,
+        buffered: bool,
+    ) -> Result<Option<Programmed>, SimError> {
+        if self.pslc.cfg.direct_write {
+            self.pslc.stream_units = if lpn == self.pslc.next_lpn {
+                self.pslc.stream_units + 1
+            } else {
+                1
+            };
+            self.pslc.next_lpn = lpn.wrapping_add(1);
+        }
+        if self.alloc.open.filled == 0 {
+            self.open_page(ready, tl)?;
+        }
+        let upp = self.g.units_per_page;
+        let k = self.alloc.open.filled;
+        let plane_i = self.g.fast.units_per_page.quotient(k);
+        let slot = self.alloc.open.page_slot[plane_i as usize] + (k - plane_i * upp);
+        self.map_access(lpn, MapAccess::HostWrite, ready, tl);
+        self.map(lpn, slot);
+        if let Some(o) = &mut self.oracle {
+            match self.replay_version {
+                None => o.host_write(lpn, slot),
+                Some(v) => o.restored(slot, v),
+            }
+        }
+        if let Some(p) = &mut self.power {
+            p.placed(slot, ready);
+        }
+        self.clock += 1;
+        self.alloc.open.filled += 1;
+        self.alloc.open.buffered += buffered as u32;
+        self.alloc.open.ready = self.alloc.open.ready.max(ready);
+        if self.alloc.open.filled < self.alloc.open.total {
+            return Ok(None);
+        }
+        Ok(Some(self.program_open_page(tl)))
+    }
+
+    /// Writes `count` units, the i-th to `lpn_of(i)`, whole multi-plane pages
+    /// at a time: the fill phases' fast path (run with the timeline disabled).
+    pub fn fill(
+        &mut self,
+        count: u64,
+        lpn_of: impl Fn(u64) -> u32,
+        tl: &mut Timeline,
+    ) -> Result<(), SimError> {
+        // Preconditioning lays data out at memory speed: the map cache only
+        // notes which translation pages end up linear, and stays as cold as it was.
+        if let Some(m) = &mut self.map_cache {
+            m.untimed = true;
+        }
+        let result = self.fill_units(count, lpn_of, tl);
+        if let Some(m) = &mut self.map_cache {
+            m.untimed = false;
+        }
+        result
+    }
+
+    pub(super) fn fill_units(
+        &mut self,
+        count: u64,
+        lpn_of: impl Fn(u64) -> u32,
+        tl: &mut Timeline,
+    ) -> Result<(), SimError> {
+        let mut i = 0;
+        while i < count && self.alloc.open.filled != 0 {
+            self.write_unit(lpn_of(i), 0, tl, false)?;
+            i += 1;
+        }
+        let upp = self.g.units_per_page;
+        let stripe_units = self.stripe_units() as u64;
+        let (mut pages, start) = (0u64, i);
+        while count - i >= stripe_units {
+            let t = self.alloc.stripe[self.alloc.cursor];
+            for pool in t.first_pool..t.first_pool + t.pools {
+                let mut b = self.alloc.host_block[pool as usize];
+                if b == NIL {
+                    b = self.open_block(pool, 0, tl, false)?;
+                    self.alloc.host_block[pool as usize] = b;
+                }
+                let bi = b as usize;
+                let base = self.g.block_base(b) + self.blocks.written[bi];
+                for slot in base..base + upp {
+                    let lpn = lpn_of(i);
+                    i += 1;
+                    if let Some(m) = &mut self.map_cache {
+                        m.host_written(lpn);
+                    }
+                    let old = self.map.l2p[lpn as usize];
+                    if old != 0 {
+                        self.invalidate(old - 1);
+                    }
+                    self.map.l2p[lpn as usize] = slot + 1;
+                    self.map.p2l[slot as usize] = lpn;
+                    if let Some(o) = &mut self.oracle {
+                        o.host_write(lpn, slot);
+                    }
+                    if let Some(p) = &mut self.power {
+                        p.placed(slot, 0);
+                    }
+                }
+                if let Some(p) = &mut self.power {
+                    p.programmed(base / upp, 0, 0, PageKind::Host);
+                }
+                self.blocks.written[bi] += upp;
+                self.blocks.valid[bi] += upp;
+                self.blocks.programmed[bi] += upp;
+                self.seal_if_full(b);
+            }
+            pages += t.pools as u64;
+            self.alloc.cursor += 1;
+            if self.alloc.cursor == self.alloc.stripe.len() {
+                self.alloc.cursor = 0;
+            }
+        }
+        self.clock += i - start;
+        self.counters.flash_programs_host += pages;
+        self.counters.flash_units_host += i - start;
+        while i < count {
+            self.write_unit(lpn_of(i), 0, tl, false)?;
+            i += 1;
+        }
+        Ok(())
+    }
+
+    pub(super) fn open_page(&mut self, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
+        let t = self.alloc.stripe[self.alloc.cursor];
+        self.alloc.open.page_slot.clear();
+        let pools = t.first_pool..t.first_pool + t.pools;
+        // Direct-write: a long sequential stream skips a cache with no room.
+        let to_cache = self.pslc.cfg.kind != PslcKind::Off
+            && !(self.pslc.cfg.direct_write
+                && self.pslc.stream_units >= self.pslc.direct_after_units
+                && pools.clone().any(|p| !self.cache_has_room(p)));
+        for pool in pools {
+            let mut b = NIL;
+            if to_cache {
+                b = self.cache_frontier(pool, now, tl)?;
+            }
+            if b == NIL {
+                b = self.alloc.host_block[pool as usize];
+            }
+            if b == NIL {
+                b = self.open_block(pool, now, tl, false)?;
+                self.alloc.host_block[pool as usize] = b;
+            }
+            let bi = b as usize;
+            debug_assert!(
+                self.blocks.written[bi] < self.blocks.capacity[bi],
+                "host frontier block {b} is full"
+            );
+            self.alloc
+                .open
+                .page_slot
+                .push(self.g.block_base(b) + self.blocks.written[bi]);
+            self.blocks.written[bi] += self.g.units_per_page;
+        }
+        self.alloc.open.total = t.pools * self.g.units_per_page;
+        self.alloc.open.ready = now;
+        Ok(())
+    }
+
+    pub(super) fn program_open_page(&mut self, tl: &mut Timeline) -> Programmed {
+        let t = self.alloc.stripe[self.alloc.cursor];
+        let upp = self.g.units_per_page;
+        let mut program_ns = 0;
+        let mut lower = false;
+        for i in 0..t.pools as usize {
+            let slot = self.alloc.open.page_slot[i];
+            let b = self.g.block_of_slot(slot);
+            let page = self.g.page_of_offset(slot - self.g.block_base(b));
+            program_ns = program_ns.max(self.program_ns(b, page));
+            lower |= self.is_lower_page(b, page);
+            if self.pslc.cfg.kind != PslcKind::Off && !self.blocks.in_cache[b as usize] {
+                self.counters.direct_units += upp as u64;
+            }
+        }
+        self.counters.program_ops += 1;
+        self.counters.program_ns += program_ns;
+        if lower {
+            self.back_up_lower_page(self.alloc.open.ready, t.die, self.alloc.open.total, tl);
+        }
+        let done = tl.flash_program(
+            self.alloc.open.ready,
+            t.die,
+            program_ns,
+            self.alloc.open.total,
+        );
+        self.flash.programs_done = self.flash.programs_done.max(done);
+        for i in 0..t.pools as usize {
+            let slot = self.alloc.open.page_slot[i];
+            let b = self.g.block_of_slot(slot);
+            if let Some(p) = &mut self.power {
+                p.programmed(
+                    slot / upp,
+                    done.saturating_sub(program_ns),
+                    done,
+                    PageKind::Host,
+                );
+            }
+            self.blocks.programmed[b as usize] += upp;
+            self.seal_if_full(b);
+        }
+        self.counters.flash_programs_host += t.pools as u64;
+        self.counters.flash_units_host += self.alloc.open.total as u64;
+        let units = self.alloc.open.buffered;
+        self.alloc.open.filled = 0;
+        self.alloc.open.buffered = 0;
+        self.alloc.cursor += 1;
+        if self.alloc.cursor == self.alloc.stripe.len() {
+            self.alloc.cursor = 0;
+        }
+        Programmed { done, units }
+    }
+
+    /// Programs the partly filled frontier page, padding its unused units.
+    pub fn flush_open_page(&mut self, tl: &mut Timeline) -> Option<Programmed> {
+        if self.alloc.open.filled == 0 {
+            return None;
+        }
+        Some(self.program_open_page(tl))
+    }
+}

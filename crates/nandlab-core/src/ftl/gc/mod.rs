@@ -1,0 +1,335 @@
+//! Garbage collection per GC pool: foreground when a pool runs short of
+//! free blocks, background in idle time up to the high watermark; a victim
+//! (chosen by the [`victim`] policy, or a dynamic pSLC block given back) has
+//! its valid units copied to the pool's GC frontier, then is erased.
+
+pub mod victim;
+
+use super::{Ftl, NIL};
+use crate::config::Config;
+use crate::drive::timeline::Timeline;
+use crate::ftl::blocks::BlockState;
+use crate::ftl::gc::victim::VictimIndex;
+use crate::ftl::mapcache::MapAccess;
+use crate::media::{CellMode, ModeTiming};
+use crate::power::PageKind;
+use crate::SimError;
+use serde::{Deserialize, Serialize};
+
+/// GC's state and settings: the victim index, the GC frontier of each pool
+/// and the page it fills, the watermarks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Gc {
+    pub(super) victims: VictimIndex,
+    /// The GC frontier block of each pool, units in its open page, and when
+    /// the last of them reached controller RAM.
+    pub(super) frontier: Vec<u32>,
+    pub(super) fill: Vec<u32>,
+    pub(super) ready: Vec<u64>,
+    /// Free blocks foreground GC keeps (low watermark) and background GC
+    /// reclaims up to (high watermark), per pool.
+    pub(super) start: u32,
+    pub(super) stop: u32,
+    /// Who the GC frontier's pages are programmed for now (GC, folding, recovery).
+    pub(super) copy_kind: PageKind,
+    /// ZombieNAND's usage-table GC (wear-aware victims) and its threshold.
+    pub(super) wear_aware: bool,
+    pub(super) life_threshold: f64,
+}
+
+impl Gc {
+    pub fn new(cfg: &Config) -> Gc {
+        let g = &cfg.geometry;
+        Gc {
+            victims: VictimIndex::new(cfg.ftl.gc, g),
+            frontier: vec![NIL; g.pools as usize],
+            fill: vec![0; g.pools as usize],
+            ready: vec![0; g.pools as usize],
+            start: cfg.ftl.gc_start,
+            stop: cfg.ftl.gc_stop,
+            copy_kind: PageKind::Gc,
+            wear_aware: cfg.ftl.wear_leveling,
+            life_threshold: cfg.ftl.life_threshold,
+        }
+    }
+}
+
+impl Ftl {
+    /// Foreground/background GC on `pool` until it has `target` free blocks.
+    pub(super) fn collect(
+        &mut self,
+        pool: u32,
+        now: u64,
+        tl: &mut Timeline,
+        target: u32,
+    ) -> Result<(), SimError> {
+        let mut fruitless = 0;
+        while self.blocks.free_count(pool) < target {
+            let before = self.blocks.free_count(pool);
+            self.collect_one(pool, now, tl)?;
+            if self.blocks.free_count(pool) <= before {
+                fruitless += 1;
+                if fruitless > self.g.blocks_per_pool {
+                    return Err(SimError::NoReclaimableSpace { pool });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Frees a block of `pool` for native use: folds its oldest dynamic
+    /// cache block if it has one (a dynamic cache gives its blocks back
+    /// first), else cleans a GC victim.
+    pub(super) fn collect_one(
+        &mut self,
+        pool: u32,
+        now: u64,
+        tl: &mut Timeline,
+    ) -> Result<(), SimError> {
+        let v = match self.pslc.dynamic_fifo[pool as usize].pop_front() {
+            Some(v) => v,
+            None => if self.gc.wear_aware {
+                self.gc.victims.take_wear_aware(
+                    pool,
+                    &self.blocks,
+                    self.gc.life_threshold,
+                    self.clock,
+                    &mut self.rng,
+                )
+            } else {
+                self.gc
+                    .victims
+                    .take(pool, &self.blocks, self.clock, &mut self.rng)
+            }
+            .ok_or(SimError::NoReclaimableSpace { pool })?,
+        };
+        self.relocate(v, pool, now, tl)
+    }
+
+    /// Copies block `v`'s valid units to the pool's GC frontier (native
+    /// mode; for a cache block this is folding), then erases it.
+    pub(super) fn relocate(
+        &mut self,
+        v: u32,
+        pool: u32,
+        now: u64,
+        tl: &mut Timeline,
+    ) -> Result<(), SimError> {
+        let vi = v as usize;
+        self.blocks.state[vi] = BlockState::Victim;
+        let die = self.g.die_of_pool(pool);
+        let upp = self.g.units_per_page;
+        let base = self.g.block_base(v);
+        let (mode, run) = (self.blocks.mode[vi], self.blocks.run[vi]);
+        let dynamic = self.blocks.in_cache[vi] && !self.blocks.static_cache[vi];
+        let mut remaining = self.blocks.valid[vi];
+        if self.blocks.in_cache[vi] {
+            self.counters.folded_units += remaining as u64;
+        }
+        self.gc.copy_kind = if self.blocks.in_cache[vi] {
+            PageKind::Fold
+        } else {
+            PageKind::Gc
+        };
+        let mut lpns = [0u32; 64];
+        let pages = self.blocks.capacity[vi] / upp;
+        let mut page = 0;
+        while remaining > 0 && page < pages {
+            let first = base + page * upp;
+            let mut n = 0usize;
+            for s in first..first + upp {
+                let lpn = self.map.p2l[s as usize];
+                if self.map.l2p[lpn as usize] == s + 1 {
+                    if n == lpns.len() {
+                        self.copy_units(pool, die, page, run, &lpns[..n], now, tl)?;
+                        n = 0;
+                    }
+                    lpns[n] = lpn;
+                    n += 1;
+                }
+            }
+            if n > 0 {
+                remaining -= n as u32;
+                self.copy_units(pool, die, page, run, &lpns[..n], now, tl)?;
+            }
+            page += 1;
+        }
+        debug_assert_eq!(self.blocks.valid[vi], 0);
+        // Without power-loss protection, no copy may wait in RAM while its
+        // source is erased: the GC page is programmed (padded) first; and the
+        // erase waits for the programs booked so far, which hold the data
+        // that made this block's stale copies stale.
+        let mut erase_from = now;
+        if self.volatile_ram {
+            if self.gc.fill[pool as usize] > 0 {
+                self.program_gc_page(pool, die, tl);
+            }
+            erase_from = now.max(self.flash.programs_done);
+        }
+        let erase_ns = self.erase_ns(v);
+        self.counters.erase_ns += erase_ns;
+        let erased = tl.erase(erase_from, die, erase_ns);
+        if self.power.is_some() {
+            self.note_erase(v, erased.saturating_sub(erase_ns), erased);
+        }
+        self.counters.erases += 1;
+        if dynamic {
+            self.pslc.dynamic_in_use[pool as usize] -= 1;
+        }
+        if !self.blocks.erase(v, pool) || self.blocks.mode[vi] != mode {
+            // The pool lost flash (ZombieNAND: lost bits come out of the
+            // reserve). The user capacity never shrinks: the pool must still
+            // hold its share of it plus the blocks GC keeps free (high watermark).
+            let usable = self.blocks.pool_capacity[pool as usize];
+            let needed = self.guaranteed_units;
+            if usable < needed {
+                return Err(SimError::WornOut {
+                    pool,
+                    usable,
+                    needed,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads page `page` (of a block in `mode`) on `die` from `now`; returns
+    /// when its data is in the controller.
+    pub(super) fn gc_read(
+        &mut self,
+        die: u32,
+        page: u32,
+        mode: CellMode,
+        units: u32,
+        now: u64,
+        tl: &mut Timeline,
+    ) -> u64 {
+        let read_ns =
+            self.flash.timing[mode.index()].read_ns[ModeTiming::page_type(page, mode.bits())];
+        self.counters.flash_reads_gc += 1;
+        tl.flash_read(now, die, read_ns, units)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn copy_units(
+        &mut self,
+        pool: u32,
+        die: u32,
+        page: u32,
+        mode: CellMode,
+        lpns: &[u32],
+        now: u64,
+        tl: &mut Timeline,
+    ) -> Result<(), SimError> {
+        let ready = self.gc_read(die, page, mode, lpns.len() as u32, now, tl);
+        for &lpn in lpns {
+            let from = self.map.l2p[lpn as usize] - 1;
+            let to = self.gc_place(pool, die, lpn, ready, tl)?;
+            if let Some(o) = &mut self.oracle {
+                o.moved(lpn, from, to);
+            }
+        }
+        Ok(())
+    }
+
+    /// Places unit `lpn`, in controller RAM from `ready`, on `pool`'s GC
+    /// frontier (programming the page once full); returns its new slot.
+    pub(super) fn gc_place(
+        &mut self,
+        pool: u32,
+        die: u32,
+        lpn: u32,
+        ready: u64,
+        tl: &mut Timeline,
+    ) -> Result<u32, SimError> {
+        let p = pool as usize;
+        let mut b = self.gc.frontier[p];
+        if b == NIL {
+            b = self.open_block(pool, ready, tl, true)?;
+            self.gc.frontier[p] = b;
+        }
+        let bi = b as usize;
+        let slot = self.g.block_base(b) + self.blocks.written[bi];
+        self.blocks.written[bi] += 1;
+        self.map_access(lpn, MapAccess::Update, ready, tl);
+        self.map(lpn, slot);
+        if let Some(pm) = &mut self.power {
+            pm.placed(slot, ready);
+        }
+        self.gc.fill[p] += 1;
+        self.gc.ready[p] = self.gc.ready[p].max(ready);
+        if self.gc.fill[p] == self.g.units_per_page {
+            self.program_gc_page(pool, die, tl);
+        }
+        Ok(slot)
+    }
+
+    /// Programs `pool`'s GC frontier page, padding what is not filled.
+    pub(super) fn program_gc_page(&mut self, pool: u32, die: u32, tl: &mut Timeline) {
+        let p = pool as usize;
+        let b = self.gc.frontier[p];
+        let bi = b as usize;
+        let upp = self.g.units_per_page;
+        if self.gc.fill[p] < upp {
+            self.blocks.written[bi] += upp - self.gc.fill[p];
+        }
+        let page = self.blocks.programmed[bi] / upp;
+        let program_ns = self.program_ns(b, page);
+        self.counters.program_ops += 1;
+        self.counters.program_ns += program_ns;
+        if self.is_lower_page(b, page) {
+            self.back_up_lower_page(self.gc.ready[p], die, upp, tl);
+        }
+        let done = tl.flash_program(self.gc.ready[p], die, program_ns, upp);
+        self.flash.programs_done = self.flash.programs_done.max(done);
+        if let Some(pm) = &mut self.power {
+            let global = self.g.block_base(b) / upp + page;
+            pm.programmed(
+                global,
+                done.saturating_sub(program_ns),
+                done,
+                self.gc.copy_kind,
+            );
+        }
+        self.blocks.programmed[bi] += upp;
+        self.seal_if_full(b);
+        self.counters.flash_programs_gc += 1;
+        self.counters.flash_units_gc += upp as u64;
+        self.gc.fill[p] = 0;
+        self.gc.ready[p] = 0;
+    }
+
+    /// Background GC in an idle window ending at `until`: pools below the
+    /// high watermark clean victims while their die would otherwise be idle.
+    pub fn background_gc(&mut self, until: u64, tl: &mut Timeline) -> Result<(), SimError> {
+        for pool in 0..self.g.pools {
+            let die = self.g.die_of_pool(pool);
+            let p = pool as usize;
+            // Idle folding empties the pSLC cache for the next burst, the
+            // frontier block too once nothing waits in RAM for it.
+            while self.pslc.cfg.fold_idle && tl.die_free_at(die) < until {
+                let Some(v) = self.pslc.static_fifo[p]
+                    .pop_front()
+                    .or_else(|| self.pslc.dynamic_fifo[p].pop_front())
+                    .or_else(|| self.take_idle_cache_frontier(pool))
+                else {
+                    break;
+                };
+                let start = tl.die_free_at(die);
+                self.fold(v, pool, start, tl)?;
+            }
+            while self.blocks.free_count(pool) < self.gc.stop {
+                let start = tl.die_free_at(die);
+                if start >= until {
+                    break;
+                }
+                let before = self.blocks.free_count(pool);
+                self.collect_one(pool, start, tl)?;
+                if self.blocks.free_count(pool) <= before {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+}
