@@ -97,6 +97,19 @@ pub enum GcPolicy {
     DChoices(u32),
 }
 
+impl GcPolicy {
+    /// The victim policy's registered name and parameter (`ftl::gc::victim`).
+    pub fn name_and_parameter(self) -> (&'static str, Option<u32>) {
+        match self {
+            GcPolicy::Greedy => ("greedy", None),
+            GcPolicy::Fifo => ("fifo", None),
+            GcPolicy::CostBenefit => ("cost-benefit", None),
+            GcPolicy::Random => ("random", None),
+            GcPolicy::DChoices(d) => ("d-choices", Some(d)),
+        }
+    }
+}
+
 /// A dimension of the allocation stripe: channel, way (chip), die, plane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum StripeDim {

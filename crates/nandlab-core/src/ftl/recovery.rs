@@ -16,7 +16,6 @@
 use super::{Ftl, NIL};
 use crate::drive::timeline::Timeline;
 use crate::ftl::blocks::BlockState;
-use crate::ftl::gc::victim::VictimIndex;
 use crate::media::ModeTiming;
 use crate::oracle::Floor;
 use crate::power::{
@@ -729,7 +728,7 @@ impl Ftl {
         if let Some(m) = &mut self.map_cache {
             m.power_lost();
         }
-        self.gc.victims = VictimIndex::new(self.gc.victims.policy(), &self.g);
+        self.gc.victims = self.gc.victims.emptied(&self.g);
         for fifo in self
             .pslc
             .static_fifo

@@ -1,0 +1,217 @@
+//! GC victim selection per GC pool, in O(1) amortised per operation (no
+//! scan of all blocks). A policy is a [`VictimPolicy`] in a file of its own,
+//! registered by one line in the `policies!` list below: its name (what
+//! `[ftl] gc` takes, with `name:N` if it takes a parameter) and its type.
+//! Shared structures: utilisation [`buckets`] (greedy, cost-benefit) and an
+//! indexable [`set`] (random, d-choices).
+//!
+//! A block's bucket is its valid units scaled to a native block
+//! (`valid × units_per_block / capacity`): blocks run in a lower bit mode
+//! hold fewer units, and a full small block must not look like a good victim.
+
+pub mod buckets;
+pub mod set;
+
+use crate::ftl::blocks::{BlockState, BlockTable};
+use crate::geometry::Geometry;
+use crate::sanity::{ensure, Checked};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+
+/// A GC victim policy: the sealed native blocks of every pool, organised
+/// to choose a victim fast.
+pub trait VictimPolicy: Sized {
+    /// What `[ftl] gc` calls it.
+    const NAME: &'static str;
+    /// What its parameter is (`name:N`), if it takes one.
+    const PARAMETER: Option<&'static str> = None;
+
+    /// An empty index for geometry `g`; `parameter` is given exactly when
+    /// the policy takes one (checked ≥ 1).
+    fn new(g: &Geometry, parameter: Option<u32>) -> Self;
+
+    /// The parameter it was built with, if it takes one.
+    fn parameter(&self) -> Option<u32> {
+        None
+    }
+
+    /// Block `block` of `capacity` units was sealed with `valid` valid
+    /// units at logical time `now` (host units written so far).
+    fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64);
+
+    /// A sealed block's valid count dropped from `valid + 1` to `valid`.
+    fn invalidated(&mut self, _block: u32, _valid: u32, _capacity: u32, _now: u64) {}
+
+    /// Chooses and removes a victim from `pool` (`blocks` gives valid
+    /// counts, capacities and wear); None if the pool has no sealed block.
+    fn take(
+        &mut self,
+        pool: u32,
+        blocks: &BlockTable,
+        now: u64,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Option<u32>;
+
+    /// ZombieNAND's usage-table GC (Algorithms 2 and 3), where the policy
+    /// supports it (config allows it with greedy only); else [`take`](Self::take).
+    fn take_wear_aware(
+        &mut self,
+        pool: u32,
+        blocks: &BlockTable,
+        _life_threshold: f64,
+        now: u64,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Option<u32> {
+        self.take(pool, blocks, now, rng)
+    }
+
+    /// For a loaded snapshot: calls `member(block, pool)` for every block
+    /// held, checking the structure's own bookkeeping (links, positions,
+    /// buckets) against `blocks` and the logical clock `clock`.
+    fn check_members(
+        &self,
+        g: &Geometry,
+        blocks: &BlockTable,
+        clock: u64,
+        member: &mut dyn FnMut(u32, usize) -> Checked,
+    ) -> Checked;
+}
+
+/// Declares the registered policies: a module and a type each.
+macro_rules! policies {
+    ($($module:ident :: $policy:ident),* $(,)?) => {
+        $(mod $module;)*
+
+        /// The policy a drive runs: one variant per registered policy.
+        #[derive(Debug, Clone, Serialize, Deserialize)]
+        pub enum VictimIndex {
+            $($policy($module::$policy),)*
+        }
+
+        /// The registered policies' names and parameters, for config
+        /// validation and messages.
+        pub const POLICIES: &[(&str, Option<&str>)] = &[
+            $(($module::$policy::NAME, <$module::$policy as VictimPolicy>::PARAMETER),)*
+        ];
+
+        impl VictimIndex {
+            /// The index of policy `name` (a registered one) for `g`.
+            pub fn new(name: &str, parameter: Option<u32>, g: &Geometry) -> VictimIndex {
+                $(if name == $module::$policy::NAME {
+                    return VictimIndex::$policy(VictimPolicy::new(g, parameter));
+                })*
+                unreachable!("validated: {name} is a registered GC policy")
+            }
+
+            /// The policy's name and parameter.
+            pub fn name(&self) -> &'static str {
+                match self { $(VictimIndex::$policy(_) => $module::$policy::NAME,)* }
+            }
+
+            #[inline]
+            pub fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
+                match self { $(VictimIndex::$policy(p) => p.insert(block, valid, capacity, now),)* }
+            }
+
+            #[inline]
+            pub fn invalidated(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
+                match self { $(VictimIndex::$policy(p) => p.invalidated(block, valid, capacity, now),)* }
+            }
+
+            pub fn take(
+                &mut self,
+                pool: u32,
+                blocks: &BlockTable,
+                now: u64,
+                rng: &mut Xoshiro256PlusPlus,
+            ) -> Option<u32> {
+                match self { $(VictimIndex::$policy(p) => p.take(pool, blocks, now, rng),)* }
+            }
+
+            pub fn take_wear_aware(
+                &mut self,
+                pool: u32,
+                blocks: &BlockTable,
+                life_threshold: f64,
+                now: u64,
+                rng: &mut Xoshiro256PlusPlus,
+            ) -> Option<u32> {
+                match self {
+                    $(VictimIndex::$policy(p) => p.take_wear_aware(pool, blocks, life_threshold, now, rng),)*
+                }
+            }
+
+            /// The parameter it was built with, if it takes one.
+            pub fn parameter(&self) -> Option<u32> {
+                match self { $(VictimIndex::$policy(p) => p.parameter(),)* }
+            }
+
+            fn check_members(
+                &self,
+                g: &Geometry,
+                blocks: &BlockTable,
+                clock: u64,
+                member: &mut dyn FnMut(u32, usize) -> Checked,
+            ) -> Checked {
+                match self { $(VictimIndex::$policy(p) => p.check_members(g, blocks, clock, member),)* }
+            }
+        }
+    };
+}
+
+policies! {
+    greedy::Greedy,
+    cost_benefit::CostBenefit,
+    fifo::Fifo,
+    random::Random,
+    d_choices::DChoices,
+}
+
+impl VictimIndex {
+    /// An empty index of the same policy (after a power cut, recovery
+    /// files the sealed blocks again).
+    pub fn emptied(&self, g: &Geometry) -> VictimIndex {
+        VictimIndex::new(self.name(), self.parameter(), g)
+    }
+
+    /// Checks this (loaded) index against `fresh`, one its config builds:
+    /// the same policy, holding exactly the sealed native blocks, each once,
+    /// in its own pool, its structure consistent.
+    pub fn check_loaded(
+        &self,
+        fresh: &VictimIndex,
+        g: &Geometry,
+        blocks: &BlockTable,
+        clock: u64,
+    ) -> Checked {
+        let policy = |v: &VictimIndex| (v.name(), v.parameter());
+        crate::sanity::same("the GC victim policy", &policy(self), &policy(fresh))?;
+        let n = g.blocks as usize;
+        let mut seen = vec![false; n];
+        let mut member = |b: u32, pool: usize| -> Checked {
+            ensure((b as usize) < n, || {
+                format!("the GC victim index holds block {b}, past the drive")
+            })?;
+            ensure(!std::mem::replace(&mut seen[b as usize], true), || {
+                format!("block {b} is in the GC victim index twice")
+            })?;
+            ensure(g.pool_of_block(b) as usize == pool, || {
+                format!("block {b} is in another GC pool's victim index")
+            })
+        };
+        self.check_members(g, blocks, clock, &mut member)?;
+        let wrong = (0..n).find(|&b| {
+            let sealed = blocks.state[b] == BlockState::Sealed && !blocks.in_cache[b];
+            seen[b] != sealed
+        });
+        ensure(wrong.is_none(), || {
+            let b = wrong.unwrap_or(0);
+            let how = if seen[b] {
+                "not sealed but in"
+            } else {
+                "sealed but not in"
+            };
+            format!("block {b} is {how} the GC victim index")
+        })
+    }
+}
