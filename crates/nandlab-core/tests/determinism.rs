@@ -94,7 +94,7 @@ fn an_untimed_phase_makes_the_same_flash_decisions_in_no_time() {
         let r = sim.run_all(&mut |_| true).unwrap();
         (
             r[1].summary.clone(),
-            sim.drive().ftl.blocks.erase_count.clone(),
+            sim.drive().ftl.blocks.erase_count().to_vec(),
         )
     };
     let (timed, timed_erases) = run(true);

@@ -125,7 +125,7 @@ fn outcome(name: &str, text: &str) -> Value {
             "power_losses": p.power_losses,
         })).collect::<Vec<_>>(),
         "run": sim.run_summary(),
-        "erase_counts": sim.drive().ftl.blocks.erase_count,
+        "erase_counts": sim.drive().ftl.blocks.erase_count(),
     }));
     let text = serde_json::to_string(&everything).unwrap();
     if let Some(dir) = std::env::var_os("NANDLAB_GOLDEN_DUMP") {

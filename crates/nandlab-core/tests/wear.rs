@@ -61,8 +61,11 @@ fn programs_get_faster_and_erases_slower_as_the_drive_ages() {
     );
     // The program and erase steps are 1/10 and 1/4 of the fresh times (60 and 750 µs).
     let blocks = &sim.drive().ftl.blocks;
-    assert!(blocks.program_loops.iter().all(|&l| (4..=10).contains(&l)));
-    assert_eq!(blocks.bad_blocks, 0);
+    assert!(blocks
+        .program_loops()
+        .iter()
+        .all(|&l| (4..=10).contains(&l)));
+    assert_eq!(blocks.bad_blocks(), 0);
 }
 
 #[test]
@@ -74,7 +77,7 @@ fn worn_blocks_are_retired_and_no_data_is_lost() {
     assert_eq!(
         r.summary.bad_blocks,
         ftl.blocks
-            .state
+            .state()
             .iter()
             .filter(|&&s| s == BlockState::Bad)
             .count() as u64
@@ -93,12 +96,12 @@ fn without_variation_a_block_dies_at_its_rated_cycles() {
         Err(e) => panic!("{e}"),
     }
     let blocks = &sim.drive().ftl.blocks;
-    assert!(blocks.bad_blocks > 0);
-    for (i, s) in blocks.state.iter().enumerate() {
+    assert!(blocks.bad_blocks() > 0);
+    for (i, s) in blocks.state().iter().enumerate() {
         if *s == BlockState::Bad {
-            assert_eq!(blocks.erase_count[i], 41, "block {i}");
+            assert_eq!(blocks.erase_count()[i], 41, "block {i}");
         } else {
-            assert!(blocks.erase_count[i] <= 40, "block {i}");
+            assert!(blocks.erase_count()[i] <= 40, "block {i}");
         }
     }
 }
@@ -153,9 +156,9 @@ fn retention_relaxation_and_cold_change_endurance() {
         let mut sim = drive(100, &format!("spread = \"none\"\n{wear}"), 200.0);
         let _ = sim.run_all(&mut |_| true);
         let b = &sim.drive().ftl.blocks;
-        (0..b.state.len())
-            .filter(|&i| b.state[i] == BlockState::Bad)
-            .map(|i| b.erase_count[i])
+        (0..b.state().len())
+            .filter(|&i| b.state()[i] == BlockState::Bad)
+            .map(|i| b.erase_count()[i])
             .min()
     };
     assert_eq!(lifetime(""), Some(101));

@@ -54,7 +54,7 @@ fn check_data(sim: &Simulator) {
     // The per-mode block counts kept for time series match a recount.
     let b = &ftl.blocks;
     let mut by_mode = [0u64; 4];
-    for (m, s) in b.mode.iter().zip(&b.state) {
+    for (m, s) in b.mode().iter().zip(b.state()) {
         if *s != BlockState::Bad {
             by_mode[m.index()] += 1;
         }
@@ -74,8 +74,8 @@ fn zombie_blocks_switch_down_and_the_drive_lives_longer() {
         "both drives run until they die"
     );
     let z = &zombie_sim.drive().ftl;
-    assert!(z.blocks.mode_switches > 0);
-    assert_eq!(base_sim.drive().ftl.blocks.mode_switches, 0);
+    assert!(z.blocks.mode_switches() > 0);
+    assert_eq!(base_sim.drive().ftl.blocks.mode_switches(), 0);
     assert!(
         zombie.host_write_bytes > base.host_write_bytes,
         "zombie {} <= baseline {}",
@@ -84,12 +84,12 @@ fn zombie_blocks_switch_down_and_the_drive_lives_longer() {
     );
     // No switch before the rating: every block below TLC has been erased at
     // least ~20 times (its endurance factor is ≥ 0.6 with σ = 0.1).
-    for (i, m) in z.blocks.mode.iter().enumerate() {
+    for (i, m) in z.blocks.mode().iter().enumerate() {
         if *m != CellMode::Tlc {
             assert!(
-                z.blocks.erase_count[i] as f64 >= 20.0 * 0.6,
+                z.blocks.erase_count()[i] as f64 >= 20.0 * 0.6,
                 "block {i} switched after {}",
-                z.blocks.erase_count[i]
+                z.blocks.erase_count()[i]
             );
         }
     }
@@ -102,8 +102,8 @@ fn the_early_switch_pool_wears_out_first() {
     let (sim, _) = lifetime(true, 30, 0.5);
     let blocks = &sim.drive().ftl.blocks;
     let (mut early, mut normal) = (Vec::new(), Vec::new());
-    for (i, &e) in blocks.early.iter().enumerate() {
-        let v = (blocks.erase_count[i], blocks.mode[i]);
+    for (i, &e) in blocks.early().iter().enumerate() {
+        let v = (blocks.erase_count()[i], blocks.mode()[i]);
         if e {
             early.push(v)
         } else {

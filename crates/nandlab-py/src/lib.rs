@@ -374,7 +374,7 @@ impl Simulator {
 
     /// Erase count of every block.
     fn erase_counts(&self) -> Vec<u32> {
-        self.sim.drive().ftl.blocks.erase_count.clone()
+        self.sim.drive().ftl.blocks.erase_count().to_vec()
     }
 
     /// Checks the mapping invariants; raises SimulationError naming the first violation.

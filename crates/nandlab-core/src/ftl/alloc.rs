@@ -6,7 +6,6 @@
 use super::{Ftl, NIL};
 use crate::config::{Config, PslcKind, StripeDim};
 use crate::drive::timeline::Timeline;
-use crate::ftl::blocks::BlockState;
 use crate::ftl::mapcache::MapAccess;
 use crate::geometry::Geometry;
 use crate::power::{PageKind, WriteCache};
@@ -149,21 +148,25 @@ impl Ftl {
         Ok(b)
     }
 
-    /// Seals a fully programmed block: it leaves its frontier and becomes a GC candidate.
-    pub(super) fn seal_if_full(&mut self, b: u32) {
-        let bi = b as usize;
-        if self.blocks.programmed[bi] == self.blocks.capacity[bi] {
-            self.blocks.state[bi] = BlockState::Sealed;
-            let pool = self.g.pool_of_block(b) as usize;
-            self.file_sealed(b, false);
-            for frontier in [
-                &mut self.alloc.host_block[pool],
-                &mut self.pslc.frontier[pool],
-                &mut self.gc.frontier[pool],
-            ] {
-                if *frontier == b {
-                    *frontier = NIL;
-                }
+    /// A page of `units` units of block `b` was programmed: a block that
+    /// fills leaves its frontier and becomes a GC candidate.
+    pub(super) fn programmed_page(&mut self, b: u32, units: u32) {
+        if self.blocks.program_page(b, units) {
+            self.sealed(b);
+        }
+    }
+
+    /// Block `b` was sealed: it leaves its frontier and is filed.
+    fn sealed(&mut self, b: u32) {
+        let pool = self.g.pool_of_block(b) as usize;
+        self.file_sealed(b, false);
+        for frontier in [
+            &mut self.alloc.host_block[pool],
+            &mut self.pslc.frontier[pool],
+            &mut self.gc.frontier[pool],
+        ] {
+            if *frontier == b {
+                *frontier = NIL;
             }
         }
     }
@@ -174,11 +177,11 @@ impl Ftl {
     pub(super) fn file_sealed(&mut self, b: u32, oldest: bool) {
         let bi = b as usize;
         let pool = self.g.pool_of_block(b) as usize;
-        let queue = if !self.blocks.in_cache[bi] {
-            let (valid, capacity) = (self.blocks.valid[bi], self.blocks.capacity[bi]);
+        let queue = if !self.blocks.in_cache()[bi] {
+            let (valid, capacity) = (self.blocks.valid()[bi], self.blocks.capacity()[bi]);
             self.gc.victims.insert(b, valid, capacity, self.clock);
             return;
-        } else if self.blocks.static_cache[bi] {
+        } else if self.blocks.static_cache()[bi] {
             &mut self.pslc.static_fifo[pool]
         } else {
             &mut self.pslc.dynamic_fifo[pool]
@@ -280,7 +283,7 @@ impl Ftl {
                     self.alloc.host_block[pool as usize] = b;
                 }
                 let bi = b as usize;
-                let base = self.g.block_base(b) + self.blocks.written[bi];
+                let base = self.g.block_base(b) + self.blocks.written()[bi];
                 for slot in base..base + upp {
                     let lpn = lpn_of(i);
                     i += 1;
@@ -303,10 +306,9 @@ impl Ftl {
                 if let Some(p) = &mut self.power {
                     p.programmed(base / upp, 0, 0, PageKind::Host);
                 }
-                self.blocks.written[bi] += upp;
-                self.blocks.valid[bi] += upp;
-                self.blocks.programmed[bi] += upp;
-                self.seal_if_full(b);
+                if self.blocks.fill_page(b, upp) {
+                    self.sealed(b);
+                }
             }
             pages += t.pools as u64;
             self.alloc.cursor += 1;
@@ -347,14 +349,14 @@ impl Ftl {
             }
             let bi = b as usize;
             debug_assert!(
-                self.blocks.written[bi] < self.blocks.capacity[bi],
+                self.blocks.written()[bi] < self.blocks.capacity()[bi],
                 "host frontier block {b} is full"
             );
             self.alloc
                 .open
                 .page_slot
-                .push(self.g.block_base(b) + self.blocks.written[bi]);
-            self.blocks.written[bi] += self.g.units_per_page;
+                .push(self.g.block_base(b) + self.blocks.written()[bi]);
+            self.blocks.allot(b, self.g.units_per_page);
         }
         self.alloc.open.total = t.pools * self.g.units_per_page;
         self.alloc.open.ready = now;
@@ -372,7 +374,7 @@ impl Ftl {
             let page = self.g.page_of_offset(slot - self.g.block_base(b));
             program_ns = program_ns.max(self.program_ns(b, page));
             lower |= self.is_lower_page(b, page);
-            if self.pslc.cfg.kind != PslcKind::Off && !self.blocks.in_cache[b as usize] {
+            if self.pslc.cfg.kind != PslcKind::Off && !self.blocks.in_cache()[b as usize] {
                 self.counters.direct_units += upp as u64;
             }
         }
@@ -399,8 +401,7 @@ impl Ftl {
                     PageKind::Host,
                 );
             }
-            self.blocks.programmed[b as usize] += upp;
-            self.seal_if_full(b);
+            self.programmed_page(b, upp);
         }
         self.counters.flash_programs_host += t.pools as u64;
         self.counters.flash_units_host += self.alloc.open.total as u64;

@@ -43,47 +43,47 @@ pub enum BlockState {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BlockTable {
     /// Valid mapping units in the block.
-    pub valid: Vec<u32>,
+    valid: Vec<u32>,
     /// Units allocated (handed to the write path).
-    pub written: Vec<u32>,
+    written: Vec<u32>,
     /// Units programmed on flash (≤ written; the rest wait in controller RAM).
-    pub programmed: Vec<u32>,
-    pub erase_count: Vec<u32>,
-    pub state: Vec<BlockState>,
+    programmed: Vec<u32>,
+    erase_count: Vec<u32>,
+    state: Vec<BlockState>,
     /// The bit mode the block's cells can store (its wear limit).
-    pub mode: Vec<CellMode>,
+    mode: Vec<CellMode>,
     /// The mode the block is programmed in now: SLC while it is a pSLC
     /// cache block, else `mode`.
-    pub run: Vec<CellMode>,
+    run: Vec<CellMode>,
     /// Holds pSLC cache data (a static cache block, or a dynamic one now).
-    pub in_cache: Vec<bool>,
+    in_cache: Vec<bool>,
     /// Static pSLC cache block: SLC for life, outside the native free queue.
-    pub static_cache: Vec<bool>,
+    static_cache: Vec<bool>,
     /// Erased native blocks per GC pool, oldest first.
-    pub free: Vec<VecDeque<u32>>,
+    free: Vec<VecDeque<u32>>,
     /// Erased static cache blocks per GC pool.
-    pub cache_free: Vec<VecDeque<u32>>,
+    cache_free: Vec<VecDeque<u32>>,
     /// ZombieNAND's early-switch pool: worn on purpose so it switches mode first.
-    pub early: Vec<bool>,
+    early: Vec<bool>,
     /// Trapped-charge stress, in program/erase cycles at the rating.
-    pub stress: Vec<f64>,
+    stress: Vec<f64>,
     /// Stress one erase adds: 1 / (endurance factor × conditions).
     wear_per_erase: Vec<f64>,
     /// ISPP program-verify loops and erase pulses the block needs now.
-    pub program_loops: Vec<u8>,
-    pub erase_loops: Vec<u8>,
-    pub bad_blocks: u64,
+    program_loops: Vec<u8>,
+    erase_loops: Vec<u8>,
+    bad_blocks: u64,
     /// Mapping units each block holds in the mode it runs in.
-    pub capacity: Vec<u32>,
+    capacity: Vec<u32>,
     /// Blocks switched to a lower bit mode at death (ZombieNAND), all told.
-    pub mode_switches: u64,
+    mode_switches: u64,
     /// Usable blocks per bit mode, and the sum of all blocks' stress (kept
     /// as blocks change, for time-series rows on large drives).
     by_mode: [u64; 4],
     stress_sum: f64,
     /// Mapping units the usable blocks of each pool hold in their modes
     /// (`mode`, not a dynamic cache's temporary SLC).
-    pub pool_capacity: Vec<u64>,
+    pool_capacity: Vec<u64>,
     /// Sum and count of the remaining lives of each pool's usable normal
     /// (not early-switch) blocks per bit mode, for the wear-levelling
     /// average (a block that switched mode has a new life, not comparable
@@ -186,6 +186,208 @@ impl BlockTable {
             }
         }
         t
+    }
+
+    // Reading the table: per-block arrays indexed by block, and totals.
+
+    /// Valid mapping units per block.
+    #[inline]
+    pub fn valid(&self) -> &[u32] {
+        &self.valid
+    }
+    /// Units allocated (handed to the write path) per block.
+    #[inline]
+    pub fn written(&self) -> &[u32] {
+        &self.written
+    }
+    /// Units programmed on flash per block (≤ written; the rest wait in RAM).
+    #[inline]
+    pub fn programmed(&self) -> &[u32] {
+        &self.programmed
+    }
+    /// Mapping units each block holds in the mode it runs in.
+    #[inline]
+    pub fn capacity(&self) -> &[u32] {
+        &self.capacity
+    }
+    #[inline]
+    pub fn state(&self) -> &[BlockState] {
+        &self.state
+    }
+    /// The bit mode each block's cells can store (its wear limit).
+    #[inline]
+    pub fn mode(&self) -> &[CellMode] {
+        &self.mode
+    }
+    /// The mode each block is programmed in now (SLC while a pSLC block).
+    #[inline]
+    pub fn run(&self) -> &[CellMode] {
+        &self.run
+    }
+    /// Whether each block holds pSLC cache data now.
+    #[inline]
+    pub fn in_cache(&self) -> &[bool] {
+        &self.in_cache
+    }
+    /// Whether each block is a static pSLC cache block (SLC for life).
+    #[inline]
+    pub fn static_cache(&self) -> &[bool] {
+        &self.static_cache
+    }
+    /// Whether each block is in ZombieNAND's early-switch pool.
+    #[inline]
+    pub fn early(&self) -> &[bool] {
+        &self.early
+    }
+    pub fn erase_count(&self) -> &[u32] {
+        &self.erase_count
+    }
+    /// Trapped-charge stress per block, in program/erase cycles at the rating.
+    pub fn stress(&self) -> &[f64] {
+        &self.stress
+    }
+    /// ISPP program-verify loops and erase pulses each block needs now.
+    #[inline]
+    pub fn program_loops(&self) -> &[u8] {
+        &self.program_loops
+    }
+    #[inline]
+    pub fn erase_loops(&self) -> &[u8] {
+        &self.erase_loops
+    }
+    /// Erased native (and static cache) blocks of each pool, oldest first.
+    pub fn free(&self) -> &[VecDeque<u32>] {
+        &self.free
+    }
+    pub fn cache_free(&self) -> &[VecDeque<u32>] {
+        &self.cache_free
+    }
+    /// Mapping units the usable blocks of each pool hold in their modes.
+    pub fn pool_capacity(&self) -> &[u64] {
+        &self.pool_capacity
+    }
+    /// Blocks retired, and blocks switched to a lower bit mode (ZombieNAND).
+    pub fn bad_blocks(&self) -> u64 {
+        self.bad_blocks
+    }
+    pub fn mode_switches(&self) -> u64 {
+        self.mode_switches
+    }
+
+    // Changing it: each change keeps a block's counts within what it holds
+    // (valid ≤ written ≤ capacity, programmed ≤ written), checked always:
+    // a compare per change is cheap next to a silent corruption.
+
+    /// A unit of block `b` became valid (mapped to it).
+    #[inline]
+    pub fn add_valid(&mut self, b: u32) {
+        let i = b as usize;
+        self.valid[i] += 1;
+        assert!(
+            self.valid[i] <= self.written[i],
+            "block {b}: more valid units than written"
+        );
+    }
+
+    /// A unit of block `b` stopped being valid.
+    #[inline]
+    pub fn remove_valid(&mut self, b: u32) {
+        self.valid[b as usize] -= 1;
+    }
+
+    /// `units` more units of block `b` are handed to the write path.
+    #[inline]
+    pub fn allot(&mut self, b: u32, units: u32) {
+        let i = b as usize;
+        self.written[i] += units;
+        assert!(
+            self.written[i] <= self.capacity[i],
+            "block {b}: written past its capacity"
+        );
+    }
+
+    /// A page of `units` units of block `b` was programmed; it is sealed
+    /// (and returns true) when that fills it.
+    #[inline]
+    pub fn program_page(&mut self, b: u32, units: u32) -> bool {
+        let i = b as usize;
+        self.programmed[i] += units;
+        assert!(
+            self.programmed[i] <= self.written[i],
+            "block {b}: programmed past what was written"
+        );
+        let full = self.programmed[i] == self.capacity[i];
+        if full {
+            self.state[i] = BlockState::Sealed;
+        }
+        full
+    }
+
+    /// A fill laid out a whole page of `units` valid units in block `b` at
+    /// memory speed; it is sealed (and returns true) when that fills it.
+    pub fn fill_page(&mut self, b: u32, units: u32) -> bool {
+        self.allot(b, units);
+        self.valid[b as usize] += units;
+        self.program_page(b, units)
+    }
+
+    /// GC chose block `b` (sealed, or the idle cache frontier folding
+    /// takes): its valid units are being copied out.
+    pub fn make_victim(&mut self, b: u32) {
+        let state = self.state[b as usize];
+        assert!(
+            matches!(state, BlockState::Sealed | BlockState::Open),
+            "block {b}: a {state:?} victim"
+        );
+        self.state[b as usize] = BlockState::Victim;
+    }
+
+    /// After a power cut: valid counts as the rebuilt map gives them.
+    pub fn recount_valid(
+        &mut self,
+        slots_of_mapped_units: impl Iterator<Item = u32>,
+        g: &Geometry,
+    ) {
+        self.valid.fill(0);
+        for s in slots_of_mapped_units {
+            self.valid[g.block_of_slot(s) as usize] += 1;
+        }
+    }
+
+    /// After a power cut: block `b` (being written) keeps `units` units, the
+    /// rest of it still erased; sealed if that fills it.
+    pub fn resume_written(&mut self, b: u32, units: u32) {
+        let i = b as usize;
+        assert!(
+            units <= self.capacity[i],
+            "block {b}: resumed past its capacity"
+        );
+        self.written[i] = units;
+        self.programmed[i] = units;
+        self.state[i] = if units == self.capacity[i] {
+            BlockState::Sealed
+        } else {
+            BlockState::Open
+        };
+    }
+
+    /// After a power cut: an open block that no frontier can take is sealed
+    /// as it stands, its rest unused.
+    pub fn seal_as_is(&mut self, b: u32) {
+        let i = b as usize;
+        self.written[i] = self.capacity[i];
+        self.programmed[i] = self.capacity[i];
+        self.state[i] = BlockState::Sealed;
+    }
+
+    /// After a power cut: block `b`, whose erase was called off, holds
+    /// `valid` of the units recovery keeps.
+    pub fn set_valid(&mut self, b: u32, valid: u32) {
+        assert!(
+            valid <= self.written[b as usize],
+            "block {b}: more valid units than written"
+        );
+        self.valid[b as usize] = valid;
     }
 
     /// Erases a block still has in its current mode before it fails.

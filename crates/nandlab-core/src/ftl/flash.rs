@@ -43,17 +43,17 @@ impl Ftl {
     /// Program time of a page now: the mode's time for its page type, in the
     /// ISPP steps the block's wear calls for, scaled by the data written.
     pub(super) fn program_ns(&self, b: u32, page: u32) -> u64 {
-        let mode = self.blocks.run[b as usize];
+        let mode = self.blocks.run()[b as usize];
         let fresh =
             self.flash.timing[mode.index()].program_ns[ModeTiming::page_type(page, mode.bits())];
-        let worn = fresh * self.blocks.program_loops[b as usize] as u64 / PROGRAM_LOOPS.0 as u64;
+        let worn = fresh * self.blocks.program_loops()[b as usize] as u64 / PROGRAM_LOOPS.0 as u64;
         worn * self.flash.program_permille / 1000
     }
 
     /// Erase time of a block now (its wear sets the number of erase pulses).
     pub(super) fn erase_ns(&self, b: u32) -> u64 {
-        let fresh = self.flash.timing[self.blocks.run[b as usize].index()].erase_ns;
-        fresh * self.blocks.erase_loops[b as usize] as u64 / ERASE_LOOPS.0 as u64
+        let fresh = self.flash.timing[self.blocks.run()[b as usize].index()].erase_ns;
+        fresh * self.blocks.erase_loops()[b as usize] as u64 / ERASE_LOOPS.0 as u64
     }
 
     /// Sets the program-time factor of the data being written (1 = random
@@ -66,7 +66,7 @@ impl Ftl {
     /// wordline that a drive without power-loss protection backs up.
     #[inline]
     pub(super) fn is_lower_page(&self, b: u32, page: u32) -> bool {
-        let bits = self.blocks.run[b as usize].bits();
+        let bits = self.blocks.run()[b as usize].bits();
         self.flash.backup_lower_pages
             && bits > 1
             && (ModeTiming::page_type(page, bits) as u32) < bits - 1

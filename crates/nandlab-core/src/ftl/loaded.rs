@@ -59,9 +59,9 @@ impl Ftl {
                         .page_slot
                         .iter()
                         .any(|&s| g.block_of_slot(s) == b);
-                let room = gc || t.written[i] < t.capacity[i] || open_here;
+                let room = gc || t.written()[i] < t.capacity()[i] || open_here;
                 ensure(
-                    t.state[i] == BlockState::Open && t.programmed[i] < t.capacity[i] && room,
+                    t.state()[i] == BlockState::Open && t.programmed()[i] < t.capacity()[i] && room,
                     || format!("frontier block {b} is not a block being written"),
                 )?;
             }
@@ -90,25 +90,25 @@ impl Ftl {
         ] {
             for &b in fifos.iter().flatten() {
                 let i = b as usize;
-                let cached = t.in_cache[i] && t.static_cache[i] == statics;
+                let cached = t.in_cache()[i] && t.static_cache()[i] == statics;
                 ensure(
                     !std::mem::replace(&mut queued[i], true)
                         && cached
-                        && t.state[i] == BlockState::Sealed,
+                        && t.state()[i] == BlockState::Sealed,
                     || format!("block {b} should not be in a cache queue"),
                 )?;
             }
         }
-        let sealed_cache = |b: usize| t.in_cache[b] && t.state[b] == BlockState::Sealed;
+        let sealed_cache = |b: usize| t.in_cache()[b] && t.state()[b] == BlockState::Sealed;
         ensure(
             (0..g.blocks as usize).all(|b| queued[b] == sealed_cache(b)),
             || "a sealed cache block is in no cache queue".into(),
         )?;
         let mut dynamic = vec![0u32; g.pools as usize];
         for b in 0..g.blocks as usize {
-            let in_use = matches!(t.state[b], BlockState::Open | BlockState::Sealed);
+            let in_use = matches!(t.state()[b], BlockState::Open | BlockState::Sealed);
             dynamic[g.pool_of_block(b as u32) as usize] +=
-                (t.in_cache[b] && !t.static_cache[b] && in_use) as u32;
+                (t.in_cache()[b] && !t.static_cache()[b] && in_use) as u32;
         }
         ensure(dynamic == self.pslc.dynamic_in_use, || {
             "the dynamic cache's block counts do not add up".into()
@@ -150,12 +150,12 @@ impl Ftl {
         }
         // Every block a queue holds is free, once.
         let mut queued = vec![false; g.blocks as usize];
-        for q in self.blocks.free.iter().chain(&self.blocks.cache_free) {
+        for q in self.blocks.free().iter().chain(self.blocks.cache_free()) {
             for &b in q {
                 ensure(!std::mem::replace(&mut queued[b as usize], true), || {
                     format!("block {b} is queued twice")
                 })?;
-                ensure(self.blocks.state[b as usize] == BlockState::Free, || {
+                ensure(self.blocks.state()[b as usize] == BlockState::Free, || {
                     format!("block {b} is queued as free but is not")
                 })?;
             }

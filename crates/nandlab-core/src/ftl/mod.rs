@@ -128,7 +128,7 @@ impl Ftl {
     #[inline]
     pub fn is_programmed(&self, slot: u32) -> bool {
         let b = self.g.block_of_slot(slot);
-        slot - self.g.block_base(b) < self.blocks.programmed[b as usize]
+        slot - self.g.block_base(b) < self.blocks.programmed()[b as usize]
     }
 
     /// Die, page-in-block and read latency of a slot.
@@ -136,7 +136,7 @@ impl Ftl {
     pub fn read_target(&self, slot: u32) -> (u32, u32, u64) {
         let b = self.g.block_of_slot(slot);
         let page = self.g.page_of_offset(slot - self.g.block_base(b));
-        let mode = self.blocks.run[b as usize];
+        let mode = self.blocks.run()[b as usize];
         let die = self.g.die_of_plane(self.g.plane_of_block(b));
         (
             die,
@@ -164,12 +164,12 @@ impl Ftl {
     fn invalidate(&mut self, slot: u32) {
         let b = self.g.block_of_slot(slot);
         let bi = b as usize;
-        self.blocks.valid[bi] -= 1;
-        if self.blocks.state[bi] == BlockState::Sealed && !self.blocks.in_cache[bi] {
+        self.blocks.remove_valid(b);
+        if self.blocks.state()[bi] == BlockState::Sealed && !self.blocks.in_cache()[bi] {
             self.gc.victims.invalidated(
                 b,
-                self.blocks.valid[bi],
-                self.blocks.capacity[bi],
+                self.blocks.valid()[bi],
+                self.blocks.capacity()[bi],
                 self.clock,
             );
         }
@@ -183,7 +183,7 @@ impl Ftl {
         }
         self.map.l2p[lpn as usize] = slot + 1;
         self.map.p2l[slot as usize] = lpn;
-        self.blocks.valid[self.g.block_of_slot(slot) as usize] += 1;
+        self.blocks.add_valid(self.g.block_of_slot(slot));
     }
 
     /// Removes `lpn`'s mapping (TRIM, acknowledged at `t`). Returns whether it was mapped.
@@ -232,13 +232,13 @@ impl Ftl {
                 ));
             }
             let b = self.g.block_of_slot(slot);
-            if slot - self.g.block_base(b) >= self.blocks.written[b as usize] {
+            if slot - self.g.block_base(b) >= self.blocks.written()[b as usize] {
                 return Err(format!(
                     "lpn {lpn} maps to slot {slot} beyond block {b}'s write pointer"
                 ));
             }
             if matches!(
-                self.blocks.state[b as usize],
+                self.blocks.state()[b as usize],
                 BlockState::Free | BlockState::Bad
             ) {
                 return Err(format!("lpn {lpn} maps into free or retired block {b}"));
@@ -246,13 +246,14 @@ impl Ftl {
             valid[b as usize] += 1;
             mapped += 1;
         }
-        if let Some(b) = (0..valid.len()).find(|&b| valid[b] != self.blocks.valid[b]) {
+        if let Some(b) = (0..valid.len()).find(|&b| valid[b] != self.blocks.valid()[b]) {
             return Err(format!(
                 "block {b}: valid count {} but {} units map to it",
-                self.blocks.valid[b], valid[b]
+                self.blocks.valid()[b],
+                valid[b]
             ));
         }
-        let total: u64 = self.blocks.valid.iter().map(|&v| v as u64).sum();
+        let total: u64 = self.blocks.valid().iter().map(|&v| v as u64).sum();
         if total != mapped {
             return Err(format!("{total} valid slots but {mapped} mapped units"));
         }
@@ -295,12 +296,17 @@ impl Ftl {
     pub fn reserve_used(&self) -> f64 {
         let native = self.g.blocks_per_pool as u64 * self.g.units_per_block as u64;
         let budget = native.saturating_sub(self.guaranteed_units).max(1) as f64;
-        let lost = self.blocks.pool_capacity.iter().map(|&c| native - c).max();
+        let lost = self
+            .blocks
+            .pool_capacity()
+            .iter()
+            .map(|&c| native - c)
+            .max();
         (lost.unwrap_or(0) as f64 / budget).min(1.0)
     }
 
     /// Mapped logical units.
     pub fn mapped_units(&self) -> u64 {
-        self.blocks.valid.iter().map(|&v| v as u64).sum()
+        self.blocks.valid().iter().map(|&v| v as u64).sum()
     }
 }

@@ -70,7 +70,7 @@ impl Ftl {
     pub(super) fn cache_has_room(&mut self, pool: u32) -> bool {
         let p = pool as usize;
         self.pslc.frontier[p] != NIL
-            || !self.blocks.cache_free[p].is_empty()
+            || !self.blocks.cache_free()[p].is_empty()
             || self.dynamic_may_open(pool)
     }
 
@@ -111,8 +111,8 @@ impl Ftl {
         let b = self.pslc.frontier[pool as usize];
         let bi = b as usize;
         let idle = b != NIL
-            && self.blocks.written[bi] > 0
-            && self.blocks.written[bi] == self.blocks.programmed[bi];
+            && self.blocks.written()[bi] > 0
+            && self.blocks.written()[bi] == self.blocks.programmed()[bi];
         idle.then(|| std::mem::replace(&mut self.pslc.frontier[pool as usize], NIL))
     }
 
@@ -138,9 +138,9 @@ impl Ftl {
         }
         let cached = |(&v, &c): (&u32, &bool)| if c { v as u64 } else { 0 };
         self.blocks
-            .valid
+            .valid()
             .iter()
-            .zip(&self.blocks.in_cache)
+            .zip(self.blocks.in_cache())
             .map(cached)
             .sum()
     }

@@ -74,12 +74,12 @@ impl Ftl {
         let bi = b as usize;
         let upp = self.g.units_per_page as usize;
         let base = self.g.block_base(b) as usize;
-        let cap = self.blocks.capacity[bi] as usize;
+        let cap = self.blocks.capacity()[bi] as usize;
         let version = self.oracle.as_ref().expect("power cuts keep the oracle");
         ContentsView {
-            run: self.blocks.run[bi],
-            written: self.blocks.written[bi],
-            programmed: self.blocks.programmed[bi],
+            run: self.blocks.run()[bi],
+            written: self.blocks.written()[bi],
+            programmed: self.blocks.programmed()[bi],
             lpn: &self.map.p2l[base..base + cap],
             seq: &pm.seq[base..base + cap],
             ready: &pm.ready[base..base + cap],
@@ -97,7 +97,7 @@ impl Ftl {
         let before = self.saved_contents(&pm, v);
         let mut pm = pm;
         let base = self.g.block_base(v) as usize;
-        let cap = self.blocks.capacity[v as usize] as usize;
+        let cap = self.blocks.capacity()[v as usize] as usize;
         pm.seq[base..base + cap].fill(0);
         pm.erases.push_back(EraseRecord {
             block: v,
@@ -112,7 +112,7 @@ impl Ftl {
         let c = self.live_view(pm, b);
         Contents {
             run: c.run,
-            in_cache: self.blocks.in_cache[b as usize],
+            in_cache: self.blocks.in_cache()[b as usize],
             written: c.written,
             programmed: c.programmed,
             lpn: c.lpn.to_vec(),
@@ -268,27 +268,25 @@ impl Ftl {
             let bi = b as usize;
             let (base, cap) = (
                 self.g.block_base(b) as usize,
-                self.blocks.capacity[bi] as usize,
+                self.blocks.capacity()[bi] as usize,
             );
             match at_cut[bi] {
                 AtCut::Saved(r) | AtCut::Erasing(r) => {
                     // Everything decided on it since its erase came after the cut.
                     pm.seq[base..base + cap].fill(0);
-                    if self.blocks.state[bi] != BlockState::Bad {
+                    if self.blocks.state()[bi] != BlockState::Bad {
                         self.blocks.reset_erased(b, self.g.pool_of_block(b));
                     }
                     pending.push((b, r as usize));
                 }
-                AtCut::Live if self.blocks.written[bi] > 0 => {
+                AtCut::Live if self.blocks.written()[bi] > 0 => {
                     self.resume_after_cut(&mut pm, b, t);
                 }
                 AtCut::Live => {}
             }
         }
-        self.blocks.valid.fill(0);
-        for &s in self.map.l2p.iter().filter(|&&s| s != 0) {
-            self.blocks.valid[self.g.block_of_slot(s - 1) as usize] += 1;
-        }
+        let mapped = self.map.l2p.iter().filter(|&&s| s != 0).map(|&s| s - 1);
+        self.blocks.recount_valid(mapped, &self.g);
         self.power = Some(pm);
         self.rebuild_queues();
 
@@ -320,7 +318,7 @@ impl Ftl {
         self.forget_undone_erases(t, &pending);
         for p in 0..self.g.pools as usize {
             // GC with no free block needs a frontier with room: the host's.
-            if self.blocks.free[p].is_empty() && self.gc.frontier[p] == NIL {
+            if self.blocks.free()[p].is_empty() && self.gc.frontier[p] == NIL {
                 self.gc.frontier[p] = std::mem::replace(&mut self.alloc.host_block[p], NIL);
             }
         }
@@ -451,7 +449,7 @@ impl Ftl {
                 continue;
             }
             pages += 1;
-            if record == NONE && self.blocks.state[b as usize] == BlockState::Open {
+            if record == NONE && self.blocks.state()[b as usize] == BlockState::Open {
                 pages += (view.programmed / self.g.units_per_page) as u64;
             }
             self.count_in_flight(pm, &view, b, record, t, &mut in_flight);
@@ -512,7 +510,7 @@ impl Ftl {
         let bi = b as usize;
         let upp = self.g.units_per_page;
         let base = self.g.block_base(b);
-        let cap = self.blocks.capacity[bi];
+        let cap = self.blocks.capacity()[bi];
         let view = self.live_view(pm, b);
         let readable: Vec<bool> = (0..view.written)
             .map(|i| pm.slot_at_cut(&view, i, upp, t) == SlotAtCut::Readable)
@@ -547,7 +545,10 @@ impl Ftl {
                 pm.page_done[g] = t;
             }
         }
-        let written = matches!(self.blocks.state[bi], BlockState::Open | BlockState::Sealed);
+        let written = matches!(
+            self.blocks.state()[bi],
+            BlockState::Open | BlockState::Sealed
+        );
         if written && pages == 0 {
             // Opened after the cut: still erased.
             let pool = self.g.pool_of_block(b);
@@ -555,13 +556,7 @@ impl Ftl {
             self.blocks.requeue_free(b, pool);
         } else if written {
             // Pages the cut found erased can still be written.
-            self.blocks.written[bi] = pages * upp;
-            self.blocks.programmed[bi] = pages * upp;
-            self.blocks.state[bi] = if pages * upp == cap {
-                BlockState::Sealed
-            } else {
-                BlockState::Open
-            };
+            self.blocks.resume_written(b, pages * upp);
         }
     }
 
@@ -595,9 +590,9 @@ impl Ftl {
         let room = if frontier == NIL {
             0
         } else {
-            self.blocks.capacity[frontier as usize] - self.blocks.written[frontier as usize]
+            self.blocks.capacity()[frontier as usize] - self.blocks.written()[frontier as usize]
         };
-        let retired = self.blocks.state[b as usize] == BlockState::Bad;
+        let retired = self.blocks.state()[b as usize] == BlockState::Bad;
         if !retired && relocate.len() as u32 > room && self.blocks.free_count(pool) == 0 {
             // No room to move to: the erase is called off and the data
             // stays; GC will choose again.
@@ -663,9 +658,9 @@ impl Ftl {
         for (lpn, copy) in kept {
             self.map.l2p[*lpn as usize] = base as u32 + copy.index + 1;
         }
-        self.blocks.valid[b as usize] = kept.len() as u32;
+        self.blocks.set_valid(b, kept.len() as u32);
         let bi = b as usize;
-        if self.blocks.in_cache[bi] && !self.blocks.static_cache[bi] {
+        if self.blocks.in_cache()[bi] && !self.blocks.static_cache()[bi] {
             self.pslc.dynamic_in_use[self.g.pool_of_block(b) as usize] += 1;
         }
         self.file_sealed(b, true);
@@ -683,7 +678,7 @@ impl Ftl {
             &mut self.gc.frontier,
         ] {
             for b in f.iter_mut() {
-                if *b != NIL && self.blocks.state[*b as usize] != BlockState::Open {
+                if *b != NIL && self.blocks.state()[*b as usize] != BlockState::Open {
                     *b = NIL;
                 }
             }
@@ -698,10 +693,10 @@ impl Ftl {
             ]
             .iter()
             .any(|f| f[p] == b);
-            if self.blocks.state[bi] != BlockState::Open || is_frontier {
+            if self.blocks.state()[bi] != BlockState::Open || is_frontier {
                 continue;
             }
-            let slot = if self.blocks.in_cache[bi] {
+            let slot = if self.blocks.in_cache()[bi] {
                 Some(&mut self.pslc.frontier[p])
             } else if self.gc.frontier[p] == NIL {
                 Some(&mut self.gc.frontier[p])
@@ -712,12 +707,7 @@ impl Ftl {
             };
             match slot.filter(|f| **f == NIL) {
                 Some(f) => *f = b,
-                None => {
-                    let cap = self.blocks.capacity[bi];
-                    self.blocks.written[bi] = cap;
-                    self.blocks.programmed[bi] = cap;
-                    self.blocks.state[bi] = BlockState::Sealed;
-                }
+                None => self.blocks.seal_as_is(b),
             }
         }
         self.gc.fill.fill(0);
@@ -741,11 +731,14 @@ impl Ftl {
         let mut sealed = Vec::new();
         for b in 0..self.g.blocks {
             let bi = b as usize;
-            if self.blocks.in_cache[bi] && !self.blocks.static_cache[bi] {
-                let in_use = matches!(self.blocks.state[bi], BlockState::Open | BlockState::Sealed);
+            if self.blocks.in_cache()[bi] && !self.blocks.static_cache()[bi] {
+                let in_use = matches!(
+                    self.blocks.state()[bi],
+                    BlockState::Open | BlockState::Sealed
+                );
                 self.pslc.dynamic_in_use[self.g.pool_of_block(b) as usize] += in_use as u32;
             }
-            if self.blocks.state[bi] == BlockState::Sealed {
+            if self.blocks.state()[bi] == BlockState::Sealed {
                 sealed.push(b);
             }
         }
@@ -754,7 +747,7 @@ impl Ftl {
         let power = self.power.as_ref().expect("power model on");
         let newest = |b: &u32| {
             let base = self.g.block_base(*b) as usize;
-            let seq = &power.seq[base..base + self.blocks.capacity[*b as usize] as usize];
+            let seq = &power.seq[base..base + self.blocks.capacity()[*b as usize] as usize];
             (seq.iter().max().copied().unwrap_or(0), *b)
         };
         sealed.sort_by_cached_key(newest);

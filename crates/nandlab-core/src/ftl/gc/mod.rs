@@ -8,7 +8,6 @@ pub mod victim;
 use super::{Ftl, NIL};
 use crate::config::Config;
 use crate::drive::timeline::Timeline;
-use crate::ftl::blocks::BlockState;
 use crate::ftl::gc::victim::VictimIndex;
 use crate::ftl::mapcache::MapAccess;
 use crate::media::{CellMode, ModeTiming};
@@ -119,23 +118,23 @@ impl Ftl {
         tl: &mut Timeline,
     ) -> Result<(), SimError> {
         let vi = v as usize;
-        self.blocks.state[vi] = BlockState::Victim;
+        self.blocks.make_victim(v);
         let die = self.g.die_of_pool(pool);
         let upp = self.g.units_per_page;
         let base = self.g.block_base(v);
-        let (mode, run) = (self.blocks.mode[vi], self.blocks.run[vi]);
-        let dynamic = self.blocks.in_cache[vi] && !self.blocks.static_cache[vi];
-        let mut remaining = self.blocks.valid[vi];
-        if self.blocks.in_cache[vi] {
+        let (mode, run) = (self.blocks.mode()[vi], self.blocks.run()[vi]);
+        let dynamic = self.blocks.in_cache()[vi] && !self.blocks.static_cache()[vi];
+        let mut remaining = self.blocks.valid()[vi];
+        if self.blocks.in_cache()[vi] {
             self.counters.folded_units += remaining as u64;
         }
-        self.gc.copy_kind = if self.blocks.in_cache[vi] {
+        self.gc.copy_kind = if self.blocks.in_cache()[vi] {
             PageKind::Fold
         } else {
             PageKind::Gc
         };
         let mut lpns = [0u32; 64];
-        let pages = self.blocks.capacity[vi] / upp;
+        let pages = self.blocks.capacity()[vi] / upp;
         let mut page = 0;
         while remaining > 0 && page < pages {
             let first = base + page * upp;
@@ -157,7 +156,7 @@ impl Ftl {
             }
             page += 1;
         }
-        debug_assert_eq!(self.blocks.valid[vi], 0);
+        debug_assert_eq!(self.blocks.valid()[vi], 0);
         // Without power-loss protection, no copy may wait in RAM while its
         // source is erased: the GC page is programmed (padded) first; and the
         // erase waits for the programs booked so far, which hold the data
@@ -179,11 +178,11 @@ impl Ftl {
         if dynamic {
             self.pslc.dynamic_in_use[pool as usize] -= 1;
         }
-        if !self.blocks.erase(v, pool) || self.blocks.mode[vi] != mode {
+        if !self.blocks.erase(v, pool) || self.blocks.mode()[vi] != mode {
             // The pool lost flash (ZombieNAND: lost bits come out of the
             // reserve). The user capacity never shrinks: the pool must still
             // hold its share of it plus the blocks GC keeps free (high watermark).
-            let usable = self.blocks.pool_capacity[pool as usize];
+            let usable = self.blocks.pool_capacity()[pool as usize];
             let needed = self.guaranteed_units;
             if usable < needed {
                 return Err(SimError::WornOut {
@@ -252,8 +251,8 @@ impl Ftl {
             self.gc.frontier[p] = b;
         }
         let bi = b as usize;
-        let slot = self.g.block_base(b) + self.blocks.written[bi];
-        self.blocks.written[bi] += 1;
+        let slot = self.g.block_base(b) + self.blocks.written()[bi];
+        self.blocks.allot(b, 1);
         self.map_access(lpn, MapAccess::Update, ready, tl);
         self.map(lpn, slot);
         if let Some(pm) = &mut self.power {
@@ -274,9 +273,9 @@ impl Ftl {
         let bi = b as usize;
         let upp = self.g.units_per_page;
         if self.gc.fill[p] < upp {
-            self.blocks.written[bi] += upp - self.gc.fill[p];
+            self.blocks.allot(b, upp - self.gc.fill[p]);
         }
-        let page = self.blocks.programmed[bi] / upp;
+        let page = self.blocks.programmed()[bi] / upp;
         let program_ns = self.program_ns(b, page);
         self.counters.program_ops += 1;
         self.counters.program_ns += program_ns;
@@ -294,8 +293,7 @@ impl Ftl {
                 self.gc.copy_kind,
             );
         }
-        self.blocks.programmed[bi] += upp;
-        self.seal_if_full(b);
+        self.programmed_page(b, upp);
         self.counters.flash_programs_gc += 1;
         self.counters.flash_units_gc += upp as u64;
         self.gc.fill[p] = 0;

@@ -110,7 +110,7 @@ impl Buckets {
     /// Takes `victim` (a block of this index) out, as a victim.
     pub fn remove(&mut self, victim: u32, blocks: &BlockTable) -> u32 {
         let v = victim as usize;
-        let level = self.level(blocks.valid[v], blocks.capacity[v]);
+        let level = self.level(blocks.valid()[v], blocks.capacity()[v]);
         self.unlink(victim, self.pool_of(victim), level);
         victim
     }
@@ -162,7 +162,7 @@ impl Buckets {
                     format!("block {b}'s victim list links disagree")
                 })?;
                 ensure(
-                    self.level(blocks.valid[i], blocks.capacity[i]) == level
+                    self.level(blocks.valid()[i], blocks.capacity()[i]) == level
                         && self.stamp[i] <= clock,
                     || format!("block {b} is in the wrong victim bucket"),
                 )?;

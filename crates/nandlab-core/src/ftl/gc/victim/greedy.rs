@@ -57,13 +57,13 @@ impl VictimPolicy for Greedy {
             let mut best: Option<(bool, f64, u32)> = None;
             let mut block = b.head[base + level as usize];
             while block != NIL {
-                let early = blocks.early[block as usize];
+                let early = blocks.early()[block as usize];
                 let life = blocks.remaining_life(block);
                 let better = match best {
                     None => true,
                     Some((e, l, _)) => (early, life) > (e, l),
                 };
-                let worn = life < threshold[blocks.mode[block as usize].index()];
+                let worn = life < threshold[blocks.mode()[block as usize].index()];
                 if (early || !worn) && better {
                     best = Some((early, life, block));
                 }

@@ -201,7 +201,7 @@ impl VictimIndex {
         };
         self.check_members(g, blocks, clock, &mut member)?;
         let wrong = (0..n).find(|&b| {
-            let sealed = blocks.state[b] == BlockState::Sealed && !blocks.in_cache[b];
+            let sealed = blocks.state()[b] == BlockState::Sealed && !blocks.in_cache()[b];
             seen[b] != sealed
         });
         ensure(wrong.is_none(), || {

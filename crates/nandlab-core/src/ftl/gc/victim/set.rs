@@ -46,7 +46,7 @@ impl Set {
         if m.is_empty() {
             return None;
         }
-        let valid = &blocks.valid;
+        let valid = &blocks.valid();
         let mut best = m[rng.random_range(0..m.len())];
         for _ in 1..d {
             let c = m[rng.random_range(0..m.len())];
