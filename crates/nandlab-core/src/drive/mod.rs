@@ -22,6 +22,7 @@ use crate::ftl::{Ftl, Programmed};
 use crate::host::workload::{Op, Request};
 use crate::power::{CutPlan, PowerLossEvent, WriteCache};
 use crate::sanity::{ensure, same, Checked};
+use crate::stats::Counters;
 use crate::units::CLOCK_LIMIT_NS;
 use crate::SimError;
 use serde::{Deserialize, Serialize};
@@ -156,6 +157,66 @@ impl Drive {
             r.check_loaded(f)?;
         }
         self.ftl.check_loaded(&fresh.ftl)
+    }
+
+    /// The FTL, to read its state (its changes go through the drive).
+    pub fn ftl(&self) -> &Ftl {
+        &self.ftl
+    }
+
+    /// Everything counted so far, host side and flash side.
+    #[inline]
+    pub fn counters(&self) -> Counters {
+        self.ftl.counters
+    }
+
+    /// Whether flash operations take time (fill phases lay data out at
+    /// memory speed, untimed phases move data only).
+    pub fn set_timed(&mut self, timed: bool) {
+        self.tl.enabled = timed;
+    }
+
+    /// The host is idle until `until`: background work (GC, idle folding)
+    /// runs while the dies would otherwise be idle.
+    pub fn idle(&mut self, until: u64) -> Result<(), SimError> {
+        self.ftl.background_gc(until, &mut self.tl)
+    }
+
+    /// When every die, channel and the link have finished what is booked.
+    pub fn all_idle_at(&self) -> u64 {
+        self.tl.all_idle_at()
+    }
+
+    /// The program-time factor of the data being written (1 = random data).
+    pub fn set_data_factor(&mut self, factor: f64) {
+        self.ftl.set_data_factor(factor);
+    }
+
+    /// Whether the drive keeps what power cuts need.
+    pub fn has_power_model(&self) -> bool {
+        self.ftl.power.is_some()
+    }
+
+    /// A fill phase lays out `count` units, the i-th at `lpn_of(i)`, at memory speed.
+    pub fn fill(&mut self, count: u64, lpn_of: impl Fn(u64) -> u32) -> Result<(), SimError> {
+        self.ftl.fill(count, lpn_of, &mut self.tl)
+    }
+
+    /// A trim phase unmaps unit `lpn` at `t`.
+    pub fn trim_unit(&mut self, lpn: u32, t: u64) {
+        self.ftl.trim(lpn, t);
+    }
+
+    /// A fill (`fill`) or trim phase laid out `bytes`: counted; after a
+    /// fill the open page is programmed and flash operations take time again.
+    pub fn laid_out(&mut self, fill: bool, bytes: u64) {
+        if fill {
+            self.ftl.counters.fill_bytes += bytes;
+            self.flush();
+            self.tl.enabled = true;
+        } else {
+            self.ftl.counters.host_trim_bytes += bytes;
+        }
     }
 
     /// Keeps what power cuts need (before anything is written).

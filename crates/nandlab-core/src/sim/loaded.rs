@@ -4,7 +4,10 @@
 //! point of their pass), and every request and queue entry it holds is in
 //! range — so that a snapshot altered whole is refused on load.
 
-use super::{default_interval, job_seed, IoState, PhaseRun, Source, Stop, Work};
+use super::loops::{job_seed, IoState, Source, Work};
+use super::progress::Stop;
+use super::recorder::default_interval;
+use super::PhaseRun;
 use crate::config::{Arrival, Config, PhaseConfig, PhaseKind};
 use crate::host::workload::{derive_seed, Generator};
 use crate::sanity::{ensure, same, Checked};

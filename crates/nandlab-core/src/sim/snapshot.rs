@@ -192,7 +192,7 @@ impl Simulator {
     /// resume, again to where it was resumed from).
     pub fn snapshot_to(&mut self, plan: SnapshotPlan) {
         if let Some(every) = plan.every {
-            let at = every.position(self.now, &self.drive.ftl.counters);
+            let at = every.position(self.now, &self.drive.counters());
             self.next_snapshot = every.next_after(at);
         }
         self.snapshots = Some(plan);

@@ -1,0 +1,121 @@
+//! The time series of a phase: a row per interval (simulated time, bytes
+//! moved or requests), with the interval's throughput, latencies, WAF and
+//! the drive's state at its end.
+
+use crate::config::{Interval, PhaseConfig};
+use crate::ftl::Ftl;
+use crate::stats::{Counters, Latency, Row};
+use serde::{Deserialize, Serialize};
+
+/// Time-series rows a phase takes by default.
+pub const ROWS_PER_PHASE: u64 = 200;
+
+/// Per-phase bookkeeping of the time series.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Recorder {
+    pub(super) phase: u32,
+    pub(super) interval: Interval,
+    pub(super) next_mark: u64,
+    pub(super) last_t: u64,
+    pub(super) last: Counters,
+    pub(super) reads: Latency,
+    pub(super) writes: Latency,
+    pub(super) rows: Vec<Row>,
+}
+
+impl Recorder {
+    pub(super) fn new(phase: u32, interval: Interval, start_t: u64, c: Counters) -> Recorder {
+        let step = match interval {
+            Interval::Time(x) | Interval::Bytes(x) | Interval::Requests(x) => x,
+        };
+        Recorder {
+            phase,
+            interval,
+            next_mark: step,
+            last_t: start_t,
+            last: c,
+            reads: Latency::new(2),
+            writes: Latency::new(2),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Where the phase is on the interval's axis.
+    #[inline]
+    pub(super) fn position(&self, elapsed_ns: u64, bytes: u64, requests: u64) -> u64 {
+        match self.interval {
+            Interval::Time(_) => elapsed_ns,
+            Interval::Bytes(_) => bytes,
+            Interval::Requests(_) => requests,
+        }
+    }
+
+    pub(super) fn row(&mut self, t: u64, c: Counters, run_start: &Counters, ftl: &Ftl) {
+        let blocks = &ftl.blocks;
+        let free_blocks = blocks.total_free();
+        let by_mode = blocks.blocks_by_mode();
+        let d = c - self.last;
+        let dt = t.saturating_sub(self.last_t) as f64 / 1e9;
+        let rate = |x: f64| if dt > 0.0 { x / dt } else { 0.0 };
+        let unit = ftl.g.unit_size as u64;
+        self.rows.push(Row {
+            phase: self.phase,
+            sim_seconds: t as f64 / 1e9,
+            host_write_bytes: c.host_write_bytes - run_start.host_write_bytes,
+            host_read_bytes: c.host_read_bytes - run_start.host_read_bytes,
+            write_mbps: rate(d.host_write_bytes as f64 / 1e6),
+            read_mbps: rate(d.host_read_bytes as f64 / 1e6),
+            iops: rate(d.requests() as f64),
+            read_p50_us: self.reads.quantile_us(0.5),
+            read_p99_us: self.reads.quantile_us(0.99),
+            write_p50_us: self.writes.quantile_us(0.5),
+            write_p99_us: self.writes.quantile_us(0.99),
+            waf: d.waf(),
+            waf_cumulative: (c - *run_start).waf(),
+            free_blocks,
+            erases: c.erases - run_start.erases,
+            bad_blocks: blocks.bad_blocks(),
+            program_us_mean: d.program_us_mean(),
+            erase_us_mean: d.erase_us_mean(),
+            latency_mean_us: {
+                let n = self.reads.count() + self.writes.count();
+                let sum = self.reads.mean_ns() * self.reads.count() as f64
+                    + self.writes.mean_ns() * self.writes.count() as f64;
+                if n == 0 {
+                    0.0
+                } else {
+                    sum / n as f64 / 1000.0
+                }
+            },
+            slc_blocks: by_mode[0],
+            mlc_blocks: by_mode[1],
+            tlc_blocks: by_mode[2],
+            qlc_blocks: by_mode[3],
+            usable_bytes: blocks.pool_capacity().iter().sum::<u64>() * unit,
+            wear_used: blocks.wear_used(),
+            reserve_used: ftl.reserve_used(),
+            pslc_bytes: ftl.cache_units() * unit,
+            folded_bytes: d.folded_units * unit,
+            direct_bytes: d.direct_units * unit,
+        });
+        self.reads.reset();
+        self.writes.reset();
+        self.last = c;
+        self.last_t = t;
+    }
+}
+
+pub(super) fn default_interval(p: &PhaseConfig, user: u64) -> Interval {
+    if let Some(v) = p.volume {
+        Interval::Bytes((v.bytes(user) / ROWS_PER_PHASE).max(1))
+    } else if let Some(d) = p.duration_ns {
+        Interval::Time((d / ROWS_PER_PHASE).max(1))
+    } else if let Some(r) = p.requests {
+        Interval::Requests((r / ROWS_PER_PHASE).max(1))
+    } else if p.trace.is_some() && !p.until_dead {
+        // A trace's length is known only at its end: a row per 1/200 of the drive moved.
+        Interval::Bytes((user / ROWS_PER_PHASE).max(1))
+    } else {
+        Interval::Bytes(user.max(1))
+    }
+}
