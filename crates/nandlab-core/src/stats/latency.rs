@@ -1,0 +1,119 @@
+//! Latency distributions (HdrHistogram, in nanoseconds) and their
+//! percentile summaries in microseconds.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// A latency distribution in nanoseconds. Stored (in snapshots) as its
+/// precision and the count of each recorded bucket.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "StoredLatency", into = "StoredLatency")]
+pub struct Latency(Histogram<u64>);
+
+/// A [`Latency`] as stored: significant digits, then (bucket value, count) pairs.
+#[derive(Serialize, Deserialize)]
+struct StoredLatency(u8, Vec<(u64, u64)>);
+
+impl From<Latency> for StoredLatency {
+    fn from(l: Latency) -> StoredLatency {
+        let buckets = l.0.iter_recorded();
+        let counts = buckets
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
+        StoredLatency(l.0.sigfig(), counts)
+    }
+}
+
+impl TryFrom<StoredLatency> for Latency {
+    type Error = String;
+
+    fn try_from(StoredLatency(sigfig, counts): StoredLatency) -> Result<Latency, String> {
+        if !(1..=5).contains(&sigfig) {
+            return Err(format!(
+                "a latency histogram of {sigfig} significant digits"
+            ));
+        }
+        let mut l = Latency::new(sigfig);
+        for (value, count) in counts {
+            l.0.record_n(value, count)
+                .map_err(|e| format!("latency bucket {value}: {e:?}"))?;
+        }
+        Ok(l)
+    }
+}
+
+impl Latency {
+    /// `sigfig` significant digits (3 for phase summaries, 2 for interval rows).
+    pub fn new(sigfig: u8) -> Latency {
+        // 1 ns .. 1 simulated hour; longer latencies saturate at an hour.
+        Latency(
+            Histogram::new_with_bounds(1, 3_600_000_000_000, sigfig)
+                .expect("valid histogram bounds"),
+        )
+    }
+
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.0.saturating_record(ns);
+    }
+
+    pub fn add(&mut self, other: &Latency) {
+        self.0
+            .add(&other.0)
+            .expect("histograms with equal bounds add");
+    }
+
+    pub fn reset(&mut self) {
+        self.0.reset();
+    }
+
+    pub fn count(&self) -> u64 {
+        self.0.len()
+    }
+
+    /// Heap bytes of the histogram's counts.
+    pub fn heap_bytes(&self) -> u64 {
+        (self.0.distinct_values() * std::mem::size_of::<u64>()) as u64
+    }
+
+    /// Quantile `q` in microseconds (0 when empty).
+    pub fn quantile_us(&self, q: f64) -> f64 {
+        if self.0.is_empty() {
+            0.0
+        } else {
+            self.0.value_at_quantile(q) as f64 / 1000.0
+        }
+    }
+
+    /// Mean in nanoseconds (0 when empty).
+    pub fn mean_ns(&self) -> f64 {
+        if self.0.is_empty() {
+            0.0
+        } else {
+            self.0.mean()
+        }
+    }
+
+    pub fn summary(&self) -> LatencySummary {
+        let e = self.0.is_empty();
+        LatencySummary {
+            p50: self.quantile_us(0.5),
+            p90: self.quantile_us(0.9),
+            p99: self.quantile_us(0.99),
+            p999: self.quantile_us(0.999),
+            max: if e { 0.0 } else { self.0.max() as f64 / 1000.0 },
+            mean: if e { 0.0 } else { self.0.mean() / 1000.0 },
+        }
+    }
+}
+
+/// Latency percentiles in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+}

@@ -1,0 +1,249 @@
+//! Summaries of a phase or a run: rates, latencies, WAF, erase counts,
+//! wear, integrity checks and power cuts, built from counters and latency
+//! distributions; and each `[[phase.job]]`'s own figures.
+
+use super::{Counters, Latency, LatencySummary};
+use crate::power::PowerLossSummary;
+use serde::{Deserialize, Serialize};
+
+/// Erase counts across blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EraseStats {
+    pub min: u32,
+    pub max: u32,
+    pub mean: f64,
+    pub std: f64,
+}
+
+impl EraseStats {
+    /// Statistics and a histogram `[(erase count, blocks)]` in ascending order.
+    pub fn of(counts: &[u32]) -> (EraseStats, Vec<(u32, u64)>) {
+        let n = counts.len().max(1) as f64;
+        let mean = counts.iter().map(|&c| c as f64).sum::<f64>() / n;
+        let var = counts
+            .iter()
+            .map(|&c| (c as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        let max = counts.iter().copied().max().unwrap_or(0);
+        let mut hist = vec![0u64; max as usize + 1];
+        for &c in counts {
+            hist[c as usize] += 1;
+        }
+        let hist = hist
+            .into_iter()
+            .enumerate()
+            .filter(|(_, n)| *n > 0)
+            .map(|(c, n)| (c as u32, n))
+            .collect();
+        let stats = EraseStats {
+            min: counts.iter().copied().min().unwrap_or(0),
+            max,
+            mean,
+            std: var.sqrt(),
+        };
+        (stats, hist)
+    }
+}
+
+/// The figures of a phase or of the whole run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub name: String,
+    pub kind: String,
+    pub waf: f64,
+    /// WAF without the map cache's translation-page write-backs.
+    pub data_waf: f64,
+    pub host_write_bytes: u64,
+    pub host_read_bytes: u64,
+    pub host_trim_bytes: u64,
+    pub fill_bytes: u64,
+    pub host_requests: u64,
+    pub host_read_requests: u64,
+    pub host_write_requests: u64,
+    pub host_trim_requests: u64,
+    pub flash_programs: u64,
+    pub flash_reads: u64,
+    pub erases: u64,
+    pub flash_programs_host: u64,
+    pub flash_programs_gc: u64,
+    pub flash_reads_host: u64,
+    pub flash_reads_gc: u64,
+    /// Map-cache misses (translation pages read) and write-backs (programmed).
+    pub map_reads: u64,
+    pub map_programs: u64,
+    /// pSLC: data folded into native blocks, and host data written straight to them.
+    pub folded_bytes: u64,
+    pub direct_bytes: u64,
+    #[serde(flatten)]
+    pub rates: Rates,
+    pub read_latency_us: LatencySummary,
+    pub write_latency_us: LatencySummary,
+    pub sim_seconds: f64,
+    pub wall_seconds: f64,
+    pub requests_per_wall_second: f64,
+    pub free_blocks: u64,
+    /// Blocks retired because an erase failed (worn out).
+    pub bad_blocks: u64,
+    pub program_us_mean: f64,
+    pub erase_us_mean: f64,
+    pub erase_count: EraseStats,
+    pub erase_count_histogram: Vec<(u32, u64)>,
+    /// Why the drive died, if it did (in this phase, or in the run).
+    pub death: Option<String>,
+    /// With the integrity oracle on: what it has checked so far on this drive.
+    pub integrity: Option<IntegrityCounts>,
+    /// SLC programs of paired-page backup.
+    pub backup_programs: u64,
+    /// Power cuts and what they did (phases with cuts, and the run of a drive with them).
+    pub power_loss: Option<PowerLossSummary>,
+    /// A trace phase replayed with `--skip-bad`: what it passed over.
+    pub trace_skipped: Option<TraceSkipped>,
+}
+
+/// The integrity oracle's work: operations stamped (host writes, moves,
+/// TRIMs) and units checked on host reads, all passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct IntegrityCounts {
+    pub stamped: u64,
+    pub checked_reads: u64,
+}
+
+/// Inputs of a [`Summary`] besides the counters.
+pub struct SummaryParts<'a> {
+    pub name: &'a str,
+    pub kind: &'a str,
+    pub reads: &'a Latency,
+    pub writes: &'a Latency,
+    pub sim_ns: u64,
+    pub wall_seconds: f64,
+    pub free_blocks: u64,
+    pub bad_blocks: u64,
+    pub erase_counts: &'a [u32],
+    pub death: Option<String>,
+    /// Bytes of a mapping unit.
+    pub unit_bytes: u64,
+    pub integrity: Option<IntegrityCounts>,
+    pub power_loss: Option<PowerLossSummary>,
+    pub trace_skipped: Option<TraceSkipped>,
+}
+
+/// Malformed lines a trace phase passed over (`--skip-bad`), and the number
+/// of the first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceSkipped {
+    pub lines: u64,
+    pub first_line: Option<u64>,
+}
+
+impl Summary {
+    pub fn new(c: &Counters, p: SummaryParts) -> Summary {
+        let secs = p.sim_ns as f64 / 1e9;
+        let (erase_count, erase_count_histogram) = EraseStats::of(p.erase_counts);
+        let requests = c.requests();
+        Summary {
+            name: p.name.to_string(),
+            kind: p.kind.to_string(),
+            waf: c.waf(),
+            data_waf: c.data_waf(),
+            host_write_bytes: c.host_write_bytes,
+            host_read_bytes: c.host_read_bytes,
+            host_trim_bytes: c.host_trim_bytes,
+            fill_bytes: c.fill_bytes,
+            host_requests: requests,
+            host_read_requests: c.read_requests,
+            host_write_requests: c.write_requests,
+            host_trim_requests: c.trim_requests,
+            flash_programs: c.flash_programs_host + c.flash_programs_gc + c.map_programs,
+            flash_reads: c.flash_reads_host + c.flash_reads_gc + c.map_reads,
+            erases: c.erases,
+            flash_programs_host: c.flash_programs_host,
+            flash_programs_gc: c.flash_programs_gc,
+            flash_reads_host: c.flash_reads_host,
+            flash_reads_gc: c.flash_reads_gc,
+            map_reads: c.map_reads,
+            map_programs: c.map_programs,
+            folded_bytes: c.folded_units * p.unit_bytes,
+            direct_bytes: c.direct_units * p.unit_bytes,
+            rates: Rates::of(c, secs),
+            read_latency_us: p.reads.summary(),
+            write_latency_us: p.writes.summary(),
+            sim_seconds: secs,
+            wall_seconds: p.wall_seconds,
+            requests_per_wall_second: if p.wall_seconds > 0.0 {
+                requests as f64 / p.wall_seconds
+            } else {
+                0.0
+            },
+            free_blocks: p.free_blocks,
+            bad_blocks: p.bad_blocks,
+            program_us_mean: c.program_us_mean(),
+            erase_us_mean: c.erase_us_mean(),
+            erase_count,
+            erase_count_histogram,
+            death: p.death,
+            integrity: p.integrity,
+            backup_programs: c.backup_programs,
+            power_loss: p.power_loss,
+            trace_skipped: p.trace_skipped,
+        }
+    }
+}
+
+/// Host requests and MB/s (10^6 bytes) per simulated second.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rates {
+    pub iops: f64,
+    pub mbps: f64,
+    pub read_mbps: f64,
+    pub write_mbps: f64,
+}
+
+impl Rates {
+    /// The rates of the host traffic in `c` over `secs` (zero over no time).
+    pub fn of(c: &Counters, secs: f64) -> Rates {
+        let per_sec = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+        Rates {
+            iops: per_sec(c.requests() as f64),
+            mbps: per_sec((c.host_read_bytes + c.host_write_bytes) as f64 / 1e6),
+            read_mbps: per_sec(c.host_read_bytes as f64 / 1e6),
+            write_mbps: per_sec(c.host_write_bytes as f64 / 1e6),
+        }
+    }
+}
+
+/// One `[[phase.job]]`'s own figures, as fio reports each job of a group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobSummary {
+    pub name: String,
+    pub host_read_bytes: u64,
+    pub host_write_bytes: u64,
+    pub host_requests: u64,
+    pub host_read_requests: u64,
+    pub host_write_requests: u64,
+    #[serde(flatten)]
+    pub rates: Rates,
+    pub read_latency_us: LatencySummary,
+    pub write_latency_us: LatencySummary,
+    /// From the phase's start to the job's last completion.
+    pub sim_seconds: f64,
+}
+
+impl JobSummary {
+    /// `c`: the host counters of the job's own requests.
+    pub fn new(name: &str, c: &Counters, reads: &Latency, writes: &Latency, ns: u64) -> JobSummary {
+        let secs = ns as f64 / 1e9;
+        JobSummary {
+            name: name.to_string(),
+            host_read_bytes: c.host_read_bytes,
+            host_write_bytes: c.host_write_bytes,
+            host_requests: c.requests(),
+            host_read_requests: c.read_requests,
+            host_write_requests: c.write_requests,
+            rates: Rates::of(c, secs),
+            read_latency_us: reads.summary(),
+            write_latency_us: writes.summary(),
+            sim_seconds: secs,
+        }
+    }
+}
