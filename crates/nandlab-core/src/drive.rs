@@ -9,10 +9,10 @@
 //! ([`Ftl::power_loss`]), RAM state (write buffer, read-ahead) is gone, and
 //! commands wait until the drive is back.
 
-use crate::config::{CommandOrder, Config};
+use crate::config::{CommandOrder, Config, WriteCache};
 use crate::ftl::{Ftl, Programmed};
 use crate::mapcache::MapAccess;
-use crate::power::{CutPlan, PowerLossEvent, WriteCache};
+use crate::power::{CutPlan, PowerLossEvent};
 use crate::readahead::ReadAhead;
 use crate::sanity::{ensure, same, Checked};
 use crate::timeline::{Timeline, WriteBuffer};

@@ -23,13 +23,13 @@ mod loaded;
 mod recovery;
 
 use crate::blocks::{BlockState, BlockTable};
-use crate::config::{Config, PslcConfig, PslcKind, StripeDim};
+use crate::config::{Config, PslcConfig, PslcKind, StripeDim, WriteCache};
 use crate::geometry::Geometry;
 use crate::mapcache::{MapAccess, MapCache};
 use crate::media::ModeTiming;
 use crate::memory;
 use crate::oracle::Oracle;
-use crate::power::{PageKind, PowerModel, WriteCache};
+use crate::power::{PageKind, PowerModel};
 use crate::stats::Counters;
 use crate::timeline::Timeline;
 use crate::victim::VictimIndex;

@@ -14,7 +14,6 @@ use crate::chip::Spread;
 use crate::geometry::{Dividers, Geometry};
 use crate::interface::{self, Interface};
 use crate::media::{CellMode, ModeTiming};
-use crate::power::WriteCache;
 use crate::units::{MAX_BYTES, MAX_DURATION_NS};
 use crate::wear::{Conditions, CyclePattern, DEFAULT_RATED};
 use error::{polish_serde_message, toml_location, unknown};
@@ -71,6 +70,22 @@ pub struct DeviceConfig {
     /// Latencies per bit mode, indexed by `CellMode::index()`.
     pub timing: Vec<ModeTiming>,
     pub wear: WearConfig,
+}
+
+/// `[device] write_cache`: when a write is acknowledged and what a cut does
+/// to the DRAM write buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteCache {
+    /// Acknowledged once buffered; power-loss protection capacitors finish
+    /// programs in flight and program the buffer at a cut (enterprise drives).
+    Plp,
+    /// Acknowledged once buffered, no capacitors: a cut loses what the buffer
+    /// holds and interrupts programs. Unsafe without host flushes.
+    Volatile,
+    /// Write-through: acknowledged once programmed (the open page is padded
+    /// and programmed for every write), no capacitors.
+    Off,
 }
 
 /// `[device.wear]`: rated endurance per mode, its spread over blocks, and the

@@ -15,11 +15,12 @@
 
 use super::{Ftl, NIL};
 use crate::blocks::BlockState;
+use crate::config::WriteCache;
 use crate::media::ModeTiming;
 use crate::oracle::Floor;
 use crate::power::{
     Contents, ContentsView, EraseRecord, InFlight, LossReason, LostByReason, LostWrite, PageKind,
-    PhysicalAtCut, PowerLossEvent, PowerModel, SlotAtCut, WriteCache, LOST_LISTED,
+    PhysicalAtCut, PowerLossEvent, PowerModel, SlotAtCut, LOST_LISTED,
 };
 use crate::timeline::Timeline;
 use crate::victim::VictimIndex;
