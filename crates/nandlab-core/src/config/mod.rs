@@ -10,7 +10,6 @@ mod tree;
 pub use error::{did_you_mean, ConfigError};
 pub use raw::CountOrFraction;
 
-use crate::chip::Spread;
 use crate::geometry::{Dividers, Geometry};
 use crate::interface::{self, Interface};
 use crate::media::{CellMode, ModeTiming};
@@ -100,6 +99,31 @@ pub struct WearConfig {
     /// (an aged drive; 0 = pristine).
     pub initial: f64,
 }
+
+/// `[device.wear] spread`: how block endurance varies around the rating
+/// (also a chip preset's spread; its factors are drawn by [`Spread::sample`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Spread {
+    /// Every block lasts exactly the rated cycles.
+    Rated,
+    /// Log-normal factor on the rating: median, σ of its logarithm, and a
+    /// share of outliers lasting 0.5–3× the rating.
+    LogNormal {
+        median: f64,
+        sigma: f64,
+        outliers: f64,
+    },
+}
+
+/// Desnoyers measured block lifetimes "often as much as 100× higher than
+/// manufacturer specifications", widely spread, "with a small number of outliers"
+/// (`spread = "desnoyers"`, and the spread of the chip bench's measured chips).
+pub const MEASURED: Spread = Spread::LogNormal {
+    median: 40.0,
+    sigma: 0.6,
+    outliers: 0.03,
+};
 
 /// GC victim selection.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -666,7 +690,7 @@ fn validate_wear(w: &RawWear) -> Result<WearConfig, ConfigError> {
     }
     let spread = match w.spread.as_deref().unwrap_or("lognormal:0.15") {
         "none" => Spread::Rated,
-        "desnoyers" => crate::chip::MEASURED,
+        "desnoyers" => MEASURED,
         s if s.starts_with("lognormal:") => match s["lognormal:".len()..].parse::<f64>() {
             Ok(sigma) if sigma.is_finite() && (0.0..=3.0).contains(&sigma) => Spread::LogNormal {
                 median: 1.0,
