@@ -3,6 +3,7 @@
 //! mutually consistent — or one [`ConfigError`] naming the key at fault.
 
 mod error;
+mod keyword;
 pub mod presets;
 mod raw;
 mod tree;
@@ -15,7 +16,8 @@ use crate::interface::{self, Interface};
 use crate::media::{CellMode, ModeTiming};
 use crate::units::{MAX_BYTES, MAX_DURATION_NS};
 use crate::wear::{Conditions, CyclePattern, DEFAULT_RATED};
-use error::{polish_serde_message, toml_location, unknown};
+use error::{polish_serde_message, toml_location};
+use keyword::{FormWord, Keywords, Meaning::*};
 use raw::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -480,9 +482,8 @@ fn apply_preset(value: &mut Value) -> Result<(), ConfigError> {
         .as_str()
         .filter(|_| tree::non_finite(&name).is_none())
         .ok_or_else(|| ConfigError::new("[device] preset", "expected a preset name in quotes"))?;
-    let names = presets::preset_names();
-    let text = presets::preset_toml(name)
-        .ok_or_else(|| ConfigError::new("[device] preset", unknown("preset", name, &names)))?;
+    let table: Vec<_> = presets::PRESETS.iter().map(|&(n, t)| (n, Is(t))).collect();
+    let text = Keywords::new("preset", &table).parse("[device] preset", name)?;
     let mut base: Value = toml::from_str(text).expect("built-in presets are valid TOML");
     base.as_object_mut().unwrap().remove("description");
     apply_preset(&mut base)?;
@@ -672,6 +673,37 @@ fn validate_timing(raw: &RawTimingTable) -> Result<Vec<ModeTiming>, ConfigError>
         .collect()
 }
 
+/// `[device.wear] spread`.
+const SPREAD: Keywords<Spread> = Keywords::new(
+    "spread",
+    &[
+        ("none", Is(Spread::Rated)),
+        ("lognormal:SIGMA", Form(log_normal_form)),
+        ("desnoyers", Is(MEASURED)),
+    ],
+);
+
+/// The spread of a drive's blocks when `[device.wear]` gives none.
+const DEFAULT_SIGMA: f64 = 0.15;
+
+fn log_normal(sigma: f64) -> Spread {
+    Spread::LogNormal {
+        median: 1.0,
+        sigma,
+        outliers: 0.0,
+    }
+}
+
+fn log_normal_form(w: &FormWord) -> Result<Spread, String> {
+    match w.args.parse::<f64>() {
+        Ok(sigma) if sigma.is_finite() && (0.0..=3.0).contains(&sigma) => Ok(log_normal(sigma)),
+        _ => Err(format!(
+            "{} needs 0 ≤ SIGMA ≤ 3, found `{}`",
+            w.form, w.word
+        )),
+    }
+}
+
 fn validate_wear(w: &RawWear) -> Result<WearConfig, ConfigError> {
     let mut rated = DEFAULT_RATED;
     if let Some(r) = &w.rated {
@@ -688,29 +720,11 @@ fn validate_wear(w: &RawWear) -> Result<WearConfig, ConfigError> {
             }
         }
     }
-    let spread = match w.spread.as_deref().unwrap_or("lognormal:0.15") {
-        "none" => Spread::Rated,
-        "desnoyers" => MEASURED,
-        s if s.starts_with("lognormal:") => match s["lognormal:".len()..].parse::<f64>() {
-            Ok(sigma) if sigma.is_finite() && (0.0..=3.0).contains(&sigma) => Spread::LogNormal {
-                median: 1.0,
-                sigma,
-                outliers: 0.0,
-            },
-            _ => {
-                return err(
-                    "[device.wear] spread",
-                    format!("lognormal:SIGMA needs 0 ≤ SIGMA ≤ 3, found `{s}`"),
-                )
-            }
-        },
-        s => {
-            return err(
-                "[device.wear] spread",
-                unknown("spread", s, &["none", "lognormal:SIGMA", "desnoyers"]),
-            )
-        }
-    };
+    let spread = SPREAD.parse_or(
+        "[device.wear] spread",
+        w.spread.as_deref(),
+        log_normal(DEFAULT_SIGMA),
+    )?;
     let temperature_c = w.temperature_c.unwrap_or(25.0);
     if !(-40.0..=125.0).contains(&temperature_c) {
         return err(
@@ -750,12 +764,12 @@ fn validate_device(
     d: RawDevice,
     f: RawFtl,
 ) -> Result<(DeviceConfig, Geometry, FtlConfig), ConfigError> {
-    let cell = match d.cell.as_deref() {
-        None => CellMode::Mlc,
-        Some(s) => CellMode::parse(s).ok_or_else(|| {
-            ConfigError::new("[device] cell", unknown("cell mode", s, &CellMode::NAMES))
-        })?,
-    };
+    let cells: Vec<_> = CellMode::ALL.iter().map(|&m| (m.name(), Is(m))).collect();
+    let cell = Keywords::new("cell mode", &cells).parse_or(
+        "[device] cell",
+        d.cell.as_deref(),
+        CellMode::Mlc,
+    )?;
     let channels = positive("[device] channels", d.channels, None)?;
     let chips_per_channel = positive("[device] chips_per_channel", d.chips_per_channel, Some(1))?;
     let dies_per_chip = positive("[device] dies_per_chip", d.dies_per_chip, Some(1))?;
@@ -841,21 +855,12 @@ fn validate_device(
         (None, Capacity::OverProvisioning(op)) => (slots as f64 / (1.0 + op)).floor() as u64,
         (None, Capacity::Reserve(r)) => (slots as f64 * (1.0 - r)).floor() as u64,
     };
-    let command_order = match f.command_order.as_deref().unwrap_or("reordered") {
-        "reordered" => CommandOrder::Reordered,
-        "in-order" => CommandOrder::InOrder,
-        s => {
-            return err(
-                "[ftl] command_order",
-                unknown("command order", s, &["reordered", "in-order"]),
-            )
-        }
-    };
-    let gc_scope = match f.gc_scope.as_deref().unwrap_or("plane") {
-        "plane" => GcScope::Plane,
-        "die" => GcScope::Die,
-        s => return err("[ftl] gc_scope", unknown("GC scope", s, &["plane", "die"])),
-    };
+    let command_order = COMMAND_ORDER.parse_or(
+        "[ftl] command_order",
+        f.command_order.as_deref(),
+        CommandOrder::Reordered,
+    )?;
+    let gc_scope = GC_SCOPE.parse_or("[ftl] gc_scope", f.gc_scope.as_deref(), GcScope::Plane)?;
     let planes_per_pool = match gc_scope {
         GcScope::Plane => 1,
         GcScope::Die => planes_per_die,
@@ -893,15 +898,14 @@ fn validate_device(
     };
     geometry.fast = geometry.dividers();
 
-    let iface_name = d.interface.unwrap_or_else(|| "nvme-gen3-x4".into());
-    let mut iface = interface::lookup(&iface_name).ok_or_else(|| {
-        let names = interface::names();
-        let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-        ConfigError::new(
-            "[device] interface",
-            unknown("interface", &iface_name, &names),
-        )
-    })?;
+    let names = interface::names();
+    let table: Vec<_> = names.iter().map(|n| (n.as_str(), Is(n.as_str()))).collect();
+    let name = Keywords::new("interface", &table).parse_or(
+        "[device] interface",
+        d.interface.as_deref(),
+        "nvme-gen3-x4",
+    )?;
+    let mut iface = interface::lookup(name).expect("interface::names() are interfaces");
     if let Some(r) = d.link_rate {
         iface.link_rate = r.0;
     }
@@ -930,46 +934,16 @@ fn validate_device(
         channel_rate: d.channel_rate.map(|r| r.0).unwrap_or(400_000_000),
         multiplane,
         write_buffer,
-        write_cache: match d.write_cache.as_deref().unwrap_or("plp") {
-            "plp" => WriteCache::Plp,
-            "volatile" => WriteCache::Volatile,
-            "off" => WriteCache::Off,
-            s => {
-                return err(
-                    "[device] write_cache",
-                    unknown("write cache", s, &["plp", "volatile", "off"]),
-                )
-            }
-        },
+        write_cache: WRITE_CACHE.parse_or(
+            "[device] write_cache",
+            d.write_cache.as_deref(),
+            WriteCache::Plp,
+        )?,
         timing: validate_timing(&d.timing)?,
         wear: validate_wear(&d.wear)?,
     };
 
-    let gc = match f.gc.as_deref().unwrap_or("greedy") {
-        "greedy" => GcPolicy::Greedy,
-        "fifo" => GcPolicy::Fifo,
-        "cost-benefit" => GcPolicy::CostBenefit,
-        "random" => GcPolicy::Random,
-        s if s.starts_with("d-choices:") => match s["d-choices:".len()..].parse::<u32>() {
-            Ok(n) if n >= 1 => GcPolicy::DChoices(n),
-            _ => {
-                return err(
-                    "[ftl] gc",
-                    format!("expected d-choices:N with N a whole number ≥ 1, found `{s}`"),
-                )
-            }
-        },
-        s => {
-            return err(
-                "[ftl] gc",
-                unknown(
-                    "GC policy",
-                    s,
-                    &["greedy", "fifo", "cost-benefit", "random", "d-choices:N"],
-                ),
-            )
-        }
-    };
+    let gc = GC_POLICY.parse_or("[ftl] gc", f.gc.as_deref(), GcPolicy::Greedy)?;
     let blocks_per_pool = geometry.blocks_per_pool;
     let watermark = |key: &str,
                      v: Option<CountOrFraction>,
@@ -1049,30 +1023,10 @@ fn validate_device(
         );
     }
     let pslc = validate_pslc(&f, &geometry, gc_start)?;
-    let order = f.stripe_order.unwrap_or_else(|| "cwdp".into());
-    let mut stripe_order = Vec::new();
-    for c in order.chars() {
-        let dim = match c {
-            'c' => StripeDim::Channel,
-            'w' => StripeDim::Chip,
-            'd' => StripeDim::Die,
-            'p' => StripeDim::Plane,
-            _ => return err("[ftl] stripe_order", format!("expected a permutation of the letters c, w, d, p (channel, way/chip, die, plane), found `{order}`")),
-        };
-        if stripe_order.contains(&dim) {
-            return err(
-                "[ftl] stripe_order",
-                format!("each of c, w, d, p must appear once, found `{order}`"),
-            );
-        }
-        stripe_order.push(dim);
-    }
-    if stripe_order.len() != 4 {
-        return err(
-            "[ftl] stripe_order",
-            format!("expected all four letters c, w, d, p, found `{order}`"),
-        );
-    }
+    let stripe_order = match f.stripe_order.as_deref() {
+        None => STRIPE_DIMS.iter().map(|&(_, dim, _)| dim).collect(),
+        Some(order) => stripe_order("[ftl] stripe_order", order)?,
+    };
     let zombie = f.zombie.unwrap_or(false);
     let wear_unleveling = f.wear_unleveling.unwrap_or(zombie);
     let wear_leveling = f.wear_leveling.unwrap_or(false) || wear_unleveling;
@@ -1086,7 +1040,7 @@ fn validate_device(
             key,
             format!(
                 "works with gc = \"greedy\" (ZombieNAND's usage-table GC), found gc = \"{}\"",
-                f.gc.as_deref().unwrap_or("greedy")
+                f.gc.as_deref().unwrap_or_default()
             ),
         );
     }
@@ -1153,17 +1107,7 @@ fn validate_device(
 
 /// `[ftl] pslc*`, `fold_idle`, `direct_write*`: the pSLC cache, sized per GC pool.
 fn validate_pslc(f: &RawFtl, g: &Geometry, gc_start: u32) -> Result<PslcConfig, ConfigError> {
-    let kind = match f.pslc.as_deref().unwrap_or("off") {
-        "off" => PslcKind::Off,
-        "static" => PslcKind::Static,
-        "dynamic" => PslcKind::Dynamic,
-        s => {
-            return err(
-                "[ftl] pslc",
-                unknown("pSLC cache", s, &["off", "static", "dynamic"]),
-            )
-        }
-    };
+    let kind = PSLC.parse_or("[ftl] pslc", f.pslc.as_deref(), PslcKind::Off)?;
     let cache_keys = [
         ("pslc_size", f.pslc_size.is_some()),
         ("pslc_dynamic_share", f.pslc_dynamic_share.is_some()),
@@ -1293,18 +1237,7 @@ fn validate_phase(
     default_interval: Option<Interval>,
 ) -> Result<PhaseConfig, ConfigError> {
     let k = |key: &str| format!("{label} {key}");
-    let kind = match p.kind.as_deref().unwrap_or("io") {
-        "io" => PhaseKind::Io,
-        "fill" => PhaseKind::Fill,
-        "trim" => PhaseKind::Trim,
-        "trace" => PhaseKind::Trace,
-        s => {
-            return err(
-                &k("kind"),
-                unknown("phase kind", s, &["io", "fill", "trim", "trace"]),
-            )
-        }
-    };
+    let kind = PHASE_KIND.parse_or(&k("kind"), p.kind.as_deref(), PhaseKind::Io)?;
     let trace = validate_trace(&p, kind, &k)?;
     if p.job.is_some() && kind != PhaseKind::Io {
         return err(
@@ -1314,21 +1247,15 @@ fn validate_phase(
     }
     let jobs = validate_jobs(label, p.job.take(), g)?;
     let name = p.name.unwrap_or_else(|| format!("phase-{number}"));
-    let pattern = match p.pattern.as_deref().unwrap_or(if kind == PhaseKind::Io {
-        "random"
-    } else {
-        "sequential"
-    }) {
-        "sequential" | "seq" => Pattern::Sequential,
-        "random" | "rand" => Pattern::Random,
-        "shuffle" => Pattern::Shuffle,
-        s => {
-            return err(
-                &k("pattern"),
-                unknown("pattern", s, &["sequential", "random", "shuffle"]),
-            )
-        }
-    };
+    let pattern = PATTERN.parse_or(
+        &k("pattern"),
+        p.pattern.as_deref(),
+        if kind == PhaseKind::Io {
+            Pattern::Random
+        } else {
+            Pattern::Sequential
+        },
+    )?;
     if p.order_seed.is_some() && pattern != Pattern::Shuffle {
         return err(
             &k("order_seed"),
@@ -1338,9 +1265,10 @@ fn validate_phase(
     if p.distribution.is_some() && pattern != Pattern::Random {
         return err(&k("distribution"), "applies to pattern = \"random\"");
     }
-    let distribution = parse_distribution(
+    let distribution = DISTRIBUTION.parse_or(
         &k("distribution"),
-        p.distribution.as_deref().unwrap_or("uniform"),
+        p.distribution.as_deref(),
+        Distribution::Uniform,
     )?;
     let read_fraction = fraction_in(
         &k("read_fraction"),
@@ -1471,16 +1399,7 @@ fn validate_phase(
                     ),
                 );
             }
-            let poisson = match p.arrival.as_deref().unwrap_or("poisson") {
-                "poisson" => true,
-                "fixed" => false,
-                s => {
-                    return err(
-                        &k("arrival"),
-                        unknown("arrival process", s, &["poisson", "fixed"]),
-                    )
-                }
-            };
+            let poisson = ARRIVAL.parse_or(&k("arrival"), p.arrival.as_deref(), true)?;
             Arrival::Open { rate: r, poisson }
         }
         (None, None) => Arrival::Closed { queue_depth: 1 },
@@ -1496,17 +1415,13 @@ fn validate_phase(
         );
     }
     let duration_ns = p.duration.map(|d| d.0);
-    let until_dead = match p.until.as_deref() {
-        None => false,
-        Some("dead") if matches!(kind, PhaseKind::Io | PhaseKind::Trace) => true,
-        Some("dead") => {
-            return err(
-                &k("until"),
-                "only an io or trace phase can run until the drive dies",
-            )
-        }
-        Some(s) => return err(&k("until"), format!("expected \"dead\", found `{s}`")),
-    };
+    let until_dead = UNTIL.parse_or(&k("until"), p.until.as_deref(), false)?;
+    if until_dead && !matches!(kind, PhaseKind::Io | PhaseKind::Trace) {
+        return err(
+            &k("until"),
+            "only an io or trace phase can run until the drive dies",
+        );
+    }
     if duration_ns == Some(0)
         || p.requests == Some(0)
         || volume.map(|v| v.bytes(g.user_capacity_bytes)) == Some(0)
@@ -1562,42 +1477,9 @@ fn validate_phase(
         Some(i) => Some(validate_interval(&k("interval"), i)?),
         None => default_interval,
     };
-    let data = p.data.as_deref().unwrap_or("random");
-    let data_factor = match data {
-        "random" => 1.0,
-        "ones" => crate::wear::mlc_state_time("11").expect("'11' is a state"),
-        "zeros" => crate::wear::mlc_state_time("00").expect("'00' is a state"),
-        s if s.starts_with("states:") => {
-            let states: Vec<&str> = s["states:".len()..].split(',').map(str::trim).collect();
-            crate::wear::data_factor(&states)
-                .filter(|_| !states.is_empty())
-                .ok_or_else(|| {
-                    ConfigError::new(
-                        k("data"),
-                        format!("states:S1,S2,... takes MLC states 11, 10, 00, 01; found `{s}`"),
-                    )
-                })?
-        }
-        s if s.starts_with("byte:") => {
-            let hex = s["byte:".len()..].trim_start_matches("0x");
-            let byte = u8::from_str_radix(hex, 16).map_err(|_| {
-                ConfigError::new(
-                    k("data"),
-                    format!("byte:0xNN takes one byte in hex, found `{s}`"),
-                )
-            })?;
-            // Each pair of bits is one MLC cell's target state.
-            let states: Vec<String> = (0..4)
-                .map(|i| format!("{:02b}", (byte >> (6 - 2 * i)) & 3))
-                .collect();
-            let states: Vec<&str> = states.iter().map(String::as_str).collect();
-            crate::wear::data_factor(&states).expect("two-bit strings are states")
-        }
-        s => {
-            let names = ["random", "ones", "zeros", "byte:0xNN", "states:11,10,..."];
-            return err(&k("data"), unknown("data pattern", s, &names));
-        }
-    };
+    let data_factor = DATA
+        .parse_or(&k("data"), p.data.as_deref(), Data::Factor(1.0))?
+        .factor();
     let timed = p.timed.unwrap_or(true);
     let mut power_loss_ns: Vec<u64> = p.power_loss.iter().flatten().map(|d| d.0).collect();
     power_loss_ns.sort_unstable();
@@ -1794,25 +1676,16 @@ fn validate_trace(
     if !std::path::Path::new(path).is_file() {
         return err(&k("trace"), format!("no such file: {path}"));
     }
-    let format = match p.format.as_deref() {
-        None => None,
-        Some(f) => Some(TraceFormat::parse(f).ok_or_else(|| {
-            ConfigError::new(
-                k("format"),
-                unknown("trace format", f, &TraceFormat::names()),
-            )
-        })?),
-    };
-    let timed = match p.replay.as_deref().unwrap_or("closed") {
-        "closed" => false,
-        "timed" => true,
-        s => {
-            return err(
-                &k("replay"),
-                unknown("replay mode", s, &["closed", "timed"]),
-            )
-        }
-    };
+    let formats: Vec<_> = TraceFormat::ALL
+        .iter()
+        .map(|&f| (f.name(), Is(f)))
+        .collect();
+    let format = p
+        .format
+        .as_deref()
+        .map(|f| Keywords::new("trace format", &formats).parse(&k("format"), f))
+        .transpose()?;
+    let timed = REPLAY.parse_or(&k("replay"), p.replay.as_deref(), false)?;
     if timed && (p.queue_depth.is_some() || p.rate.is_some()) {
         return err(
             &k("replay"),
@@ -1829,15 +1702,15 @@ fn validate_trace(
     if p.time_scale.is_some() && !timed {
         return err(&k("time_scale"), "applies to replay = \"timed\"");
     }
-    let remap = match p.remap.as_deref().unwrap_or(if p.unique_bytes.is_some() {
-        "compact"
-    } else {
-        "modulo"
-    }) {
-        "modulo" => Remap::Modulo,
-        "compact" => Remap::Compact,
-        s => return err(&k("remap"), unknown("remap", s, &["modulo", "compact"])),
-    };
+    let remap = REMAP.parse_or(
+        &k("remap"),
+        p.remap.as_deref(),
+        if p.unique_bytes.is_some() {
+            Remap::Compact
+        } else {
+            Remap::Modulo
+        },
+    )?;
     if p.unique_bytes.is_some() && remap != Remap::Compact {
         return err(
             &k("unique_bytes"),
@@ -1857,61 +1730,275 @@ fn validate_trace(
     }))
 }
 
-fn parse_distribution(key: &str, s: &str) -> Result<Distribution, ConfigError> {
-    let parts: Vec<&str> = s.split(':').collect();
-    let num = |x: &str, what: &str| -> Result<f64, ConfigError> {
-        x.trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite())
-            .ok_or_else(|| ConfigError::new(key, format!("{what} must be a number, found `{x}`")))
-    };
-    match parts[0] {
-        "uniform" if parts.len() == 1 => Ok(Distribution::Uniform),
-        "hotcold" if parts.len() == 3 => {
-            let r = num(parts[1], "hotcold:R:F's R")?;
-            let f = num(parts[2], "hotcold:R:F's F")?;
-            if !(r > 0.0 && r < 1.0 && f > 0.0 && f < 1.0) {
-                return err(
-                    key,
-                    format!("hotcold:R:F needs 0 < R < 1 and 0 < F < 1, found `{s}`"),
-                );
-            }
-            Ok(Distribution::HotCold { r, f })
-        }
-        "zipf" if parts.len() == 2 => {
-            let theta = num(parts[1], "zipf:THETA's THETA")?;
-            if !(theta > 0.0 && theta <= 10.0) {
-                return err(key, format!("zipf:THETA needs 0 < THETA ≤ 10, found `{s}`"));
-            }
-            Ok(Distribution::Zipf { theta })
-        }
-        "pareto" if parts.len() == 2 => {
-            let h = num(parts[1], "pareto:H's H")?;
-            if !(h > 0.0 && h < 1.0) {
-                return err(key, format!("pareto:H needs 0 < H < 1, found `{s}`"));
-            }
-            Ok(Distribution::Pareto { h })
-        }
-        "normal" if parts.len() == 2 => {
-            let dev = num(parts[1], "normal:DEV's DEV (percent)")?;
-            if !(dev > 0.0 && dev <= 100.0) {
-                return err(
-                    key,
-                    format!(
-                        "normal:DEV needs 0 < DEV ≤ 100 (percent of the working set), found `{s}`"
-                    ),
-                );
-            }
-            Ok(Distribution::Normal { dev })
-        }
-        _ => err(
-            key,
-            format!(
-                "expected uniform, hotcold:R:F, zipf:THETA, pareto:H or normal:DEV, found `{s}`"
-            ),
-        ),
+/// `[device] write_cache`.
+const WRITE_CACHE: Keywords<WriteCache> = Keywords::new(
+    "write cache",
+    &[
+        ("plp", Is(WriteCache::Plp)),
+        ("volatile", Is(WriteCache::Volatile)),
+        ("off", Is(WriteCache::Off)),
+    ],
+);
+
+/// `[ftl] gc`.
+const GC_POLICY: Keywords<GcPolicy> = Keywords::new(
+    "GC policy",
+    &[
+        ("greedy", Is(GcPolicy::Greedy)),
+        ("fifo", Is(GcPolicy::Fifo)),
+        ("cost-benefit", Is(GcPolicy::CostBenefit)),
+        ("random", Is(GcPolicy::Random)),
+        ("d-choices:N", Form(d_choices)),
+    ],
+);
+
+fn d_choices(w: &FormWord) -> Result<GcPolicy, String> {
+    match w.args.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(GcPolicy::DChoices(n)),
+        _ => Err(format!(
+            "expected {} with N a whole number ≥ 1, found `{}`",
+            w.form, w.word
+        )),
     }
+}
+
+/// `[ftl] command_order`.
+const COMMAND_ORDER: Keywords<CommandOrder> = Keywords::new(
+    "command order",
+    &[
+        ("reordered", Is(CommandOrder::Reordered)),
+        ("in-order", Is(CommandOrder::InOrder)),
+    ],
+);
+
+/// `[ftl] gc_scope`.
+const GC_SCOPE: Keywords<GcScope> = Keywords::new(
+    "GC scope",
+    &[("plane", Is(GcScope::Plane)), ("die", Is(GcScope::Die))],
+);
+
+/// `[ftl] pslc`.
+const PSLC: Keywords<PslcKind> = Keywords::new(
+    "pSLC cache",
+    &[
+        ("off", Is(PslcKind::Off)),
+        ("static", Is(PslcKind::Static)),
+        ("dynamic", Is(PslcKind::Dynamic)),
+    ],
+);
+
+/// `[ftl] stripe_order`'s letters: (letter, dimension, what it stands for),
+/// the default order first to last.
+const STRIPE_DIMS: [(char, StripeDim, &str); 4] = [
+    ('c', StripeDim::Channel, "channel"),
+    ('w', StripeDim::Chip, "way/chip"),
+    ('d', StripeDim::Die, "die"),
+    ('p', StripeDim::Plane, "plane"),
+];
+
+/// A stripe order: each letter of [`STRIPE_DIMS`] once.
+fn stripe_order(key: &str, order: &str) -> Result<Vec<StripeDim>, ConfigError> {
+    let letters = STRIPE_DIMS.map(|(c, _, _)| c.to_string()).join(", ");
+    let mut dims = Vec::new();
+    for c in order.chars() {
+        let Some(&(_, dim, _)) = STRIPE_DIMS.iter().find(|(letter, _, _)| *letter == c) else {
+            let words = STRIPE_DIMS.map(|(_, _, word)| word).join(", ");
+            return err(
+                key,
+                format!(
+                    "expected a permutation of the letters {letters} ({words}), found `{order}`"
+                ),
+            );
+        };
+        if dims.contains(&dim) {
+            return err(
+                key,
+                format!("each of {letters} must appear once, found `{order}`"),
+            );
+        }
+        dims.push(dim);
+    }
+    if dims.len() != STRIPE_DIMS.len() {
+        return err(
+            key,
+            format!("expected all four letters {letters}, found `{order}`"),
+        );
+    }
+    Ok(dims)
+}
+
+/// A phase's `kind`.
+const PHASE_KIND: Keywords<PhaseKind> = Keywords::new(
+    "phase kind",
+    &[
+        ("io", Is(PhaseKind::Io)),
+        ("fill", Is(PhaseKind::Fill)),
+        ("trim", Is(PhaseKind::Trim)),
+        ("trace", Is(PhaseKind::Trace)),
+    ],
+);
+
+/// A phase's `pattern` (fio's short names accepted too).
+const PATTERN: Keywords<Pattern> = Keywords::new(
+    "pattern",
+    &[
+        ("sequential", Is(Pattern::Sequential)),
+        ("seq", Alias(Pattern::Sequential)),
+        ("random", Is(Pattern::Random)),
+        ("rand", Alias(Pattern::Random)),
+        ("shuffle", Is(Pattern::Shuffle)),
+    ],
+);
+
+/// A phase's `arrival` process (open loop): poisson or not.
+const ARRIVAL: Keywords<bool> = Keywords::new(
+    "arrival process",
+    &[("poisson", Is(true)), ("fixed", Is(false))],
+);
+
+/// A phase's `until`: whether it runs until the drive dies.
+const UNTIL: Keywords<bool> = Keywords::listed(true, &[("dead", Is(true))]);
+
+/// A phase's `data`: what is written, which sets how long programs take.
+const DATA: Keywords<Data> = Keywords::new(
+    "data pattern",
+    &[
+        ("random", Is(Data::Factor(1.0))),
+        ("ones", Is(Data::State("11"))),
+        ("zeros", Is(Data::State("00"))),
+        ("byte:0xNN", Form(data_byte)),
+        ("states:11,10,...", Form(data_states)),
+    ],
+);
+
+/// Written data, by its program-time factor.
+#[derive(Clone, Copy)]
+enum Data {
+    /// Every cell in this MLC state.
+    State(&'static str),
+    Factor(f64),
+}
+
+impl Data {
+    fn factor(self) -> f64 {
+        match self {
+            Data::State(s) => crate::wear::mlc_state_time(s).expect("an MLC state"),
+            Data::Factor(f) => f,
+        }
+    }
+}
+
+fn data_states(w: &FormWord) -> Result<Data, String> {
+    let states: Vec<&str> = w.args.split(',').map(str::trim).collect();
+    crate::wear::data_factor(&states)
+        .filter(|_| !states.is_empty())
+        .map(Data::Factor)
+        .ok_or_else(|| {
+            format!(
+                "{}:S1,S2,... takes MLC states 11, 10, 00, 01; found `{}`",
+                w.name(),
+                w.word
+            )
+        })
+}
+
+fn data_byte(w: &FormWord) -> Result<Data, String> {
+    let hex = w.args.trim_start_matches("0x");
+    let byte = u8::from_str_radix(hex, 16)
+        .map_err(|_| format!("{} takes one byte in hex, found `{}`", w.form, w.word))?;
+    // Each pair of bits is one MLC cell's target state.
+    let states: Vec<String> = (0..4)
+        .map(|i| format!("{:02b}", (byte >> (6 - 2 * i)) & 3))
+        .collect();
+    let states: Vec<&str> = states.iter().map(String::as_str).collect();
+    Ok(Data::Factor(
+        crate::wear::data_factor(&states).expect("two-bit strings are states"),
+    ))
+}
+
+/// A trace phase's `replay`: whether requests go at their recorded times.
+const REPLAY: Keywords<bool> =
+    Keywords::new("replay mode", &[("closed", Is(false)), ("timed", Is(true))]);
+
+/// A trace phase's `remap`.
+const REMAP: Keywords<crate::trace::replay::Remap> = Keywords::new(
+    "remap",
+    &[
+        ("modulo", Is(crate::trace::replay::Remap::Modulo)),
+        ("compact", Is(crate::trace::replay::Remap::Compact)),
+    ],
+);
+
+/// A phase's `distribution` (pattern = "random").
+const DISTRIBUTION: Keywords<Distribution> = Keywords::listed(
+    false,
+    &[
+        ("uniform", Is(Distribution::Uniform)),
+        ("hotcold:R:F", Form(hot_cold)),
+        ("zipf:THETA", Form(zipf)),
+        ("pareto:H", Form(pareto)),
+        ("normal:DEV", Form(normal)),
+    ],
+);
+
+/// A distribution form's `N` arguments (else the word is unknown).
+fn arguments<'w, const N: usize>(w: &FormWord<'w>) -> Result<[&'w str; N], String> {
+    let args: Vec<&str> = w.args.split(':').collect();
+    args.try_into().map_err(|_| DISTRIBUTION.unknown(w.word))
+}
+
+/// A distribution argument, `what` naming it in the message.
+fn number(w: &FormWord, x: &str, what: &str) -> Result<f64, String> {
+    x.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("{}'s {what} must be a number, found `{x}`", w.form))
+}
+
+fn hot_cold(w: &FormWord) -> Result<Distribution, String> {
+    let [r, f] = arguments(w)?;
+    let (r, f) = (number(w, r, "R")?, number(w, f, "F")?);
+    if !(r > 0.0 && r < 1.0 && f > 0.0 && f < 1.0) {
+        return Err(format!(
+            "{} needs 0 < R < 1 and 0 < F < 1, found `{}`",
+            w.form, w.word
+        ));
+    }
+    Ok(Distribution::HotCold { r, f })
+}
+
+fn zipf(w: &FormWord) -> Result<Distribution, String> {
+    let [theta] = arguments(w)?;
+    let theta = number(w, theta, "THETA")?;
+    if !(theta > 0.0 && theta <= 10.0) {
+        return Err(format!(
+            "{} needs 0 < THETA ≤ 10, found `{}`",
+            w.form, w.word
+        ));
+    }
+    Ok(Distribution::Zipf { theta })
+}
+
+fn pareto(w: &FormWord) -> Result<Distribution, String> {
+    let [h] = arguments(w)?;
+    let h = number(w, h, "H")?;
+    if !(h > 0.0 && h < 1.0) {
+        return Err(format!("{} needs 0 < H < 1, found `{}`", w.form, w.word));
+    }
+    Ok(Distribution::Pareto { h })
+}
+
+fn normal(w: &FormWord) -> Result<Distribution, String> {
+    let [dev] = arguments(w)?;
+    let dev = number(w, dev, "DEV (percent)")?;
+    if !(dev > 0.0 && dev <= 100.0) {
+        return Err(format!(
+            "{} needs 0 < DEV ≤ 100 (percent of the working set), found `{}`",
+            w.form, w.word
+        ));
+    }
+    Ok(Distribution::Normal { dev })
 }
 
 #[cfg(test)]
