@@ -139,24 +139,11 @@ fn log_normal_form(w: &FormWord) -> Result<Spread, String> {
     }
 }
 
-/// `[device]` (but the shape) with its timing and wear tables.
+/// The `[device]` keys but the shape's, with `[device.timing.*]` and `[device.wear]`.
 pub(super) fn validate(d: RawDevice, shape: &Shape) -> Result<DeviceConfig, ConfigError> {
-    let g = &shape.geometry;
     let interface = host_interface(&d)?;
     let multiplane = d.multiplane.unwrap_or(shape.gc_scope == GcScope::Plane);
-    let write_buffer = d.write_buffer.map(|s| s.0).unwrap_or(64 << 20);
-    let stripe_bytes = g.page_size as u64
-        * if multiplane {
-            g.planes_per_die as u64
-        } else {
-            1
-        };
-    if write_buffer < stripe_bytes {
-        return err(
-            "[device] write_buffer",
-            format!("must hold at least one page programmed at once ({stripe_bytes} bytes), found {write_buffer}"),
-        );
-    }
+    let write_buffer = write_buffer(&d, shape, multiplane)?;
     let write_cache = WRITE_CACHE.parse_or(
         "[device] write_cache",
         d.write_cache.as_deref(),
@@ -201,6 +188,26 @@ fn host_interface(d: &RawDevice) -> Result<Interface, ConfigError> {
         iface.command_overhead_ns = o.0;
     }
     Ok(iface)
+}
+
+/// `[device] write_buffer`, bytes: at least the pages programmed at once (a
+/// page of every plane of a die with multiplane programs).
+fn write_buffer(d: &RawDevice, shape: &Shape, multiplane: bool) -> Result<u64, ConfigError> {
+    let g = &shape.geometry;
+    let write_buffer = d.write_buffer.map(|s| s.0).unwrap_or(64 << 20);
+    let pages = if multiplane {
+        g.planes_per_die as u64
+    } else {
+        1
+    };
+    let stripe_bytes = g.page_size as u64 * pages;
+    if write_buffer < stripe_bytes {
+        return err(
+            "[device] write_buffer",
+            format!("must hold at least one page programmed at once ({stripe_bytes} bytes), found {write_buffer}"),
+        );
+    }
+    Ok(write_buffer)
 }
 
 /// `[device.timing.MODE]` of every bit mode, over the built-in latencies.

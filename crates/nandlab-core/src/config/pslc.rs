@@ -55,21 +55,8 @@ const PSLC: Keywords<PslcKind> = Keywords::new(
 /// `[ftl] pslc*`, `fold_idle`, `direct_write*`: the pSLC cache, sized per GC pool.
 pub(super) fn validate(f: &RawFtl, g: &Geometry, gc_start: u32) -> Result<PslcConfig, ConfigError> {
     let kind = PSLC.parse_or("[ftl] pslc", f.pslc.as_deref(), PslcKind::Off)?;
-    let cache_keys = [
-        ("pslc_size", f.pslc_size.is_some()),
-        ("pslc_dynamic_share", f.pslc_dynamic_share.is_some()),
-        ("pslc_static_after", f.pslc_static_after.is_some()),
-        ("fold_idle", f.fold_idle.is_some()),
-        ("direct_write", f.direct_write == Some(true)),
-        ("direct_write_after", f.direct_write_after.is_some()),
-    ];
+    keys_apply(f, kind)?;
     if kind == PslcKind::Off {
-        if let Some((key, _)) = cache_keys.iter().find(|(_, given)| *given) {
-            return err(
-                &format!("[ftl] {key}"),
-                "configures the pSLC cache: set [ftl] pslc = \"static\" or \"dynamic\"",
-            );
-        }
         return Ok(PslcConfig {
             kind,
             static_blocks: 0,
@@ -79,16 +66,6 @@ pub(super) fn validate(f: &RawFtl, g: &Geometry, gc_start: u32) -> Result<PslcCo
             direct_write: false,
             direct_write_after: 0,
         });
-    }
-    if kind == PslcKind::Static {
-        for key in ["pslc_dynamic_share", "pslc_static_after"] {
-            if cache_keys.iter().any(|&(k, given)| k == key && given) {
-                return err(
-                    &format!("[ftl] {key}"),
-                    "applies to a dynamic cache: set [ftl] pslc = \"dynamic\"",
-                );
-            }
-        }
     }
     let direct_write = f.direct_write.unwrap_or(false);
     if f.direct_write_after.is_some() && !direct_write {
@@ -103,6 +80,72 @@ pub(super) fn validate(f: &RawFtl, g: &Geometry, gc_start: u32) -> Result<PslcCo
             "a pSLC cache runs multi-bit cells as SLC; this drive's cells are already SLC",
         );
     }
+    let (static_blocks, native) = static_cache(f, kind, g, gc_start)?;
+    let share = match f.pslc_dynamic_share {
+        None => 0.75,
+        Some(x) => fraction_in("[ftl] pslc_dynamic_share", x.0, 0.0, 1.0)?,
+    };
+    let static_after = match f.pslc_static_after {
+        None => 0.1,
+        Some(x) => fraction_in("[ftl] pslc_static_after", x.0, 0.0, 1.0)?,
+    };
+    Ok(PslcConfig {
+        kind,
+        static_blocks,
+        dynamic_blocks: match kind {
+            PslcKind::Dynamic => (share * native).floor() as u32,
+            _ => 0,
+        },
+        static_after,
+        fold_idle: f.fold_idle.unwrap_or(true),
+        direct_write,
+        direct_write_after: f.direct_write_after.map_or(4 << 20, |s| s.0),
+    })
+}
+
+/// The cache keys given apply to the cache `kind`: none without a cache, no
+/// dynamic-cache key for a static one.
+fn keys_apply(f: &RawFtl, kind: PslcKind) -> Result<(), ConfigError> {
+    let cache_keys = [
+        ("pslc_size", f.pslc_size.is_some()),
+        ("pslc_dynamic_share", f.pslc_dynamic_share.is_some()),
+        ("pslc_static_after", f.pslc_static_after.is_some()),
+        ("fold_idle", f.fold_idle.is_some()),
+        ("direct_write", f.direct_write == Some(true)),
+        ("direct_write_after", f.direct_write_after.is_some()),
+    ];
+    let given = |key: &str| cache_keys.iter().any(|&(k, given)| k == key && given);
+    match kind {
+        PslcKind::Off => match cache_keys.iter().find(|(_, given)| *given) {
+            Some((key, _)) => err(
+                &format!("[ftl] {key}"),
+                "configures the pSLC cache: set [ftl] pslc = \"static\" or \"dynamic\"",
+            ),
+            None => Ok(()),
+        },
+        PslcKind::Static => match ["pslc_dynamic_share", "pslc_static_after"]
+            .into_iter()
+            .find(|&key| given(key))
+        {
+            Some(key) => err(
+                &format!("[ftl] {key}"),
+                "applies to a dynamic cache: set [ftl] pslc = \"dynamic\"",
+            ),
+            None => Ok(()),
+        },
+        PslcKind::Dynamic => Ok(()),
+    }
+}
+
+/// `[ftl] pslc_size`: the static cache's blocks per pool (at least 1 for a
+/// static cache), and the native blocks it leaves, which must hold the
+/// pool's share of the user data plus what GC needs.
+fn static_cache(
+    f: &RawFtl,
+    kind: PslcKind,
+    g: &Geometry,
+    gc_start: u32,
+) -> Result<(u32, f64), ConfigError> {
     let size = match f.pslc_size {
         None => Volume::Capacities(0.03),
         Some(v) => volume("[ftl] pslc_size", v, g)?,
@@ -118,8 +161,7 @@ pub(super) fn validate(f: &RawFtl, g: &Geometry, gc_start: u32) -> Result<PslcCo
         (PslcKind::Static, 0) => 1,
         (_, n) => n,
     };
-    // The native blocks left must hold the pool's share of the user data
-    // plus what GC needs (as the spare-space check of the whole pool).
+    // As the spare-space check of the whole pool.
     let native = g.blocks_per_pool as f64 - static_blocks as f64;
     let data = g.user_units_per_pool() as f64 / g.units_per_block as f64;
     if native - data <= gc_start as f64 + 2.0 {
@@ -134,24 +176,5 @@ pub(super) fn validate(f: &RawFtl, g: &Geometry, gc_start: u32) -> Result<PslcCo
             ),
         );
     }
-    let share = match f.pslc_dynamic_share {
-        None => 0.75,
-        Some(x) => fraction_in("[ftl] pslc_dynamic_share", x.0, 0.0, 1.0)?,
-    };
-    let static_after = match f.pslc_static_after {
-        None => 0.1,
-        Some(x) => fraction_in("[ftl] pslc_static_after", x.0, 0.0, 1.0)?,
-    };
-    Ok(PslcConfig {
-        kind,
-        static_blocks: static_blocks as u32,
-        dynamic_blocks: match kind {
-            PslcKind::Dynamic => (share * native).floor() as u32,
-            _ => 0,
-        },
-        static_after,
-        fold_idle: f.fold_idle.unwrap_or(true),
-        direct_write,
-        direct_write_after: f.direct_write_after.map_or(4 << 20, |s| s.0),
-    })
+    Ok((static_blocks as u32, native))
 }
