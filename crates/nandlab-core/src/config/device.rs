@@ -99,7 +99,7 @@ pub const MEASURED: Spread = Spread::LogNormal {
 };
 
 /// `[device] write_cache`.
-const WRITE_CACHE: Keywords<WriteCache> = Keywords::new(
+pub(super) const WRITE_CACHE: Keywords<WriteCache> = Keywords::new(
     "write cache",
     &[
         ("plp", Is(WriteCache::Plp)),

@@ -349,7 +349,8 @@ fn wear_levelling(
         return err(
             key,
             format!(
-                "works with gc = \"greedy\" (ZombieNAND's usage-table GC), found gc = \"{}\"",
+                "works with gc = \"{}\" (ZombieNAND's usage-table GC), found gc = \"{}\"",
+                GC_POLICY.name(GcPolicy::Greedy),
                 f.gc.as_deref().unwrap_or_default()
             ),
         );

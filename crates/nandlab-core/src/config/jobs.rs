@@ -2,7 +2,7 @@
 //! own queue depth, stop condition and results (fio's jobs). A job takes its
 //! phase's workload keys under its own, and is checked as a phase.
 
-use super::phase::{self, Label, PhaseConfig, PhaseKind};
+use super::phase::{self, Label, PhaseConfig, PhaseKind, PHASE_KIND};
 use super::raw::RawPhase;
 use super::ConfigError;
 use crate::geometry::Geometry;
@@ -61,7 +61,10 @@ pub(super) fn validate(
     if jobs.is_some() && kind != PhaseKind::Io {
         return at.err(
             "job",
-            "jobs run synthetic workloads together: their phase is kind = \"io\"",
+            format!(
+                "jobs run synthetic workloads together: their phase is kind = \"{}\"",
+                PHASE_KIND.name(PhaseKind::Io)
+            ),
         );
     }
     let jobs = jobs.unwrap_or_default();

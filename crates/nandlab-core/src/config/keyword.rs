@@ -86,6 +86,20 @@ impl<'a, T: Copy> Keywords<'a, T> {
             .collect()
     }
 
+    /// The name listed for `value`, for a message that quotes a setting.
+    pub fn name(&self, value: T) -> &'a str
+    where
+        T: PartialEq,
+    {
+        self.table
+            .iter()
+            .find_map(|(name, meaning)| match meaning {
+                Meaning::Is(v) if *v == value => Some(*name),
+                _ => None,
+            })
+            .expect("a value the table lists")
+    }
+
     /// What `word` stands for, or the message saying why it stands for nothing.
     pub fn read(&self, word: &str) -> Result<T, String> {
         for (name, meaning) in self.table {
@@ -170,6 +184,7 @@ mod tests {
     #[test]
     fn names_aliases_and_forms_read_from_one_table() {
         assert_eq!(NUMBERS.names(), ["one", "two", "twice:N"]);
+        assert_eq!(NUMBERS.name(1), "one");
         assert_eq!(NUMBERS.read("one"), Ok(1));
         assert_eq!(NUMBERS.read("uno"), Ok(1));
         assert_eq!(NUMBERS.read("twice:21"), Ok(42));

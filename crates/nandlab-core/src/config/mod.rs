@@ -125,11 +125,11 @@ impl Config {
     pub fn power_loss_unsafe(&self) -> Vec<String> {
         let mut why = Vec::new();
         if self.device.write_cache == WriteCache::Volatile {
-            why.push(
-                "a volatile write cache without flush ([device] write_cache = \"volatile\"): \
-                 acknowledged writes still in the DRAM buffer are lost"
-                    .to_string(),
-            );
+            why.push(format!(
+                "a volatile write cache without flush ([device] write_cache = \"{}\"): \
+                 acknowledged writes still in the DRAM buffer are lost",
+                device::WRITE_CACHE.name(WriteCache::Volatile)
+            ));
         }
         let multi_bit = self.geometry.cell.bits() > 1;
         if self.device.write_cache != WriteCache::Plp && !self.ftl.paired_page_backup && multi_bit {

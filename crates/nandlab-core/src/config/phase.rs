@@ -90,7 +90,7 @@ impl PhaseConfig {
 }
 
 /// A phase's `kind`.
-const PHASE_KIND: Keywords<PhaseKind> = Keywords::new(
+pub(super) const PHASE_KIND: Keywords<PhaseKind> = Keywords::new(
     "phase kind",
     &[
         ("io", Is(PhaseKind::Io)),

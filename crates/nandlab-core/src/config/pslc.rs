@@ -119,7 +119,11 @@ fn keys_apply(f: &RawFtl, kind: PslcKind) -> Result<(), ConfigError> {
         PslcKind::Off => match cache_keys.iter().find(|(_, given)| *given) {
             Some((key, _)) => err(
                 &format!("[ftl] {key}"),
-                "configures the pSLC cache: set [ftl] pslc = \"static\" or \"dynamic\"",
+                format!(
+                    "configures the pSLC cache: set [ftl] pslc = \"{}\" or \"{}\"",
+                    PSLC.name(PslcKind::Static),
+                    PSLC.name(PslcKind::Dynamic)
+                ),
             ),
             None => Ok(()),
         },
@@ -129,7 +133,10 @@ fn keys_apply(f: &RawFtl, kind: PslcKind) -> Result<(), ConfigError> {
         {
             Some(key) => err(
                 &format!("[ftl] {key}"),
-                "applies to a dynamic cache: set [ftl] pslc = \"dynamic\"",
+                format!(
+                    "applies to a dynamic cache: set [ftl] pslc = \"{}\"",
+                    PSLC.name(PslcKind::Dynamic)
+                ),
             ),
             None => Ok(()),
         },

@@ -3,7 +3,7 @@
 //! become the drive's; and that no other kind of phase has them.
 
 use super::keyword::{Keywords, Meaning::Is};
-use super::phase::{Label, PhaseKind};
+use super::phase::{Label, PhaseKind, PHASE_KIND};
 use super::raw::RawPhase;
 use super::ConfigError;
 use crate::trace::replay::{Remap, ReplayConfig};
@@ -41,7 +41,13 @@ pub(super) fn validate(
     ];
     if kind != PhaseKind::Trace {
         return match trace_keys.iter().find(|(_, given)| *given) {
-            Some((key, _)) => at.err(key, "applies to a trace phase (kind = \"trace\")"),
+            Some((key, _)) => at.err(
+                key,
+                format!(
+                    "applies to a trace phase (kind = \"{}\")",
+                    PHASE_KIND.name(PhaseKind::Trace)
+                ),
+            ),
             None => Ok(None),
         };
     }
@@ -93,7 +99,10 @@ pub(super) fn validate(
     if p.unique_bytes.is_some() && remap != Remap::Compact {
         return at.err(
             "unique_bytes",
-            "counts distinct addresses as remap = \"compact\" numbers them",
+            format!(
+                "counts distinct addresses as remap = \"{}\" numbers them",
+                REMAP.name(Remap::Compact)
+            ),
         );
     }
     Ok(Some(ReplayConfig {
@@ -116,7 +125,10 @@ fn clock(p: &RawPhase, at: Label) -> Result<(bool, f64), ConfigError> {
     if timed && (p.queue_depth.is_some() || p.rate.is_some()) {
         return at.err(
             "replay",
-            "\"timed\" issues each request at its recorded time: no queue_depth or rate",
+            format!(
+                "\"{}\" issues each request at its recorded time: no queue_depth or rate",
+                REPLAY.name(true)
+            ),
         );
     }
     let time_scale = p.time_scale.unwrap_or(1.0);
@@ -127,7 +139,10 @@ fn clock(p: &RawPhase, at: Label) -> Result<(bool, f64), ConfigError> {
         );
     }
     if p.time_scale.is_some() && !timed {
-        return at.err("time_scale", "applies to replay = \"timed\"");
+        return at.err(
+            "time_scale",
+            format!("applies to replay = \"{}\"", REPLAY.name(true)),
+        );
     }
     Ok((timed, time_scale))
 }

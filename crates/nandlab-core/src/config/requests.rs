@@ -130,11 +130,17 @@ fn positions(
     if p.order_seed.is_some() && pattern != Pattern::Shuffle {
         return at.err(
             "order_seed",
-            "applies to pattern = \"shuffle\" (the order each position is visited in)",
+            format!(
+                "applies to pattern = \"{}\" (the order each position is visited in)",
+                PATTERN.name(Pattern::Shuffle)
+            ),
         );
     }
     if p.distribution.is_some() && pattern != Pattern::Random {
-        return at.err("distribution", "applies to pattern = \"random\"");
+        return at.err(
+            "distribution",
+            format!("applies to pattern = \"{}\"", PATTERN.name(Pattern::Random)),
+        );
     }
     let distribution = DISTRIBUTION.parse_or(
         &at.key("distribution"),

@@ -175,7 +175,10 @@ fn gc_scope(d: &RawDevice, f: &RawFtl) -> Result<GcScope, ConfigError> {
     if scope == GcScope::Die && d.multiplane == Some(true) {
         return err(
             "[ftl] gc_scope",
-            "\"die\" opens one block per die at a time, so it cannot program planes together: set [device] multiplane = false",
+            format!(
+                "\"{}\" opens one block per die at a time, so it cannot program planes together: set [device] multiplane = false",
+                GC_SCOPE.name(GcScope::Die)
+            ),
         );
     }
     Ok(scope)
