@@ -28,45 +28,9 @@ pub(super) fn validate(
     kind: PhaseKind,
     at: Label,
 ) -> Result<Option<ReplayConfig>, ConfigError> {
-    let trace_keys = [
-        ("trace", p.trace.is_some()),
-        ("format", p.format.is_some()),
-        ("skip_bad", p.skip_bad.is_some()),
-        ("replay", p.replay.is_some()),
-        ("time_scale", p.time_scale.is_some()),
-        ("devices", p.devices.is_some()),
-        ("remap", p.remap.is_some()),
-        ("unique_bytes", p.unique_bytes.is_some()),
-        ("loop", p.looping.is_some()),
-    ];
+    keys_apply(p, kind, at)?;
     if kind != PhaseKind::Trace {
-        return match trace_keys.iter().find(|(_, given)| *given) {
-            Some((key, _)) => at.err(
-                key,
-                format!(
-                    "applies to a trace phase (kind = \"{}\")",
-                    PHASE_KIND.name(PhaseKind::Trace)
-                ),
-            ),
-            None => Ok(None),
-        };
-    }
-    let synthetic = [
-        ("pattern", p.pattern.is_some()),
-        ("distribution", p.distribution.is_some()),
-        ("read_fraction", p.read_fraction.is_some()),
-        ("trim_fraction", p.trim_fraction.is_some()),
-        ("block_size", p.block_size.is_some()),
-        ("block_sizes", p.block_sizes.is_some()),
-        ("working_set", p.working_set.is_some()),
-        ("order_seed", p.order_seed.is_some()),
-        ("data", p.data.is_some()),
-    ];
-    if let Some((key, _)) = synthetic.iter().find(|(_, given)| *given) {
-        return at.err(
-            key,
-            "shapes a synthetic workload; a trace phase replays the trace's own requests",
-        );
+        return Ok(None);
     }
     let path = p.trace.as_deref().ok_or_else(|| {
         ConfigError::new(
@@ -87,24 +51,7 @@ pub(super) fn validate(
         .map(|f| Keywords::new("trace format", &formats).parse(&at.key("format"), f))
         .transpose()?;
     let (timed, time_scale) = clock(p, at)?;
-    let remap = REMAP.parse_or(
-        &at.key("remap"),
-        p.remap.as_deref(),
-        if p.unique_bytes.is_some() {
-            Remap::Compact
-        } else {
-            Remap::Modulo
-        },
-    )?;
-    if p.unique_bytes.is_some() && remap != Remap::Compact {
-        return at.err(
-            "unique_bytes",
-            format!(
-                "counts distinct addresses as remap = \"{}\" numbers them",
-                REMAP.name(Remap::Compact)
-            ),
-        );
-    }
+    let remap = remap(p, at)?;
     Ok(Some(ReplayConfig {
         path: path.into(),
         format,
@@ -116,6 +63,51 @@ pub(super) fn validate(
         unique_bytes: p.unique_bytes.map(|s| s.0),
         looping: p.looping.unwrap_or(false),
     }))
+}
+
+/// Trace keys only in a trace phase; no keys shaping a synthetic workload in one.
+fn keys_apply(p: &RawPhase, kind: PhaseKind, at: Label) -> Result<(), ConfigError> {
+    if kind != PhaseKind::Trace {
+        let trace_keys = [
+            ("trace", p.trace.is_some()),
+            ("format", p.format.is_some()),
+            ("skip_bad", p.skip_bad.is_some()),
+            ("replay", p.replay.is_some()),
+            ("time_scale", p.time_scale.is_some()),
+            ("devices", p.devices.is_some()),
+            ("remap", p.remap.is_some()),
+            ("unique_bytes", p.unique_bytes.is_some()),
+            ("loop", p.looping.is_some()),
+        ];
+        return match trace_keys.iter().find(|(_, given)| *given) {
+            Some((key, _)) => at.err(
+                key,
+                format!(
+                    "applies to a trace phase (kind = \"{}\")",
+                    PHASE_KIND.name(PhaseKind::Trace)
+                ),
+            ),
+            None => Ok(()),
+        };
+    }
+    let synthetic = [
+        ("pattern", p.pattern.is_some()),
+        ("distribution", p.distribution.is_some()),
+        ("read_fraction", p.read_fraction.is_some()),
+        ("trim_fraction", p.trim_fraction.is_some()),
+        ("block_size", p.block_size.is_some()),
+        ("block_sizes", p.block_sizes.is_some()),
+        ("working_set", p.working_set.is_some()),
+        ("order_seed", p.order_seed.is_some()),
+        ("data", p.data.is_some()),
+    ];
+    match synthetic.iter().find(|(_, given)| *given) {
+        Some((key, _)) => at.err(
+            key,
+            "shapes a synthetic workload; a trace phase replays the trace's own requests",
+        ),
+        None => Ok(()),
+    }
 }
 
 /// `replay` and `time_scale`: whether requests go at their recorded times,
@@ -145,4 +137,28 @@ fn clock(p: &RawPhase, at: Label) -> Result<(bool, f64), ConfigError> {
         );
     }
     Ok((timed, time_scale))
+}
+
+/// `remap` (compact by default with `unique_bytes`), and `unique_bytes`
+/// only with it.
+fn remap(p: &RawPhase, at: Label) -> Result<Remap, ConfigError> {
+    let remap = REMAP.parse_or(
+        &at.key("remap"),
+        p.remap.as_deref(),
+        if p.unique_bytes.is_some() {
+            Remap::Compact
+        } else {
+            Remap::Modulo
+        },
+    )?;
+    if p.unique_bytes.is_some() && remap != Remap::Compact {
+        return at.err(
+            "unique_bytes",
+            format!(
+                "counts distinct addresses as remap = \"{}\" numbers them",
+                REMAP.name(Remap::Compact)
+            ),
+        );
+    }
+    Ok(remap)
 }
