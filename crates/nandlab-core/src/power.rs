@@ -30,6 +30,7 @@
 //! drive's capacitors finish the programs under way and program what its
 //! DRAM write buffer holds; without it, buffered data is gone.
 
+use crate::config::WriteCache;
 use crate::geometry::Geometry;
 use crate::media::CellMode;
 use crate::sanity::{ensure, indices, len, Checked};
@@ -37,22 +38,6 @@ use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-
-/// `[device] write_cache`: when a write is acknowledged and what a cut does
-/// to the DRAM write buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WriteCache {
-    /// Acknowledged once buffered; power-loss protection capacitors finish
-    /// programs in flight and program the buffer at a cut (enterprise drives).
-    Plp,
-    /// Acknowledged once buffered, no capacitors: a cut loses what the buffer
-    /// holds and interrupts programs. Unsafe without host flushes.
-    Volatile,
-    /// Write-through: acknowledged once programmed (the open page is padded
-    /// and programmed for every write), no capacitors.
-    Off,
-}
 
 /// Who programmed a page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,6 +2,10 @@
 //! crate) so that they read like user configs. A config selects one with
 //! `[device] preset = "NAME"`; its own keys then override the preset's.
 
+use super::keyword::{Keywords, Meaning::Is};
+use super::ConfigError;
+use serde_json::Value;
+
 /// (name, TOML text) of every built-in preset.
 pub const PRESETS: &[(&str, &str)] = &[
     (
@@ -64,6 +68,43 @@ pub fn preset_descriptions() -> Vec<(&'static str, String)> {
             (*n, d)
         })
         .collect()
+}
+
+/// Merges `[device] preset`'s tables under the user's own keys. A preset
+/// may itself build on another (its own `[device] preset`).
+pub(super) fn apply(value: &mut Value) -> Result<(), ConfigError> {
+    let Some(name) = value.get("device").and_then(|d| d.get("preset")).cloned() else {
+        return Ok(());
+    };
+    let name = name
+        .as_str()
+        .filter(|_| super::tree::non_finite(&name).is_none())
+        .ok_or_else(|| ConfigError::new("[device] preset", "expected a preset name in quotes"))?;
+    let table: Vec<_> = PRESETS.iter().map(|&(n, t)| (n, Is(t))).collect();
+    let text = Keywords::new("preset", &table).parse("[device] preset", name)?;
+    let mut base: Value = toml::from_str(text).expect("built-in presets are valid TOML");
+    base.as_object_mut().unwrap().remove("description");
+    apply(&mut base)?;
+    deep_merge(&mut base, value.take());
+    *value = base;
+    Ok(())
+}
+
+/// Overlays `top` onto `base`, table by table.
+fn deep_merge(base: &mut Value, top: Value) {
+    match (base, top) {
+        (Value::Object(b), Value::Object(t)) => {
+            for (k, v) in t {
+                match b.get_mut(&k) {
+                    Some(slot) if slot.is_object() && v.is_object() => deep_merge(slot, v),
+                    _ => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, t) => *b = t,
+    }
 }
 
 /// The experiment `nandlab run` runs when given no config: MQSim's default drive

@@ -34,7 +34,7 @@ fn a_minimal_config_loads_with_defaults() {
     );
     assert_eq!(c.phases[0].name, "phase-1");
     assert_eq!(c.phases[0].arrival, Arrival::Closed { queue_depth: 1 });
-    assert_eq!(c.ftl.gc, GcPolicy::Greedy);
+    assert_eq!(c.ftl.gc, GcPolicy::GREEDY);
 }
 
 #[test]
@@ -553,4 +553,25 @@ fn times_and_sizes_past_64_bits_name_the_key() {
         let e = error(device, rest);
         assert!(e.starts_with(expected), "{device} {rest}: {e}");
     }
+}
+
+#[test]
+fn configs_that_may_lose_acknowledged_writes_say_why() {
+    assert!(load("", PHASE).unwrap().power_loss_unsafe().is_empty());
+    let mlc = BASE.replace("cell = \"slc\"", "cell = \"mlc\"");
+    let text =
+        format!("{mlc}write_cache = \"volatile\"\n[ftl]\npaired_page_backup = false\n{PHASE}");
+    let why = Config::from_toml(&text, "test.toml")
+        .unwrap()
+        .power_loss_unsafe();
+    assert_eq!(
+        why,
+        [
+            "a volatile write cache without flush ([device] write_cache = \"volatile\"): \
+             acknowledged writes still in the DRAM buffer are lost",
+            "no paired-page backup ([ftl] paired_page_backup = false) without power-loss \
+             protection: host data and GC copies go to 2-bit wordlines, where an interrupted \
+             upper-page program corrupts the acknowledged data of the lower pages",
+        ]
+    );
 }

@@ -13,14 +13,14 @@ pub mod readahead;
 pub mod timeline;
 pub mod write_buffer;
 
-use crate::config::{CommandOrder, Config};
+use crate::config::{CommandOrder, Config, WriteCache};
 use crate::drive::readahead::ReadAhead;
 use crate::drive::timeline::Timeline;
 use crate::drive::write_buffer::WriteBuffer;
 use crate::ftl::mapcache::MapAccess;
 use crate::ftl::{Ftl, Programmed};
 use crate::host::workload::{Op, Request};
-use crate::power::{CutPlan, PowerLossEvent, WriteCache};
+use crate::power::{CutPlan, PowerLossEvent};
 use crate::sanity::{ensure, same, Checked};
 use crate::stats::Counters;
 use crate::units::CLOCK_LIMIT_NS;

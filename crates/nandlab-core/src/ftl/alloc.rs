@@ -4,11 +4,12 @@
 //! short) and sealing full ones. The fill phases' fast path lives here too.
 
 use super::{Ftl, NIL};
+use crate::config::WriteCache;
 use crate::config::{Config, PslcKind, StripeDim};
 use crate::drive::timeline::Timeline;
 use crate::ftl::mapcache::MapAccess;
 use crate::geometry::Geometry;
-use crate::power::{PageKind, WriteCache};
+use crate::power::PageKind;
 use crate::SimError;
 use serde::{Deserialize, Serialize};
 

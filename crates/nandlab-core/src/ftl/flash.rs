@@ -5,10 +5,10 @@
 
 use super::Ftl;
 use crate::config::Config;
+use crate::config::WriteCache;
 use crate::drive::timeline::Timeline;
 use crate::media::wear::{ERASE_LOOPS, PROGRAM_LOOPS, RELAXED_PROGRAM_FACTOR};
 use crate::media::{CellMode, ModeTiming};
-use crate::power::WriteCache;
 use serde::{Deserialize, Serialize};
 
 /// Latencies and the settings that scale them.

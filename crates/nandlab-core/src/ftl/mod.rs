@@ -19,6 +19,7 @@ pub mod pslc;
 mod recovery;
 
 use crate::config::Config;
+use crate::config::WriteCache;
 use crate::drive::timeline::Timeline;
 use crate::ftl::alloc::Alloc;
 use crate::ftl::blocks::{BlockState, BlockTable};
@@ -31,7 +32,7 @@ use crate::geometry::Geometry;
 use crate::media::ModeTiming;
 use crate::memory;
 use crate::oracle::Oracle;
-use crate::power::{PowerModel, WriteCache};
+use crate::power::PowerModel;
 use crate::stats::Counters;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;

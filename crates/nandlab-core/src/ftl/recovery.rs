@@ -14,13 +14,14 @@
 //! there, unless the configuration is documented as unsafe.
 
 use super::{Ftl, NIL};
+use crate::config::WriteCache;
 use crate::drive::timeline::Timeline;
 use crate::ftl::blocks::BlockState;
 use crate::media::ModeTiming;
 use crate::oracle::Floor;
 use crate::power::{
     Contents, ContentsView, EraseRecord, InFlight, LossReason, LostByReason, LostWrite, PageKind,
-    PhysicalAtCut, PowerLossEvent, PowerModel, SlotAtCut, WriteCache, LOST_LISTED,
+    PhysicalAtCut, PowerLossEvent, PowerModel, SlotAtCut, LOST_LISTED,
 };
 use crate::SimError;
 

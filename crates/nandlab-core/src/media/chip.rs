@@ -2,6 +2,7 @@
 //! dies) and the experiments run on them — endurance to failure and latency
 //! over a block's life — driving the wear model directly, not a whole drive.
 
+use crate::config::{Spread, MEASURED};
 use crate::host::workload::derive_seed;
 use crate::media::wear::{delta_v, Conditions, WearModel, DEFAULT_RATED};
 use crate::media::CellMode;
@@ -9,21 +10,6 @@ use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, LogNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
-
-/// How block endurance varies around the rating.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Spread {
-    /// Every block lasts exactly the rated cycles.
-    Rated,
-    /// Log-normal factor on the rating: median, σ of its logarithm, and a
-    /// share of outliers lasting 0.5–3× the rating.
-    LogNormal {
-        median: f64,
-        sigma: f64,
-        outliers: f64,
-    },
-}
 
 /// Latencies a datasheet gives, µs (typical values).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -47,14 +33,6 @@ pub struct Chip {
     pub datasheet: Datasheet,
     pub spread: Spread,
 }
-
-/// Desnoyers measured block lifetimes "often as much as 100× higher than
-/// manufacturer specifications", widely spread, "with a small number of outliers".
-pub const MEASURED: Spread = Spread::LogNormal {
-    median: 40.0,
-    sigma: 0.6,
-    outliers: 0.03,
-};
 
 #[allow(clippy::too_many_arguments)] // one row of the table below
 const fn chip(
@@ -222,6 +200,8 @@ impl Chip {
     }
 }
 
+/// Sampling lives with the chip bench that cycles blocks to failure; the
+/// type is the `[device.wear] spread` setting ([`crate::config`]).
 impl Spread {
     /// Endurance factors of `n` blocks, from the seed's "endurance" stream.
     pub fn sample(&self, n: usize, seed: u64) -> Vec<f64> {

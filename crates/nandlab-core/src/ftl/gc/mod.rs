@@ -40,10 +40,7 @@ impl Gc {
     pub fn new(cfg: &Config) -> Gc {
         let g = &cfg.geometry;
         Gc {
-            victims: {
-                let (name, parameter) = cfg.ftl.gc.name_and_parameter();
-                VictimIndex::new(name, parameter, g)
-            },
+            victims: VictimIndex::new(cfg.ftl.gc.name, cfg.ftl.gc.parameter, g),
             frontier: vec![NIL; g.pools as usize],
             fill: vec![0; g.pools as usize],
             ready: vec![0; g.pools as usize],

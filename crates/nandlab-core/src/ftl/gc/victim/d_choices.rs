@@ -17,7 +17,7 @@ pub struct DChoices {
 
 impl VictimPolicy for DChoices {
     const NAME: &'static str = "d-choices";
-    const PARAMETER: Option<&'static str> = Some("the number of blocks drawn");
+    const FORM: Option<&'static str> = Some("d-choices:N");
 
     fn new(g: &Geometry, d: Option<u32>) -> DChoices {
         DChoices {

@@ -18,6 +18,7 @@ pub struct Greedy(Buckets);
 
 impl VictimPolicy for Greedy {
     const NAME: &'static str = "greedy";
+    const WEAR_AWARE: bool = true;
 
     fn new(g: &Geometry, _: Option<u32>) -> Greedy {
         Greedy(Buckets::new(g))

@@ -23,8 +23,11 @@ use serde::{Deserialize, Serialize};
 pub trait VictimPolicy: Sized {
     /// What `[ftl] gc` calls it.
     const NAME: &'static str;
-    /// What its parameter is (`name:N`), if it takes one.
-    const PARAMETER: Option<&'static str> = None;
+    /// How it is written when it takes a parameter (`"d-choices:N"`, N ≥ 1).
+    const FORM: Option<&'static str> = None;
+    /// Whether it runs ZombieNAND's usage-table GC when wear levelling is
+    /// on (see [`VictimPolicy::take_wear_aware`]).
+    const WEAR_AWARE: bool = false;
 
     /// An empty index for geometry `g`; `parameter` is given exactly when
     /// the policy takes one (checked ≥ 1).
@@ -77,6 +80,16 @@ pub trait VictimPolicy: Sized {
     ) -> Checked;
 }
 
+/// A registered policy, as config sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Registered {
+    pub name: &'static str,
+    /// How it is written with its parameter (`"d-choices:N"`), if it takes one.
+    pub form: Option<&'static str>,
+    /// Whether it runs ZombieNAND's usage-table GC under wear levelling.
+    pub wear_aware: bool,
+}
+
 /// Declares the registered policies: a module and a type each.
 macro_rules! policies {
     ($($module:ident :: $policy:ident),* $(,)?) => {
@@ -88,10 +101,14 @@ macro_rules! policies {
             $($policy($module::$policy),)*
         }
 
-        /// The registered policies' names and parameters, for config
-        /// validation and messages.
-        pub const POLICIES: &[(&str, Option<&str>)] = &[
-            $(($module::$policy::NAME, <$module::$policy as VictimPolicy>::PARAMETER),)*
+        /// The registered policies, in the order messages list them, for
+        /// `[ftl] gc`.
+        pub const POLICIES: &[Registered] = &[
+            $(Registered {
+                name: $module::$policy::NAME,
+                form: <$module::$policy as VictimPolicy>::FORM,
+                wear_aware: <$module::$policy as VictimPolicy>::WEAR_AWARE,
+            },)*
         ];
 
         impl VictimIndex {

@@ -1,0 +1,459 @@
+//! `[ftl]`: garbage collection (policy, watermarks, the spare space it needs,
+//! pools), the allocation stripe, command handling, wear levelling and
+//! ZombieNAND, the DRAM-less map cache. The pSLC cache keys are `pslc.rs`'s.
+
+use super::keyword::{FormWord, Keywords, Meaning, Meaning::*};
+use super::pslc::{self, PslcConfig};
+use super::raw::{CountOrFraction, RawFtl};
+use super::shape::Shape;
+use super::values::err;
+use super::{Capacity, ConfigError};
+use crate::ftl::gc::victim::POLICIES;
+use crate::geometry::Geometry;
+use serde::Serialize;
+
+/// `[ftl] gc`: a GC victim policy registered in `ftl::gc::victim` (its
+/// names live there, once), and its parameter if it takes one (`d-choices:N`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GcPolicy {
+    pub name: &'static str,
+    pub parameter: Option<u32>,
+}
+
+impl GcPolicy {
+    /// The default.
+    pub const GREEDY: GcPolicy = GcPolicy {
+        name: "greedy",
+        parameter: None,
+    };
+
+    /// Whether it runs ZombieNAND's usage-table GC under wear levelling.
+    fn wear_aware(self) -> bool {
+        POLICIES.iter().any(|p| p.name == self.name && p.wear_aware)
+    }
+}
+
+/// Written as the config gives it: `"greedy"`, or `{"d-choices": 4}`.
+impl Serialize for GcPolicy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.parameter {
+            None => s.serialize_str(self.name),
+            Some(n) => {
+                use serde::ser::SerializeMap;
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry(self.name, &n)?;
+                m.end()
+            }
+        }
+    }
+}
+
+/// A dimension of the allocation stripe: channel, way (chip), die, plane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum StripeDim {
+    Channel,
+    Chip,
+    Die,
+    Plane,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FtlConfig {
+    pub gc: GcPolicy,
+    /// Foreground GC keeps at least this many free blocks per plane.
+    pub gc_start: u32,
+    /// Background GC (idle time) reclaims up to this many free blocks per plane.
+    pub gc_stop: u32,
+    /// Fastest-varying dimension first ("cwdp": channel, then chip, die, plane).
+    pub stripe_order: Vec<StripeDim>,
+    /// Host idle time after which background GC may run, ns.
+    pub idle_threshold_ns: u64,
+    /// Host reads go ahead of programs, erases and GC waiting on a die.
+    pub read_priority: bool,
+    /// Whether the controller overlaps host commands or takes them one at a time.
+    pub command_order: CommandOrder,
+    /// The blocks that share free queue, victims, watermarks and frontiers.
+    pub gc_scope: GcScope,
+    /// ZombieNAND: a block dead at its bit mode drops one bit per cell (TLC →
+    /// MLC → SLC) instead of being retired.
+    pub zombie: bool,
+    /// GC and allocation level wear by remaining life: GC skips a block whose
+    /// remaining life is below `life_threshold` × its pool's average, and a
+    /// frontier opens the free block with the most life left.
+    pub wear_leveling: bool,
+    /// ZombieNAND's wear-unleveling: an early-switch pool per GC pool
+    /// (`early_switch_blocks`, Eq. 1) is preferred by GC and allocation so it
+    /// wears out, and switches mode, first; it is levelled only among itself.
+    pub wear_unleveling: bool,
+    pub life_threshold: f64,
+    /// DRAM-less drive: bytes of controller RAM caching translation pages
+    /// (None: the whole mapping table is in DRAM).
+    pub map_cache: Option<u64>,
+    /// Bytes read ahead of a detected sequential read stream (0: off).
+    pub read_ahead: u64,
+    /// Early-switch blocks per GC pool: by default ⌊(R − W)·B / 2^(S−2)⌋
+    /// (Eq. 1); 0 without wear-unleveling.
+    pub early_switch_blocks: u32,
+    pub pslc: PslcConfig,
+    /// Without power-loss protection: lower pages of multi-bit wordlines are
+    /// backed up in SLC until their wordline is complete (an SLC program each).
+    pub paired_page_backup: bool,
+}
+
+/// How the controller takes host commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommandOrder {
+    /// Commands overlap freely (NCQ/NVMe queues, reordered by the firmware):
+    /// each waits only for the resources it uses.
+    Reordered,
+    /// One command at a time, in arrival order, each once the previous one's
+    /// flash operations have been issued (firmware without command
+    /// reordering): a read waiting for a busy die holds up every command
+    /// behind it, so reads and writes collide.
+    InOrder,
+}
+
+/// What a GC pool is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GcScope {
+    Plane,
+    Die,
+}
+
+/// `[ftl] gc`: the registered policies, by name or, with a parameter, by form.
+fn gc_policies() -> Vec<(&'static str, Meaning<GcPolicy>)> {
+    POLICIES
+        .iter()
+        .map(|p| match p.form {
+            None => (
+                p.name,
+                Is(GcPolicy {
+                    name: p.name,
+                    parameter: None,
+                }),
+            ),
+            Some(form) => (form, Form(with_parameter)),
+        })
+        .collect()
+}
+
+/// A policy written `name:N`, N ≥ 1.
+fn with_parameter(w: &FormWord) -> Result<GcPolicy, String> {
+    let name = POLICIES
+        .iter()
+        .find(|p| p.form == Some(w.form))
+        .expect("a registered form")
+        .name;
+    match w.args.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(GcPolicy {
+            name,
+            parameter: Some(n),
+        }),
+        _ => Err(format!(
+            "expected {} with N a whole number ≥ 1, found `{}`",
+            w.form, w.word
+        )),
+    }
+}
+
+/// `[ftl] command_order`.
+const COMMAND_ORDER: Keywords<CommandOrder> = Keywords::new(
+    "command order",
+    &[
+        ("reordered", Is(CommandOrder::Reordered)),
+        ("in-order", Is(CommandOrder::InOrder)),
+    ],
+);
+
+/// `[ftl] gc_scope`.
+pub(super) const GC_SCOPE: Keywords<GcScope> = Keywords::new(
+    "GC scope",
+    &[("plane", Is(GcScope::Plane)), ("die", Is(GcScope::Die))],
+);
+
+/// `[ftl] stripe_order`'s letters: (letter, dimension, what it stands for),
+/// the default order first to last.
+const STRIPE_DIMS: [(char, StripeDim, &str); 4] = [
+    ('c', StripeDim::Channel, "channel"),
+    ('w', StripeDim::Chip, "way/chip"),
+    ('d', StripeDim::Die, "die"),
+    ('p', StripeDim::Plane, "plane"),
+];
+
+/// A stripe order: each letter of [`STRIPE_DIMS`] once.
+fn stripe_order(key: &str, order: &str) -> Result<Vec<StripeDim>, ConfigError> {
+    let letters = STRIPE_DIMS.map(|(c, _, _)| c.to_string()).join(", ");
+    let mut dims = Vec::new();
+    for c in order.chars() {
+        let Some(&(_, dim, _)) = STRIPE_DIMS.iter().find(|(letter, _, _)| *letter == c) else {
+            let words = STRIPE_DIMS.map(|(_, _, word)| word).join(", ");
+            return err(
+                key,
+                format!(
+                    "expected a permutation of the letters {letters} ({words}), found `{order}`"
+                ),
+            );
+        };
+        if dims.contains(&dim) {
+            return err(
+                key,
+                format!("each of {letters} must appear once, found `{order}`"),
+            );
+        }
+        dims.push(dim);
+    }
+    if dims.len() != STRIPE_DIMS.len() {
+        return err(
+            key,
+            format!("expected all four letters {letters}, found `{order}`"),
+        );
+    }
+    Ok(dims)
+}
+
+/// Foreground GC's free-block watermark when `[ftl] gc_start` is not given.
+const GC_START: f64 = 0.02;
+/// Background GC's target when `[ftl] gc_stop` is not given.
+const GC_STOP: f64 = 0.05;
+
+/// `[ftl]` on a drive of this shape.
+pub(super) fn validate(f: &RawFtl, shape: &Shape) -> Result<FtlConfig, ConfigError> {
+    let g = &shape.geometry;
+    let command_order = COMMAND_ORDER.parse_or(
+        "[ftl] command_order",
+        f.command_order.as_deref(),
+        CommandOrder::Reordered,
+    )?;
+    let policies = gc_policies();
+    let gc = Keywords::new("GC policy", &policies).parse_or(
+        "[ftl] gc",
+        f.gc.as_deref(),
+        GcPolicy::GREEDY,
+    )?;
+    let gc_start = watermark("[ftl] gc_start", f.gc_start, GC_START, g)?;
+    let gc_stop = watermark("[ftl] gc_stop", f.gc_stop, GC_STOP, g)?.max(gc_start);
+    if let Some(CountOrFraction::Count(n)) = f.gc_stop {
+        if (n as u32) < gc_start {
+            return err(
+                "[ftl] gc_stop",
+                format!("must be at least gc_start ({gc_start} blocks), found {n}"),
+            );
+        }
+    }
+    check_spare(f, shape, gc_start)?;
+    let pslc = pslc::validate(f, g, gc_start)?;
+    let stripe_order = match f.stripe_order.as_deref() {
+        None => STRIPE_DIMS.iter().map(|&(_, dim, _)| dim).collect(),
+        Some(order) => stripe_order("[ftl] stripe_order", order)?,
+    };
+    let wear = wear_levelling(f, gc, g, gc_stop)?;
+    let map_cache = match f.map_cache {
+        None => None,
+        Some(s) if s.0 >= g.page_size as u64 => Some(s.0),
+        Some(s) => {
+            return err(
+                "[ftl] map_cache",
+                format!(
+                    "must hold at least one translation page ({} bytes), found {}",
+                    g.page_size, s.0
+                ),
+            )
+        }
+    };
+    Ok(FtlConfig {
+        gc,
+        gc_start,
+        gc_stop,
+        stripe_order,
+        idle_threshold_ns: f.idle_threshold.map(|d| d.0).unwrap_or(1_000_000),
+        read_priority: f.read_priority.unwrap_or(true),
+        command_order,
+        gc_scope: shape.gc_scope,
+        zombie: wear.zombie,
+        wear_leveling: wear.leveling,
+        wear_unleveling: wear.unleveling,
+        life_threshold: wear.life_threshold,
+        early_switch_blocks: wear.early_switch_blocks,
+        map_cache,
+        read_ahead: f.read_ahead.map_or(0, |s| s.0),
+        pslc,
+        paired_page_backup: f.paired_page_backup.unwrap_or(true),
+    })
+}
+
+/// A GC watermark (`key`): free blocks per pool, given as a count or a
+/// share of the pool (`default` when not given).
+fn watermark(
+    key: &str,
+    v: Option<CountOrFraction>,
+    default: f64,
+    g: &Geometry,
+) -> Result<u32, ConfigError> {
+    let n = match v.unwrap_or(CountOrFraction::Fraction(default)) {
+        CountOrFraction::Count(n) => n,
+        CountOrFraction::Fraction(x) => (x * g.blocks_per_pool as f64).round().max(2.0) as u64,
+    };
+    if n < 2 {
+        return err(
+            key,
+            format!("GC needs at least 2 free blocks per pool, found {n}"),
+        );
+    }
+    Ok(n.min(u32::MAX as u64) as u32)
+}
+
+/// Free blocks foreground GC keeps and the two open frontiers (host, GC)
+/// hold no data; the rest of the spare space is what GC reclaims from. The
+/// high watermark (gc_stop) is a target background GC may not reach on a
+/// drive full of data; it is also what the drive must keep when blocks die.
+fn check_spare(f: &RawFtl, shape: &Shape, gc_start: u32) -> Result<(), ConfigError> {
+    let g = &shape.geometry;
+    let spare = g.spare_blocks_per_pool();
+    let needed = gc_start as f64 + 2.0;
+    if spare > needed {
+        return Ok(());
+    }
+    if shape.nominal {
+        // The nominal capacity sized the planes: say which capacity would do.
+        return err(
+            "[device] capacity",
+            format!(
+                "too small for this geometry: {} blocks per plane leave {spare:.1} spare blocks per GC pool, \
+                 and GC needs more than {needed:.0} (gc_start plus 2 open blocks); give at least {} GiB, \
+                 more spare space, or fewer planes",
+                g.blocks_per_plane,
+                enough_gib(f, shape).map_or("many more".to_string(), |g| g.to_string())
+            ),
+        );
+    }
+    let capacity_key = match shape.capacity {
+        Capacity::OverProvisioning(_) => "[device] over_provisioning",
+        Capacity::Reserve(_) => "[device] reserve",
+    };
+    err(
+        capacity_key,
+        format!(
+            "spare space too small for GC: {spare:.1} spare blocks per {scope}, but gc_start ({gc_start} blocks) \
+             plus 2 open blocks leave nothing to reclaim: it needs more than {needed:.0}; raise the spare space or lower [ftl] gc_start",
+            scope = if g.planes_per_pool == 1 { "plane" } else { "die" },
+        ),
+    )
+}
+
+/// The least nominal capacity in whole GiB, from the present one up, that
+/// sizes the planes (as the shape does) with enough spare blocks for GC
+/// (None: not within 1024 times the present one).
+fn enough_gib(f: &RawFtl, shape: &Shape) -> Option<u64> {
+    let g = &shape.geometry;
+    let gc_start_of = |bpp: u32| match f.gc_start.unwrap_or(CountOrFraction::Fraction(GC_START)) {
+        CountOrFraction::Count(n) => n as f64,
+        CountOrFraction::Fraction(x) => (x * (bpp * g.planes_per_pool) as f64).round().max(2.0),
+    };
+    let raw_per_user = match shape.capacity {
+        Capacity::OverProvisioning(op) => 1.0 + op,
+        Capacity::Reserve(r) => 1.0 / (1.0 - r),
+    };
+    let units_per_block = g.units_per_block as u64;
+    let gib_units = (1u64 << 30) / g.unit_size as u64;
+    let now_gib = g.user_units.div_ceil(gib_units);
+    (now_gib.max(1)..now_gib.max(1).saturating_mul(1024)).find(|&gib| {
+        let user = gib * gib_units;
+        let bpp = (user as f64 * raw_per_user / (units_per_block * g.planes as u64) as f64).ceil();
+        let spare =
+            bpp * g.planes_per_pool as f64 - user as f64 / units_per_block as f64 / g.pools as f64;
+        spare > gc_start_of(bpp as u32) + 2.0
+    })
+}
+
+/// `[ftl] zombie`, `wear_leveling`, `wear_unleveling` and their settings.
+struct WearLevelling {
+    zombie: bool,
+    leveling: bool,
+    unleveling: bool,
+    life_threshold: f64,
+    early_switch_blocks: u32,
+}
+
+fn wear_levelling(
+    f: &RawFtl,
+    gc: GcPolicy,
+    g: &Geometry,
+    gc_stop: u32,
+) -> Result<WearLevelling, ConfigError> {
+    let zombie = f.zombie.unwrap_or(false);
+    let unleveling = f.wear_unleveling.unwrap_or(zombie);
+    let leveling = f.wear_leveling.unwrap_or(false) || unleveling;
+    if leveling && !gc.wear_aware() {
+        let key = if f.wear_leveling == Some(true) {
+            "[ftl] wear_leveling"
+        } else {
+            "[ftl] wear_unleveling"
+        };
+        return err(
+            key,
+            format!(
+                "works with gc = \"{}\" (ZombieNAND's usage-table GC), found gc = \"{}\"",
+                POLICIES
+                    .iter()
+                    .filter(|p| p.wear_aware)
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join("\" or gc = \""),
+                f.gc.as_deref().unwrap_or_default()
+            ),
+        );
+    }
+    let life_threshold = match f.life_threshold {
+        None => 0.8,
+        Some(x) if (0.0..=1.0).contains(&x) => x,
+        Some(x) => {
+            return err(
+                "[ftl] life_threshold",
+                format!(
+                "expected a fraction of the pool's average remaining life from 0 to 1, found {x}"
+            ),
+            )
+        }
+    };
+    let early_switch_blocks = match (unleveling, f.early_switch_blocks) {
+        (false, _) => 0,
+        (true, None) => early_switch_pool(g, gc_stop),
+        (true, Some(n)) if n <= g.blocks_per_pool => n,
+        (true, Some(n)) => {
+            return err(
+                "[ftl] early_switch_blocks",
+                format!(
+                    "expected at most the {} blocks of a GC pool, found {n}",
+                    g.blocks_per_pool
+                ),
+            )
+        }
+    };
+    Ok(WearLevelling {
+        zombie,
+        leveling,
+        unleveling,
+        life_threshold,
+        early_switch_blocks,
+    })
+}
+
+/// ZombieNAND's Eq. 1: early-switch blocks per pool ≤ (R − W)·B / 2^(S−2),
+/// with R the reserve and W the high watermark in whole percent of the flash,
+/// B the blocks per pool and S the native bits per cell (1 for SLC: no lower
+/// mode to switch to).
+pub fn early_switch_pool(g: &Geometry, gc_stop: u32) -> u32 {
+    if g.cell.bits() < 2 {
+        return 0;
+    }
+    let reserve = 100.0 * (1.0 - g.user_units as f64 / g.slots as f64);
+    let watermark = 100.0 * gc_stop as f64 / g.blocks_per_pool as f64;
+    let (r, w) = (reserve.round(), watermark.round());
+    if r <= w {
+        return 0;
+    }
+    ((r - w) * g.blocks_per_pool as f64 / 100.0 / f64::from(1u32 << (g.cell.bits() - 2))).floor()
+        as u32
+}

@@ -1,0 +1,86 @@
+//! Checks of single values that several sections share: counts, fractions,
+//! volumes, and how a number is shown in a message.
+
+use super::raw::RawVolume;
+use super::ConfigError;
+use crate::geometry::Geometry;
+use crate::units::MAX_BYTES;
+use serde::Serialize;
+
+/// The smallest block a host addresses, bytes: sizes are multiples of it.
+pub(super) const SECTOR: u64 = 512;
+
+/// An amount of data: `volume`, `idle_every`, `[ftl] pslc_size`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Volume {
+    Bytes(u64),
+    /// Multiples of the user capacity.
+    Capacities(f64),
+}
+
+impl Volume {
+    pub fn bytes(self, user_capacity: u64) -> u64 {
+        match self {
+            Volume::Bytes(b) => b,
+            Volume::Capacities(m) => (m * user_capacity as f64).round() as u64,
+        }
+    }
+}
+
+/// The error at `key`.
+pub(super) fn err<T>(key: &str, msg: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError::new(key, msg))
+}
+
+/// A count of at least 1, `default` when not given (None: the key is required).
+pub(super) fn positive(
+    key: &str,
+    v: Option<u32>,
+    default: Option<u32>,
+) -> Result<u32, ConfigError> {
+    match v.or(default) {
+        Some(0) => err(key, "must be at least 1"),
+        Some(n) => Ok(n),
+        None => err(key, "missing: give a value or choose a `[device] preset`"),
+    }
+}
+
+/// A number from `lo` to `hi`.
+pub(super) fn fraction_in(key: &str, v: f64, lo: f64, hi: f64) -> Result<f64, ConfigError> {
+    if v.is_finite() && v >= lo && v <= hi {
+        Ok(v)
+    } else {
+        err(
+            key,
+            format!("expected a fraction between {lo} and {hi}, found {v}"),
+        )
+    }
+}
+
+/// `x` for messages: as written, or in exponent form when very large or small.
+pub(super) fn shown(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e15).contains(&x.abs()) {
+        x.to_string()
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// A volume (`key`) in bytes or multiples of the user capacity, if its bytes
+/// are a size a config may give.
+pub(super) fn volume(key: &str, v: RawVolume, g: &Geometry) -> Result<Volume, ConfigError> {
+    match v {
+        RawVolume::Bytes(b) => Ok(Volume::Bytes(b)),
+        RawVolume::Multiple(m) if m * g.user_capacity_bytes as f64 <= MAX_BYTES as f64 => {
+            Ok(Volume::Capacities(m))
+        }
+        RawVolume::Multiple(m) => err(
+            key,
+            format!(
+                "expected at most 4 EiB (2^62 bytes), found {} times the user capacity",
+                shown(m)
+            ),
+        ),
+    }
+}
