@@ -74,18 +74,17 @@ import polars as pl
 
 from nandlab import api, files
 from nandlab._core import ConfigError
+from nandlab.procedures.base import write_manifest
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-__all__ = ["PROCEDURES", "Axis", "Outcome", "Point", "Sweep", "load", "parse", "points", "run"]
+__all__ = ["PROCEDURES", "Axis", "Outcome", "Point", "Sweep", "load", "parse", "points", "run", "sweepable"]
 
-PROCEDURES = ("run", "lifetime-compare")
-"""``run``: ``nandlab.run`` on the point's config (every phase), its run summary and each phase's
-figures. ``lifetime-compare``: ``lifetime.compare`` (ZombieNAND and the baseline, each until death),
-its ratios and both runs' figures."""
+DATASET = ("sweep.toml", "sweep.json", "results.parquet", "wall.parquet", "runs", "timeseries", "failures")
+"""What a sweep's directory holds (see the module); its manifest names them."""
 _SWEEP_KEYS = {"name", "procedure", "base", "record", "timeseries", "seed"}
 _AXIS_KEYS = {"name", "key", "values", "range", "linspace", "zip", "labels"}
 
@@ -182,6 +181,23 @@ class Outcome:
     directory: Path
 
 
+def sweepable() -> tuple[str, ...]:
+    """The procedures a sweep runs (those registered with a ``sweep`` runner): ``run``,
+    ``nandlab.run`` on the point's config (every phase), its run summary and each phase's figures;
+    ``lifetime-compare``, ``lifetime.compare`` (ZombieNAND and the baseline, each until death), its
+    ratios and both runs' figures."""
+    from nandlab import procedures
+
+    return tuple(name for name, procedure in procedures.PROCEDURES.items() if procedure.sweep is not None)
+
+
+def __getattr__(name: str) -> Any:
+    """``PROCEDURES``: ``sweepable()``, read from the registry when asked for."""
+    if name == "PROCEDURES":
+        return sweepable()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # --- the sweep file ------------------------------------------------------------------------------
 
 
@@ -208,8 +224,8 @@ def parse(text: str, source: str = "<sweep>", base_dir: str | os.PathLike[str] =
         if key not in _SWEEP_KEYS:
             raise ConfigError(f"{source}: [sweep] unknown key {key!r}; expected one of {', '.join(sorted(_SWEEP_KEYS))}")
     procedure = head.get("procedure", "run")
-    if procedure not in PROCEDURES:
-        raise ConfigError(f"{source}: [sweep] procedure: expected one of {', '.join(PROCEDURES)}, found {procedure!r}")
+    if procedure not in sweepable():
+        raise ConfigError(f"{source}: [sweep] procedure: expected one of {', '.join(sweepable())}, found {procedure!r}")
     base = _base(head, doc.get("base"), source, Path(base_dir))
     if "seed" in head:
         base["seed"] = _integer(head["seed"], f"{source}: [sweep] seed")
@@ -416,9 +432,11 @@ def _set(config: dict[str, Any], key: str, value: Any, where: str) -> None:
 def execute(procedure: str, config: dict[str, Any], timeseries: bool) -> dict[str, Any]:
     """Run one point; never raises. Returns ``figures`` (all of them, a flat dict), ``timeseries``
     (Parquet bytes, or None), ``wall_seconds``; or ``error`` and ``traceback`` if the run failed."""
+    from nandlab import procedures
+
     started = time.perf_counter()
     try:
-        figures, series = _PROCEDURES[procedure](config)
+        figures, series = procedures.PROCEDURES[procedure].sweep(config)
     except BaseException as error:  # a failed run is recorded, never lost; Ctrl-C still stops
         if isinstance(error, KeyboardInterrupt):
             raise
@@ -429,54 +447,6 @@ def execute(procedure: str, config: dict[str, Any], timeseries: bool) -> dict[st
         series.write_parquet(buffer)
         data = buffer.getvalue()
     return {"figures": figures, "timeseries": data, "wall_seconds": time.perf_counter() - started}
-
-
-def _run_procedure(config: dict[str, Any]) -> tuple[dict[str, Any], pl.DataFrame]:
-    """``nandlab.run``: the run summary's figures, then each phase's as ``<phase>.<figure>``."""
-    result = api.run(config)
-    figures = _flat(result.summary)
-    for phase in result.phases:
-        figures.update({f"{phase['name']}.{k}": v for k, v in _flat(phase).items()})
-    return figures, result.timeseries
-
-
-def _lifetime_procedure(config: dict[str, Any]) -> tuple[dict[str, Any], pl.DataFrame]:
-    """``lifetime.compare``: its ratios, and each side's bytes, drive writes, death and time."""
-    from nandlab import lifetime
-
-    report = lifetime.compare(config, timeseries=True)
-    figures = {k: report[k] for k in ("lifetime_ratio", "latency_ratio", "latency_ratio_after")}
-    series = []
-    for side in ("zombie", "baseline"):
-        for key in ("host_write_bytes", "drive_writes", "death", "sim_seconds"):
-            figures[f"{side}_{key}"] = report[side][key]
-        series.append(report[f"{side}_timeseries"].with_columns(side=pl.lit(side)))
-    return figures, pl.concat(series, how="diagonal_relaxed")
-
-
-_PROCEDURES: dict[str, Callable[[dict[str, Any]], tuple[dict[str, Any], pl.DataFrame]]] = {
-    "run": _run_procedure,
-    "lifetime-compare": _lifetime_procedure,
-}
-
-_WALL_CLOCK = {"wall_seconds", "requests_per_wall_second"}
-"""Figures that measure the machine, not the drive: kept in wall.parquet, out of the results."""
-
-
-def _flat(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """A summary's figures as one flat dict: nested tables joined with ``_`` (``read_latency_us_p99``),
-    lists as JSON text (``erase_count_histogram``); wall-clock figures left out."""
-    flat: dict[str, Any] = {}
-    for key, value in summary.items():
-        if key in _WALL_CLOCK or key in ("jobs", "summary", "phases"):
-            continue
-        if isinstance(value, Mapping):
-            flat.update({f"{key}_{k}": v for k, v in _flat(value).items()})
-        elif isinstance(value, (list, tuple)):
-            flat[key] = json.dumps(value)
-        else:
-            flat[key] = value
-    return flat
 
 
 # --- running the grid ----------------------------------------------------------------------------
@@ -524,7 +494,13 @@ def run(
             progress(done, total, failed)
     results = _results(directory, sweep, grid)
     _write_atomic(directory / "results.parquet", _parquet(results))
+    write_manifest(directory, "sweep", dataset(directory))
     return Outcome(results=results, ran=total, reused=len(grid) - len(todo), failed=failed, directory=directory)
+
+
+def dataset(directory: Path) -> list[Path]:
+    """The parts of the sweep's dataset ``directory`` holds (``DATASET``)."""
+    return [directory / name for name in DATASET if (directory / name).exists()]
 
 
 def _description(sweep: Sweep, grid: Sequence[Point]) -> dict[str, Any]:
