@@ -47,6 +47,7 @@ impl ser::Error for Error {
 }
 
 type Out<'py> = Result<Bound<'py, PyAny>, Error>;
+type Done = Result<(), Error>;
 
 #[derive(Clone, Copy)]
 struct Serializer<'py> {
@@ -93,6 +94,34 @@ fn key<'py>(key: Bound<'py, PyAny>) -> Result<Bound<'py, PyString>, Error> {
     Err(ser::Error::custom("key must be a string"))
 }
 
+/// The serializer methods of values Python takes as they are (booleans, integers).
+macro_rules! numbers {
+    ($($method:ident: $type:ty),* $(,)?) => {
+        $(fn $method(self, v: $type) -> Out<'py> {
+            self.any(v)
+        })*
+    };
+}
+
+/// The serializer method of an enum variant with data (a tuple or a struct variant): `{variant:
+/// inner}`, `inner` begun by `start` and filled by the returned builder.
+macro_rules! variant {
+    ($method:ident, $start:ident, $inner:ty) => {
+        fn $method(
+            self,
+            _name: &'static str,
+            _index: u32,
+            variant: &'static str,
+            len: usize,
+        ) -> Result<Variant<$inner>, Error> {
+            Ok(Variant {
+                variant,
+                inner: self.$start(Some(len))?,
+            })
+        }
+    };
+}
+
 impl<'py> ser::Serializer for Serializer<'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
@@ -104,38 +133,10 @@ impl<'py> ser::Serializer for Serializer<'py> {
     type SerializeStruct = Map<'py>;
     type SerializeStructVariant = Variant<Map<'py>>;
 
-    fn serialize_bool(self, v: bool) -> Out<'py> {
-        self.any(v)
-    }
-    fn serialize_i8(self, v: i8) -> Out<'py> {
-        self.any(v)
-    }
-    fn serialize_i16(self, v: i16) -> Out<'py> {
-        self.any(v)
-    }
-    fn serialize_i32(self, v: i32) -> Out<'py> {
-        self.any(v)
-    }
-    fn serialize_i64(self, v: i64) -> Out<'py> {
-        self.any(v)
-    }
-    fn serialize_i128(self, v: i128) -> Out<'py> {
-        self.any(v)
-    }
-    fn serialize_u8(self, v: u8) -> Out<'py> {
-        self.any(v)
-    }
-    fn serialize_u16(self, v: u16) -> Out<'py> {
-        self.any(v)
-    }
-    fn serialize_u32(self, v: u32) -> Out<'py> {
-        self.any(v)
-    }
-    fn serialize_u64(self, v: u64) -> Out<'py> {
-        self.any(v)
-    }
-    fn serialize_u128(self, v: u128) -> Out<'py> {
-        self.any(v)
+    numbers! {
+        serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64,
+        serialize_u128: u128,
     }
     fn serialize_f32(self, v: f32) -> Out<'py> {
         // The shortest text of the f32, read as an f64: the value JSON text gave.
@@ -201,18 +202,7 @@ impl<'py> ser::Serializer for Serializer<'py> {
     fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Seq<'py>, Error> {
         self.serialize_seq(Some(len))
     }
-    fn serialize_tuple_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        variant: &'static str,
-        len: usize,
-    ) -> Result<Variant<Seq<'py>>, Error> {
-        Ok(Variant {
-            variant,
-            inner: self.serialize_seq(Some(len))?,
-        })
-    }
+    variant!(serialize_tuple_variant, serialize_seq, Seq<'py>);
     fn serialize_map(self, _len: Option<usize>) -> Result<Map<'py>, Error> {
         Ok(Map {
             to: self,
@@ -223,18 +213,7 @@ impl<'py> ser::Serializer for Serializer<'py> {
     fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Map<'py>, Error> {
         self.serialize_map(Some(len))
     }
-    fn serialize_struct_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        variant: &'static str,
-        len: usize,
-    ) -> Result<Variant<Map<'py>>, Error> {
-        Ok(Variant {
-            variant,
-            inner: self.serialize_map(Some(len))?,
-        })
-    }
+    variant!(serialize_struct_variant, serialize_map, Map<'py>);
 }
 
 /// A list being built.
@@ -244,7 +223,7 @@ pub struct Seq<'py> {
 }
 
 impl<'py> Seq<'py> {
-    fn push<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+    fn push<T: ?Sized + Serialize>(&mut self, value: &T) -> Done {
         self.items.push(value.serialize(self.to)?);
         Ok(())
     }
@@ -254,38 +233,26 @@ impl<'py> Seq<'py> {
     }
 }
 
-impl<'py> ser::SerializeSeq for Seq<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Out<'py> {
-        self.list()
-    }
+/// A sequence serializer trait (`SerializeSeq`, `SerializeTuple`, ...) for `Seq`, whose `method`
+/// adds an item.
+macro_rules! sequence {
+    ($trait:ident, $method:ident) => {
+        impl<'py> ser::$trait for Seq<'py> {
+            type Ok = Bound<'py, PyAny>;
+            type Error = Error;
+            fn $method<T: ?Sized + Serialize>(&mut self, value: &T) -> Done {
+                self.push(value)
+            }
+            fn end(self) -> Out<'py> {
+                self.list()
+            }
+        }
+    };
 }
 
-impl<'py> ser::SerializeTuple for Seq<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Out<'py> {
-        self.list()
-    }
-}
-
-impl<'py> ser::SerializeTupleStruct for Seq<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Out<'py> {
-        self.list()
-    }
-}
+sequence!(SerializeSeq, serialize_element);
+sequence!(SerializeTuple, serialize_element);
+sequence!(SerializeTupleStruct, serialize_field);
 
 /// A dict being built (a map, or a struct's fields in order).
 pub struct Map<'py> {
@@ -295,7 +262,7 @@ pub struct Map<'py> {
 }
 
 impl<'py> Map<'py> {
-    fn set<T: ?Sized + Serialize>(&mut self, name: &str, value: &T) -> Result<(), Error> {
+    fn set<T: ?Sized + Serialize>(&mut self, name: &str, value: &T) -> Done {
         Ok(self.dict.set_item(name, value.serialize(self.to)?)?)
     }
 }
@@ -303,11 +270,11 @@ impl<'py> Map<'py> {
 impl<'py> ser::SerializeMap for Map<'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
-    fn serialize_key<T: ?Sized + Serialize>(&mut self, k: &T) -> Result<(), Error> {
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, k: &T) -> Done {
         self.key = Some(key(k.serialize(self.to)?)?);
         Ok(())
     }
-    fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> Done {
         let k = self
             .key
             .take()
@@ -322,11 +289,7 @@ impl<'py> ser::SerializeMap for Map<'py> {
 impl<'py> ser::SerializeStruct for Map<'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
-    fn serialize_field<T: ?Sized + Serialize>(
-        &mut self,
-        name: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, name: &'static str, value: &T) -> Done {
         self.set(name, value)
     }
     fn end(self) -> Out<'py> {
@@ -343,7 +306,7 @@ pub struct Variant<T> {
 impl<'py> ser::SerializeTupleVariant for Variant<Seq<'py>> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Done {
         self.inner.push(value)
     }
     fn end(self) -> Out<'py> {
@@ -355,11 +318,7 @@ impl<'py> ser::SerializeTupleVariant for Variant<Seq<'py>> {
 impl<'py> ser::SerializeStructVariant for Variant<Map<'py>> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
-    fn serialize_field<T: ?Sized + Serialize>(
-        &mut self,
-        name: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, name: &'static str, value: &T) -> Done {
         self.inner.set(name, value)
     }
     fn end(self) -> Out<'py> {
