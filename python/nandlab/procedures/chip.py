@@ -5,9 +5,10 @@ latency spectrum, or both."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.console import Console
 from rich.table import Table
@@ -18,13 +19,19 @@ from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.report.page import Report, existing_figure, read_json
 
 
+@dataclass(frozen=True)
 class _ChipResult(ProcedureResult):
-    """A chip bench result: its ``document`` (printed as compact JSON, as the engine gives it)."""
+    """A chip bench result: its ``document`` (printed as compact JSON, as the engine gives it),
+    written by the subclass's ``writer`` (``chipbench.write_endurance``, ``write_latency``)."""
 
     document: dict[str, Any]
+    writer: ClassVar[Callable[[dict[str, Any], Path], list[Path]]]
 
     def to_dict(self) -> dict[str, Any]:
         return self.document
+
+    def files(self, out: Path) -> list[Path]:
+        return type(self).writer(self.document, out)
 
     def to_json(self) -> str:
         return json.dumps(self.document)
@@ -63,15 +70,11 @@ class _ChipResult(ProcedureResult):
         return r
 
 
-@dataclass(frozen=True)
 class Endurance(_ChipResult):
     """Blocks of a chip cycled to failure (``chipbench.endurance``'s document)."""
 
-    document: dict[str, Any]
     kind = "chip-endurance"
-
-    def files(self, out: Path) -> list[Path]:
-        return chipbench.write_endurance(self.document, out)
+    writer = staticmethod(chipbench.write_endurance)
 
     def print(self, console: Console) -> None:
         """Lifetimes: min, median and max against the rating."""
@@ -95,15 +98,11 @@ class Endurance(_ChipResult):
         console.print(table)
 
 
-@dataclass(frozen=True)
 class Latency(_ChipResult):
     """A chip's latency over a block's life (``chipbench.latency``'s document)."""
 
-    document: dict[str, Any]
     kind = "chip-latency"
-
-    def files(self, out: Path) -> list[Path]:
-        return chipbench.write_latency(self.document, out)
+    writer = staticmethod(chipbench.write_latency)
 
     def print(self, console: Console) -> None:
         """Worst, typical and best latency per operation, beside the datasheet."""

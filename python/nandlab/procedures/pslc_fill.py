@@ -9,8 +9,7 @@ from typing import Any
 import click
 
 from nandlab import qualify
-from nandlab.procedures.base import Procedure
-from nandlab.procedures.qualification import Qualified
+from nandlab.procedures.qualification import Qualified, procedure
 
 COMPARISONS = {  # --compare: the options of each run, and their labels
     "aged": ({"aged": False}, {"aged": True}, ("fresh", "aged (10 % of rated cycles)")),
@@ -18,26 +17,21 @@ COMPARISONS = {  # --compare: the options of each run, and their labels
 }
 
 
-class PslcFill(Qualified):
-    """The fill's speed per phase (pslc, direct, folding, native), against GiB written."""
-
-    kind = "pslc-fill"
-
-
-def run(device: qualify.DeviceSource, compare: str | None = None, progress: Any = None, **options: Any) -> PslcFill:
+def run(device: qualify.DeviceSource, compare: str | None = None, progress: Any = None, **options: Any) -> Qualified:
     """``qualify.pslc_fill`` (capacity, aged, direct_write, queue_depth, seed) as a procedure's
     result; with ``compare`` (``aged`` or ``direct-write``), run the drive without and with it."""
     if compare is None:
-        return PslcFill([qualify.pslc_fill(device, progress=progress, **options)])
+        return PROCEDURE.result([qualify.pslc_fill(device, progress=progress, **options)])
     base, variant, labels = COMPARISONS[compare]
     runs = [qualify.pslc_fill(device, progress=progress, **{**options, **changes}) for changes in (base, variant)]
-    return PslcFill(runs, labels)
+    return PROCEDURE.result(runs, labels)
 
 
-PROCEDURE = Procedure(
-    "pslc-fill", "nandlab test pslc-fill", PslcFill, run,
+PROCEDURE = procedure(
+    "pslc-fill", "The fill's speed per phase (pslc, direct, folding, native), against GiB written.", run,
     options=[
-        click.option("--aged", is_flag=True, help="Every block has used 10 % of its rated cycles ([device.wear] initial)."),
+        click.option("--aged", is_flag=True,
+                     help="Every block has used 10 % of its rated cycles ([device.wear] initial)."),
         click.option("--direct-write/--no-direct-write", default=None,
                      help="Set [ftl] direct_write (default: the device's)."),
         click.option("--compare", type=click.Choice(list(COMPARISONS)),

@@ -4,7 +4,7 @@ series, a row per section or phase, result.json and the note's figure) and its r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from rich.table import Table
 
 from nandlab import output, qualify
 from nandlab.output import number
-from nandlab.procedures.base import QUEUE_DEPTH, ProcedureResult
+from nandlab.procedures.base import QUEUE_DEPTH, Procedure, ProcedureResult
 from nandlab.report.page import Report, existing_figure, gib, read_json
 from nandlab.terminal import safe
 
@@ -104,3 +104,18 @@ class Qualified(ProcedureResult):
                     note="MB/s = 10^6 bytes per simulated second; min: the slowest over a window of 2 % of the "
                          "capacity.")
         return r
+
+
+def procedure(kind: str, about: str, run: Callable[..., Qualified] | None = None, **command: Any) -> Procedure:
+    """A ``nandlab test`` procedure called ``kind``, its result a ``Qualified`` of that kind (``about``
+    says what it holds): ``run``, or by default ``qualify``'s function of that name
+    (``write-sections``: ``qualify.write_sections``) run once; ``command`` has its ``options``,
+    ``short_help`` and ``help``."""
+    result = type(kind.title().replace("-", ""), (Qualified,), {"kind": kind, "__doc__": about})
+    if run is None:
+        measure = getattr(qualify, kind.replace("-", "_"))
+
+        def run(device: qualify.DeviceSource, progress: Any = None, **settings: Any) -> Qualified:
+            return result([measure(device, progress=progress, **settings)])
+
+    return Procedure(kind, f"nandlab test {kind}", result, run, **command)

@@ -3,27 +3,10 @@ seven passes of the capacity, each another access pattern (``qualify.write_secti
 
 from __future__ import annotations
 
-from typing import Any
+from nandlab.procedures.qualification import QUEUE_DEPTH_OPTION, procedure
 
-from nandlab import qualify
-from nandlab.procedures.base import Procedure
-from nandlab.procedures.qualification import QUEUE_DEPTH_OPTION, Qualified
-
-
-class WriteSections(Qualified):
-    """The write test's speed per section, against GiB written."""
-
-    kind = "write-sections"
-
-
-def run(device: qualify.DeviceSource, **options: Any) -> WriteSections:
-    """``qualify.write_sections`` (capacity, queue_depth, seed, progress) as a procedure's result."""
-    return WriteSections([qualify.write_sections(device, **options)])
-
-
-PROCEDURE = Procedure(
-    "write-sections", "nandlab test write-sections", WriteSections, run,
-    options=[QUEUE_DEPTH_OPTION],
+PROCEDURE = procedure(
+    "write-sections", "The write test's speed per section, against GiB written.", options=[QUEUE_DEPTH_OPTION],
     short_help="The write test (AN2103 Fig. 1): seven passes, speed vs GiB written.",
     help="""The write test (AN2103 Fig. 1): TRIM the drive, then write its capacity seven times: 4 KiB
     random, each address once (1), the same order again (2), a new order (3); 128 KiB sequential
