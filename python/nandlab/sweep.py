@@ -81,7 +81,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-__all__ = ["PROCEDURES", "Axis", "Outcome", "Point", "Sweep", "load", "parse", "points", "run", "sweepable"]
+__all__ = ["Axis", "Outcome", "Point", "Sweep", "load", "parse", "points", "run", "sweepable"]
 
 DATASET = ("sweep.toml", "sweep.json", "results.parquet", "wall.parquet", "runs", "timeseries", "failures")
 """What a sweep's directory holds (see the module); its manifest names them."""

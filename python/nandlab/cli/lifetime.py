@@ -95,7 +95,8 @@ def lifetime_grid_command(
     kinds = [c.strip() for c in cells.split(",")]
     for kind in kinds:
         if f"zombienand-synthetic-{kind}" not in presets():
-            raise click.BadParameter(f"no preset zombienand-synthetic-{kind}; expected tlc or mlc", param_hint="--cells")
+            raise click.BadParameter(f"no preset zombienand-synthetic-{kind}; expected tlc or mlc",
+                                     param_hint="--cells")
     cells_total = len(kinds) * len(reserves) * len(working_sets) * len(read_levels)
     started = time.monotonic()
     with progress_bar(
@@ -114,5 +115,5 @@ def lifetime_grid_command(
     report.write(out)
     console = stdout_console()
     grid.print(console)
-    console.print(f"{2 * cells_total} runs in {wall:.0f} s on {workers} workers; table and heatmaps in {safe(str(out))}/ "
-                  f"(the sweep's dataset in {safe(str(out / 'sweep'))}/: run again to resume)")
+    console.print(f"{2 * cells_total} runs in {wall:.0f} s on {workers} workers; table and heatmaps in "
+                  f"{safe(str(out))}/ (the sweep's dataset in {safe(str(out / 'sweep'))}/: run again to resume)")

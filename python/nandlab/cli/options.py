@@ -91,7 +91,8 @@ QUIET_BAR = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 
 def capacity(example: str = "4GiB") -> Any:
     """``--capacity SIZE``."""
-    return click.option("--capacity", metavar="SIZE", help=f'Nominal capacity, e.g. "{example}" (sets [device] capacity).')
+    return click.option("--capacity", metavar="SIZE",
+                        help=f'Nominal capacity, e.g. "{example}" (sets [device] capacity).')
 
 
 def all_cores(help: str) -> Any:

@@ -24,7 +24,8 @@ from nandlab.terminal import safe
 @options.out("Where the dataset goes (default: results/<sweep name>). Finished runs there are not run again.")
 @click.option("--workers", type=options.WORKERS, default=None, show_default="all cores", metavar="N",
               help="Runs at once on this machine (processes).")
-@click.option("--scheduler", metavar="tcp://HOST:PORT", help="Run on a dask.distributed cluster: its scheduler's address.")
+@click.option("--scheduler", metavar="tcp://HOST:PORT",
+              help="Run on a dask.distributed cluster: its scheduler's address.")
 @click.option("--local-cluster", type=options.WORKERS, metavar="N",
               help="Run on a dask LocalCluster of N worker processes.")
 @click.option("--only", "only", multiple=True, metavar="AXIS=V1,V2",

@@ -59,10 +59,12 @@ def trace_stats(files: tuple[Path, ...], trace_format: str | None, skip_bad: boo
 @click.option("--time-scale", type=options.Finite(min=0, min_open=True), metavar="X",
               help="With --timed: multiply the recorded gaps by X (0.5: twice as fast).")
 @click.option("--remap", type=click.Choice(["modulo", "compact"]),
-              help="Fit addresses to the drive: modulo its capacity (default), or distinct addresses in order of first use.")
+              help="Fit addresses to the drive: modulo its capacity (default), or distinct addresses in order of "
+              "first use.")
 @click.option("--unique-bytes", metavar="SIZE",
               help="Use only the first SIZE of distinct addresses (ZombieNAND's rule; implies --remap compact).")
-@click.option("--devices", metavar="IDS", callback=options.device_ids, help="Only these devices / volumes / ASUs, e.g. 0,3.")
+@click.option("--devices", metavar="IDS", callback=options.device_ids,
+              help="Only these devices / volumes / ASUs, e.g. 0,3.")
 @click.option("--loop", "looping", is_flag=True, help="Replay the trace again when it ends (with --volume).")
 @click.option("--volume", metavar="SIZE", help="Stop after this much data (e.g. 64GiB).")
 @click.option("--skip-bad", is_flag=True, help="Pass over malformed lines and count them.")

@@ -73,8 +73,9 @@ class MatrixResult(ProcedureResult):
             if state == "burst":
                 how = f"fresh drive (filled at memory speed), {number(part['volume'])} × capacity per cell"
             else:
-                how = (f"SNIA PTS: 2 × capacity 128 KiB sequential, then rounds writing {number(part['round_volume'])} × "
-                       f"capacity until steady (≤ {part['max_rounds']}); means of the last {part['window']} rounds")
+                how = (f"SNIA PTS: 2 × capacity 128 KiB sequential, then rounds writing "
+                       f"{number(part['round_volume'])} × capacity until steady (≤ {part['max_rounds']}); "
+                       f"means of the last {part['window']} rounds")
             grids = [("IOPS", lambda c: number(c["iops"]) + _dagger(c), None)]
             grids.append(("MB/s", lambda c: number(c["mbps"]) + _dagger(c), "Theory\nMB/s"))
             grids.append(("% of theoretical", lambda c: _percent(c["percent_of_theoretical"]) + _dagger(c), None))
@@ -100,8 +101,9 @@ class MatrixResult(ProcedureResult):
                 console.print(table)
         if m.scaling:
             console.print(
-                f"\n[bold]scaling[/]: {block_label(m.scaling[0]['block_size'])} random, queue depth {m.queue_depth}: reads "
-                "of a filled drive, writes to an empty one (no garbage collection, as the model assumes).",
+                f"\n[bold]scaling[/]: {block_label(m.scaling[0]['block_size'])} random, queue depth "
+                f"{m.queue_depth}: reads of a filled drive, writes to an empty one (no garbage collection, as the "
+                "model assumes).",
                 highlight=False,
             )
             table = Table(
