@@ -5,112 +5,25 @@
 //! with the GIL released; Python is called back only for progress, a few times
 //! a second.
 
+mod errors;
 mod to_python;
 
 use std::collections::BTreeMap;
 
+use errors::{
+    guard, quiet_panics, sim_error, ConfigError, InternalError, Interrupted, SimulationError,
+    SnapshotError, TraceError,
+};
 use nandlab_core::config::presets as builtin;
 use nandlab_core::sim::{ConfigText, Every, Progress, SnapshotPlan};
 use nandlab_core::stats::{Row, ROW_COLUMNS, ROW_INTEGER_COLUMNS};
 use nandlab_core::{chip, trace, wear};
 use nandlab_core::{Config, SimError, Simulator as CoreSimulator};
 use numpy::IntoPyArray;
-use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use to_python::to_python;
-
-create_exception!(
-    _core,
-    ConfigError,
-    PyValueError,
-    "A config that cannot run: names the key and what was expected."
-);
-create_exception!(
-    _core,
-    TraceError,
-    PyValueError,
-    "A trace that cannot be read: names the file, the line and the format expected."
-);
-create_exception!(
-    _core,
-    SimulationError,
-    PyRuntimeError,
-    "A run that could not go on."
-);
-
-create_exception!(
-    _core,
-    SnapshotError,
-    SimulationError,
-    "A snapshot that cannot be written or read: damaged, foreign, from another version, or a file that is not one."
-);
-create_exception!(
-    _core,
-    Interrupted,
-    SimulationError,
-    "A run stopped (by a signal, or its progress callback raising) with its state in a snapshot: `.snapshot` is its path, `__cause__` the exception that stopped it; resume goes on."
-);
-
-create_exception!(
-    _core,
-    InternalError,
-    SimulationError,
-    "A bug in nandlab (a Rust panic): the message and where; the simulator that hit it is stopped."
-);
-
-/// Runs `f`, turning a Rust panic into the message of an [`InternalError`]
-/// (never a crash, nor a panic crossing into Python).
-fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic without a message".to_string());
-        let place = PANIC_PLACE.with(|p| p.take()).unwrap_or_default();
-        format!("internal error (a bug in nandlab, please report it): {message}{place}")
-    })
-}
-
-thread_local! {
-    /// Where the last panic on this thread happened (set by the panic hook).
-    static PANIC_PLACE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Replaces Rust's default panic report on stderr: the place goes into the
-/// Python exception's message instead (one line for the CLI).
-fn quiet_panics() {
-    std::panic::set_hook(Box::new(|info| {
-        let place = info
-            .location()
-            .map(|l| format!(" (at {}:{})", l.file(), l.line()));
-        PANIC_PLACE.with(|p| *p.borrow_mut() = place);
-    }));
-}
-
-/// The Python exception for an engine error.
-fn sim_error(py: Python<'_>, e: SimError, cause: Option<PyErr>) -> PyErr {
-    let message = e.to_string();
-    match e {
-        SimError::Trace(_) => TraceError::new_err(message),
-        SimError::Config(_) => ConfigError::new_err(message),
-        SimError::Snapshot(_) => SnapshotError::new_err(message),
-        SimError::Interrupted { snapshot } => {
-            let err = Interrupted::new_err(message);
-            if let Err(e) = err
-                .value(py)
-                .setattr("snapshot", snapshot.display().to_string())
-            {
-                return e;
-            }
-            err.set_cause(py, cause);
-            err
-        }
-        _ => SimulationError::new_err(message),
-    }
-}
 
 /// A phase's time series as columns: the engine's row columns in order, each a
 /// NumPy array (int64 for counts, float64 else), filled in one pass over the rows.
