@@ -18,7 +18,8 @@ baseline, the paper's grid), ``nandlab.qualify`` (Swissbit AN2103's write, read 
 ``nandlab.traces`` (what a block I/O trace holds; ``kind = "trace"`` phases replay one),
 ``nandlab.fio`` (fio job files) and ``nandlab.matrix`` (the SNIA tutorial's IOPS and bandwidth
 matrices, burst and steady state), ``nandlab.sweep`` (parameter studies on a process pool or a dask
-cluster).
+cluster). ``nandlab.procedures`` registers each as the CLI runs it: a typed result with its JSON,
+its ``--out`` files (with a ``manifest.json``), its tables and its report.
 """
 
 from nandlab._core import (

@@ -184,7 +184,7 @@ def resume(path: str | os.PathLike[str], progress: ProgressCallback | None = Non
 def _go_on(
     sim: Simulator,
     phases: list[dict[str, Any]],
-    series: list[dict[str, list[Any]]],
+    series: list[dict[str, Any]],
     notes: dict[str, Any],
     progress: ProgressCallback | None,
 ) -> Result:
@@ -192,7 +192,9 @@ def _go_on(
     names = sim.phase_names
     for index in range(len(phases), len(names)):
         if sim.snapshot_path is not None:
-            sim.snapshot_extra = json.dumps({"phases": phases, "timeseries": series, "notes": notes})
+            # The finished phases' columns are NumPy arrays (or lists, read back from a snapshot).
+            sim.snapshot_extra = json.dumps({"phases": phases, "timeseries": series, "notes": notes},
+                                            default=lambda array: array.tolist())
         output = sim.run_phase(index, progress=_phase_progress(progress, index, len(names), names[index]))
         # A phase of [[phase.job]]s also gives each job's own figures; one with power cuts, each cut.
         extra = {key: output[key] for key in ("jobs", "power_losses") if output[key]}

@@ -50,42 +50,35 @@ skips every run already finished. The output directory (``run``'s ``out``)::
 from __future__ import annotations
 
 import copy
-import ctypes
 import hashlib
 import io
 import itertools
 import json
 import math
-import multiprocessing
 import os
-import signal
 import sys
-import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from nandlab import api, files
+from nandlab import api, files, pool
 from nandlab._core import ConfigError
+from nandlab.procedures.base import write_manifest
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-__all__ = ["PROCEDURES", "Axis", "Outcome", "Point", "Sweep", "load", "parse", "points", "run"]
+__all__ = ["Axis", "Outcome", "Point", "Sweep", "load", "parse", "points", "run", "sweepable"]
 
-PROCEDURES = ("run", "lifetime-compare")
-"""``run``: ``nandlab.run`` on the point's config (every phase), its run summary and each phase's
-figures. ``lifetime-compare``: ``lifetime.compare`` (ZombieNAND and the baseline, each until death),
-its ratios and both runs' figures."""
+DATASET = ("sweep.toml", "sweep.json", "results.parquet", "wall.parquet", "runs", "timeseries", "failures")
+"""What a sweep's directory holds (see the module); its manifest names them."""
 _SWEEP_KEYS = {"name", "procedure", "base", "record", "timeseries", "seed"}
 _AXIS_KEYS = {"name", "key", "values", "range", "linspace", "zip", "labels"}
 
@@ -182,6 +175,23 @@ class Outcome:
     directory: Path
 
 
+def sweepable() -> tuple[str, ...]:
+    """The procedures a sweep runs (those registered with a ``sweep`` runner): ``run``,
+    ``nandlab.run`` on the point's config (every phase), its run summary and each phase's figures;
+    ``lifetime-compare``, ``lifetime.compare`` (ZombieNAND and the baseline, each until death), its
+    ratios and both runs' figures."""
+    from nandlab import procedures
+
+    return tuple(name for name, procedure in procedures.PROCEDURES.items() if procedure.sweep is not None)
+
+
+def __getattr__(name: str) -> Any:
+    """``PROCEDURES``: ``sweepable()``, read from the registry when asked for."""
+    if name == "PROCEDURES":
+        return sweepable()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # --- the sweep file ------------------------------------------------------------------------------
 
 
@@ -208,8 +218,8 @@ def parse(text: str, source: str = "<sweep>", base_dir: str | os.PathLike[str] =
         if key not in _SWEEP_KEYS:
             raise ConfigError(f"{source}: [sweep] unknown key {key!r}; expected one of {', '.join(sorted(_SWEEP_KEYS))}")
     procedure = head.get("procedure", "run")
-    if procedure not in PROCEDURES:
-        raise ConfigError(f"{source}: [sweep] procedure: expected one of {', '.join(PROCEDURES)}, found {procedure!r}")
+    if procedure not in sweepable():
+        raise ConfigError(f"{source}: [sweep] procedure: expected one of {', '.join(sweepable())}, found {procedure!r}")
     base = _base(head, doc.get("base"), source, Path(base_dir))
     if "seed" in head:
         base["seed"] = _integer(head["seed"], f"{source}: [sweep] seed")
@@ -416,9 +426,11 @@ def _set(config: dict[str, Any], key: str, value: Any, where: str) -> None:
 def execute(procedure: str, config: dict[str, Any], timeseries: bool) -> dict[str, Any]:
     """Run one point; never raises. Returns ``figures`` (all of them, a flat dict), ``timeseries``
     (Parquet bytes, or None), ``wall_seconds``; or ``error`` and ``traceback`` if the run failed."""
+    from nandlab import procedures
+
     started = time.perf_counter()
     try:
-        figures, series = _PROCEDURES[procedure](config)
+        figures, series = procedures.PROCEDURES[procedure].sweep(config)
     except BaseException as error:  # a failed run is recorded, never lost; Ctrl-C still stops
         if isinstance(error, KeyboardInterrupt):
             raise
@@ -429,54 +441,6 @@ def execute(procedure: str, config: dict[str, Any], timeseries: bool) -> dict[st
         series.write_parquet(buffer)
         data = buffer.getvalue()
     return {"figures": figures, "timeseries": data, "wall_seconds": time.perf_counter() - started}
-
-
-def _run_procedure(config: dict[str, Any]) -> tuple[dict[str, Any], pl.DataFrame]:
-    """``nandlab.run``: the run summary's figures, then each phase's as ``<phase>.<figure>``."""
-    result = api.run(config)
-    figures = _flat(result.summary)
-    for phase in result.phases:
-        figures.update({f"{phase['name']}.{k}": v for k, v in _flat(phase).items()})
-    return figures, result.timeseries
-
-
-def _lifetime_procedure(config: dict[str, Any]) -> tuple[dict[str, Any], pl.DataFrame]:
-    """``lifetime.compare``: its ratios, and each side's bytes, drive writes, death and time."""
-    from nandlab import lifetime
-
-    report = lifetime.compare(config, timeseries=True)
-    figures = {k: report[k] for k in ("lifetime_ratio", "latency_ratio", "latency_ratio_after")}
-    series = []
-    for side in ("zombie", "baseline"):
-        for key in ("host_write_bytes", "drive_writes", "death", "sim_seconds"):
-            figures[f"{side}_{key}"] = report[side][key]
-        series.append(report[f"{side}_timeseries"].with_columns(side=pl.lit(side)))
-    return figures, pl.concat(series, how="diagonal_relaxed")
-
-
-_PROCEDURES: dict[str, Callable[[dict[str, Any]], tuple[dict[str, Any], pl.DataFrame]]] = {
-    "run": _run_procedure,
-    "lifetime-compare": _lifetime_procedure,
-}
-
-_WALL_CLOCK = {"wall_seconds", "requests_per_wall_second"}
-"""Figures that measure the machine, not the drive: kept in wall.parquet, out of the results."""
-
-
-def _flat(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """A summary's figures as one flat dict: nested tables joined with ``_`` (``read_latency_us_p99``),
-    lists as JSON text (``erase_count_histogram``); wall-clock figures left out."""
-    flat: dict[str, Any] = {}
-    for key, value in summary.items():
-        if key in _WALL_CLOCK or key in ("jobs", "summary", "phases"):
-            continue
-        if isinstance(value, Mapping):
-            flat.update({f"{key}_{k}": v for k, v in _flat(value).items()})
-        elif isinstance(value, (list, tuple)):
-            flat[key] = json.dumps(value)
-        else:
-            flat[key] = value
-    return flat
 
 
 # --- running the grid ----------------------------------------------------------------------------
@@ -515,16 +479,22 @@ def run(
         progress(0, total, 0)
     tasks = ((p.run_id, (sweep.procedure, p.config, sweep.timeseries)) for p in unique)
     if scheduler is not None or local_cluster is not None:
-        outcomes = _on_dask(tasks, scheduler, local_cluster)
+        outcomes = pool.on_dask(execute, tasks, scheduler, local_cluster)
     else:
-        outcomes = _on_processes(tasks, workers or os.cpu_count() or 1)
+        outcomes = pool.on_processes(execute, tasks, workers or os.cpu_count() or 1)
     for done, (run_id, outcome) in enumerate(outcomes, 1):
         failed += not _store(directory, run_id, outcome)
         if progress is not None:
             progress(done, total, failed)
     results = _results(directory, sweep, grid)
     _write_atomic(directory / "results.parquet", _parquet(results))
+    write_manifest(directory, "sweep", dataset(directory))
     return Outcome(results=results, ran=total, reused=len(grid) - len(todo), failed=failed, directory=directory)
+
+
+def dataset(directory: Path) -> list[Path]:
+    """The parts of the sweep's dataset ``directory`` holds (``DATASET``)."""
+    return [directory / name for name in DATASET if (directory / name).exists()]
 
 
 def _description(sweep: Sweep, grid: Sequence[Point]) -> dict[str, Any]:
@@ -538,127 +508,6 @@ def _description(sweep: Sweep, grid: Sequence[Point]) -> dict[str, Any]:
         "base": sweep.base,
         "report": sweep.report,
     }
-
-
-def _on_processes(
-    tasks: Iterator[tuple[str, tuple]], workers: int, run: Callable[..., dict[str, Any]] = execute
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Runs ``run(*args)`` for each task on a pool of ``workers`` processes, yielding each outcome as
-    it finishes. When a worker dies (killed, out of memory), the pool breaks and every run in flight
-    goes again, each alone on a new pool: one that breaks its pool again is the culprit, recorded as
-    failed; the others finish."""
-    queue = [(run_id, args, False) for run_id, args in tasks]
-    queue.reverse()
-    context = multiprocessing.get_context("spawn")  # no fork of a threaded process
-    parent = os.getpid()
-    idle_pools = 0
-    while queue:
-        if idle_pools == 3:  # pools that break before settling any run: give up on what is left
-            for run_id, _, _ in reversed(queue):
-                yield run_id, {"error": "worker processes die before running anything", "traceback": ""}
-            return
-        idle_pools += 1
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with_parent,
-                                 initargs=(parent,)) as pool:
-            running: dict[Future, tuple[str, tuple, bool]] = {}
-            again: list[tuple[str, tuple, bool]] = []
-            broken = False
-            while running or (queue and not broken):
-                while queue and not broken and len(running) < 2 * workers:
-                    if queue[-1][2] and running:
-                        break  # a run that was in flight when a pool broke runs alone
-                    run_id, args, retried = queue.pop()
-                    try:
-                        running[pool.submit(run, *args)] = (run_id, args, retried)
-                    except BrokenProcessPool:
-                        queue.append((run_id, args, retried))
-                        broken = True
-                        break
-                    if retried:
-                        break
-                if not running:
-                    break
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    run_id, args, retried = running.pop(future)
-                    try:
-                        outcome = future.result()
-                    except BrokenProcessPool as error:
-                        broken = True
-                        if retried:
-                            idle_pools = 0
-                            yield run_id, {"error": f"its worker process died, twice: {error}", "traceback": ""}
-                        else:
-                            again.append((run_id, args, True))
-                        continue
-                    idle_pools = 0
-                    yield run_id, outcome
-        queue.extend(reversed(again))
-
-
-_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
-_WATCH_SECONDS = 0.5
-
-
-def _die_with_parent(parent: int) -> None:
-    """A worker process's initializer: the worker dies when ``parent``, the process that started
-    it, does — also by SIGKILL, which leaves it no chance to stop its pool (whose workers would
-    otherwise finish their runs and wait for more, forever). On Linux the kernel kills it
-    (``prctl(PR_SET_PDEATHSIG, SIGKILL)``, sent when the thread that started it ends: here the one
-    that submits to the pool, which outlives the pool); elsewhere, or if that fails, a thread
-    checks every ``_WATCH_SECONDS`` that its parent is still ``parent``."""
-    if not _kill_me_with_my_parent():
-        threading.Thread(target=_watch_parent, args=(parent,), name="nandlab-watch-parent", daemon=True).start()
-    if os.getppid() != parent:  # it died before that was in place
-        os._exit(1)
-
-
-def _kill_me_with_my_parent() -> bool:
-    """Linux's parent-death signal (SIGKILL) for this process; False where it cannot be had."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
-    except (OSError, AttributeError):  # no libc, or one without prctl
-        return False
-
-
-def _watch_parent(parent: int) -> None:
-    """Ends the process once its parent is no longer ``parent`` (it died: the process was adopted)."""
-    while os.getppid() == parent:
-        time.sleep(_WATCH_SECONDS)
-    os._exit(1)
-
-
-def _on_dask(
-    tasks: Iterator[tuple[str, tuple]], scheduler: str | None, local_cluster: int | None
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Runs the tasks as dask.distributed tasks, one per run, yielding outcomes as they finish."""
-    try:
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:  # pragma: no cover - the test extra installs it
-        raise ConfigError("a dask cluster needs the distributed package: pip install 'nandlab[cluster]'") from None
-    cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(n_workers=local_cluster, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = Client(cluster)
-    else:
-        try:
-            client = Client(scheduler)
-        except (ValueError, OSError) as error:  # not an address, or no scheduler answers there
-            raise ConfigError(f"scheduler {scheduler!r}: {error}") from None
-    try:
-        futures = {client.submit(execute, *args, key=f"nandlab-{run_id}", pure=False): run_id for run_id, args in tasks}
-        for future in as_completed(futures):
-            run_id = futures[future]
-            try:
-                yield run_id, future.result()
-            except Exception as error:  # the worker was lost, or the task could not be sent
-                yield run_id, {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()}
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def _store(directory: Path, run_id: str, outcome: Mapping[str, Any]) -> bool:

@@ -24,7 +24,7 @@ import polars as pl
 
 from nandlab._core import TraceError, trace_formats, trace_stats
 
-__all__ = ["FORMATS", "TraceError", "replay_phase", "stats", "write_comparison", "write_stats"]
+__all__ = ["FORMATS", "TraceError", "replay_phase", "stats", "write_comparison", "write_composition", "write_stats"]
 
 FORMATS = tuple(trace_formats())
 
@@ -113,11 +113,17 @@ COMPOSITION_COLUMNS = (
 def write_comparison(summaries: dict[Path, dict[str, Any]], out: Path) -> list[Path]:
     """Several traces: each one's files in ``out/NAME/``, plus ``composition.csv`` (one Table III row
     per trace) and ``reuse.png`` (their address-reuse curves, as the paper's Fig. 4)."""
+    for file, summary in summaries.items():
+        write_stats(summary, out / file.name)
+    return write_composition(summaries, out)
+
+
+def write_composition(summaries: dict[Path, dict[str, Any]], out: Path) -> list[Path]:
+    """``composition.csv`` (one Table III row per trace) and ``reuse.png`` (their address-reuse
+    curves, as the paper's Fig. 4) in ``out``."""
     from nandlab import plots  # matplotlib only when drawing
 
     out.mkdir(parents=True, exist_ok=True)
-    for file, summary in summaries.items():
-        write_stats(summary, out / file.name)
     table = out / "composition.csv"
     rows = [{"trace": file.name, **{k: s[k] for k in COMPOSITION_COLUMNS}} for file, s in summaries.items()]
     pl.DataFrame(rows).write_csv(table)

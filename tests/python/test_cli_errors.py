@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from test_snapshots import PHASES
 
-from nandlab import Interrupted, SimulationError, api, cli, make_simulator
+from nandlab import Interrupted, SimulationError, api, make_simulator, terminal
+from nandlab.cli import console
 
 HUGE = "99999999999999999999999"  # beyond 64 bits
 MSR_TRACE = "".join(f"{128166372000000000 + i * 1000},host,0,Write,{i * 4096},4096,100\n" for i in range(10))
@@ -220,13 +221,13 @@ def test_a_message_quoting_a_long_value_is_cut_in_the_middle(nandlab_cli, tmp_pa
     file.write_text(f'[device]\npreset = "snia-slc"\n[[phase]]\nuntil = "{"A" * 100_000}"\n')
     result = nandlab_cli("run", file)
     assert_one_line_exit_2(result, "until")
-    assert len(result.stderr) < cli.MAX_MESSAGE_CHARS + 100
+    assert len(result.stderr) < terminal.MAX_MESSAGE_CHARS + 100
     assert "characters left out" in result.stderr and result.stderr.endswith("A`\n")
 
 
 def test_an_error_after_the_progress_bar_began_is_still_one_line(nandlab_cli, monkeypatch, tiny_path: Path) -> None:
     clock = [100.0]
-    monkeypatch.setattr(cli.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(console.time, "monotonic", lambda: clock[0])
 
     def fail_after_a_while(*args, progress, **kwargs):
         clock[0] += 5.0  # the bar is due

@@ -4,17 +4,17 @@ import io
 
 from rich.console import Console
 
-from nandlab import cli
+from nandlab.cli import console as cli_console
 
 INFO = {"phase": 0, "phase_name": "fill", "phases": 2, "sim_seconds": 2.0, "host_write_bytes": 3 << 30}
 
 
 def test_progress_bar_appears_only_after_a_second(monkeypatch) -> None:
     clock = [100.0]
-    monkeypatch.setattr(cli.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(cli_console.time, "monotonic", lambda: clock[0])
     stream = io.StringIO()
     console = Console(file=stream, force_terminal=True, width=100)
-    with cli._LazyProgress(console) as progress:
+    with cli_console.LazyProgress(console) as progress:
         clock[0] += 0.5
         progress(0.1, INFO)
         assert stream.getvalue() == ""
@@ -26,9 +26,9 @@ def test_progress_bar_appears_only_after_a_second(monkeypatch) -> None:
 
 def test_quiet_progress_draws_nothing(monkeypatch) -> None:
     clock = [100.0]
-    monkeypatch.setattr(cli.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(cli_console.time, "monotonic", lambda: clock[0])
     stream = io.StringIO()
-    with cli._LazyProgress(Console(file=stream, force_terminal=True, quiet=True)) as progress:
+    with cli_console.LazyProgress(Console(file=stream, force_terminal=True, quiet=True)) as progress:
         clock[0] += 5.0
         progress(0.5, INFO)
     assert stream.getvalue() == ""
@@ -36,10 +36,10 @@ def test_quiet_progress_draws_nothing(monkeypatch) -> None:
 
 def test_a_lifetime_run_shows_wear_and_spare_lost(monkeypatch) -> None:
     clock = [100.0]
-    monkeypatch.setattr(cli.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(cli_console.time, "monotonic", lambda: clock[0])
     stream = io.StringIO()
     info = {**INFO, "phase_name": "life", "wear_used": 1.37, "reserve_used": 0.42}
-    with cli._LazyProgress(Console(file=stream, force_terminal=True, width=160)) as progress:
+    with cli_console.LazyProgress(Console(file=stream, force_terminal=True, width=160)) as progress:
         clock[0] += 2.0
         progress(0.42, info)
         drawn = stream.getvalue()

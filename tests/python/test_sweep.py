@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nandlab import lifetime, sweep
+from nandlab import lifetime, pool, sweep
 from nandlab._core import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,7 +201,7 @@ def _maybe_die(name: str) -> dict:
 
 def test_a_worker_that_dies_fails_only_its_own_run() -> None:
     tasks = iter([(name, (name,)) for name in ("a", "b", "die", "c", "d", "e")])
-    outcomes = dict(sweep._on_processes(tasks, workers=2, run=_maybe_die))
+    outcomes = dict(pool.on_processes(_maybe_die, tasks, workers=2))
     assert sorted(outcomes) == ["a", "b", "c", "d", "die", "e"]
     assert "worker process died" in outcomes["die"]["error"]
     assert all(outcomes[n]["figures"] == {"name": n} for n in "abcde")
@@ -293,8 +293,8 @@ def test_worker_processes_die_with_a_parent_killed_outright(tmp_path: Path, args
 def test_the_watchdog_ends_a_worker_whose_parent_dies_where_prctl_is_missing(tmp_path: Path) -> None:
     # The parent starts a worker that sets itself up as a pool's worker does, but without Linux's
     # parent-death signal, and says its pid; then the parent is killed outright.
-    worker = ("import os, time; from nandlab import sweep; sweep._kill_me_with_my_parent = lambda: False; "
-              "sweep._die_with_parent(os.getppid()); print(os.getpid(), flush=True); time.sleep(600)")
+    worker = ("import os, time; from nandlab import pool; pool._kill_me_with_my_parent = lambda: False; "
+              "pool._die_with_parent(os.getppid()); print(os.getpid(), flush=True); time.sleep(600)")
     starter = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {worker!r}]).wait()"
     parent = subprocess.Popen([sys.executable, "-c", starter], start_new_session=True, stdout=subprocess.PIPE,
                               text=True)

@@ -1,113 +1,50 @@
 //! Python bindings (`nandlab._core`): a config goes in as TOML or JSON text,
-//! results come out as plain dicts and lists. The simulation runs with the GIL
-//! released; Python is called back only for progress, a few times a second.
+//! results come out as Python objects built straight from the engine's structs
+//! (`to_python`: dicts, lists, numbers; no JSON text in between), and a
+//! phase's time series as columns, a NumPy array each. The simulation runs
+//! with the GIL released; Python is called back only for progress, a few times
+//! a second.
 
+mod errors;
+mod to_python;
+
+use std::collections::BTreeMap;
+
+use errors::{
+    guard, quiet_panics, sim_error, ConfigError, InternalError, Interrupted, SimulationError,
+    SnapshotError, TraceError,
+};
 use nandlab_core::config::presets as builtin;
 use nandlab_core::host::trace;
 use nandlab_core::media::{chip, wear};
 use nandlab_core::sim::{ConfigText, Every, Progress, SnapshotPlan};
-use nandlab_core::stats::{ROW_COLUMNS, ROW_INTEGER_COLUMNS};
+use nandlab_core::stats::{Row, ROW_COLUMNS, ROW_INTEGER_COLUMNS};
 use nandlab_core::{Config, SimError, Simulator as CoreSimulator};
-use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use numpy::IntoPyArray;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyDict;
+use to_python::to_python;
 
-create_exception!(
-    _core,
-    ConfigError,
-    PyValueError,
-    "A config that cannot run: names the key and what was expected."
-);
-create_exception!(
-    _core,
-    TraceError,
-    PyValueError,
-    "A trace that cannot be read: names the file, the line and the format expected."
-);
-create_exception!(
-    _core,
-    SimulationError,
-    PyRuntimeError,
-    "A run that could not go on."
-);
-
-create_exception!(
-    _core,
-    SnapshotError,
-    SimulationError,
-    "A snapshot that cannot be written or read: damaged, foreign, from another version, or a file that is not one."
-);
-create_exception!(
-    _core,
-    Interrupted,
-    SimulationError,
-    "A run stopped (by a signal, or its progress callback raising) with its state in a snapshot: `.snapshot` is its path, `__cause__` the exception that stopped it; resume goes on."
-);
-
-create_exception!(
-    _core,
-    InternalError,
-    SimulationError,
-    "A bug in nandlab (a Rust panic): the message and where; the simulator that hit it is stopped."
-);
-
-/// Runs `f`, turning a Rust panic into the message of an [`InternalError`]
-/// (never a crash, nor a panic crossing into Python).
-fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic without a message".to_string());
-        let place = PANIC_PLACE.with(|p| p.take()).unwrap_or_default();
-        format!("internal error (a bug in nandlab, please report it): {message}{place}")
-    })
-}
-
-thread_local! {
-    /// Where the last panic on this thread happened (set by the panic hook).
-    static PANIC_PLACE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Replaces Rust's default panic report on stderr: the place goes into the
-/// Python exception's message instead (one line for the CLI).
-fn quiet_panics() {
-    std::panic::set_hook(Box::new(|info| {
-        let place = info
-            .location()
-            .map(|l| format!(" (at {}:{})", l.file(), l.line()));
-        PANIC_PLACE.with(|p| *p.borrow_mut() = place);
-    }));
-}
-
-/// Turns JSON-able Rust data into Python objects through the json module.
-fn to_py<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
-    let text = serde_json::to_string(v).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    py.import("json")?.call_method1("loads", (text,))
-}
-
-/// The Python exception for an engine error.
-fn sim_error(py: Python<'_>, e: SimError, cause: Option<PyErr>) -> PyErr {
-    let message = e.to_string();
-    match e {
-        SimError::Trace(_) => TraceError::new_err(message),
-        SimError::Config(_) => ConfigError::new_err(message),
-        SimError::Snapshot(_) => SnapshotError::new_err(message),
-        SimError::Interrupted { snapshot } => {
-            let err = Interrupted::new_err(message);
-            if let Err(e) = err
-                .value(py)
-                .setattr("snapshot", snapshot.display().to_string())
-            {
-                return e;
-            }
-            err.set_cause(py, cause);
-            err
+/// A phase's time series as columns: the engine's row columns in order, each a
+/// NumPy array (int64 for counts, float64 else), filled in one pass over the rows.
+fn timeseries<'py>(py: Python<'py>, rows: &[Row]) -> PyResult<Bound<'py, PyDict>> {
+    let mut columns = vec![Vec::with_capacity(rows.len()); ROW_COLUMNS.len()];
+    for row in rows {
+        for (column, value) in columns.iter_mut().zip(row.values()) {
+            column.push(value);
         }
-        _ => SimulationError::new_err(message),
     }
+    let series = PyDict::new(py);
+    for (name, column) in ROW_COLUMNS.iter().zip(columns) {
+        if ROW_INTEGER_COLUMNS.contains(name) {
+            let counts: Vec<i64> = column.into_iter().map(|v| v as i64).collect();
+            series.set_item(*name, counts.into_pyarray(py))?;
+        } else {
+            series.set_item(*name, column.into_pyarray(py))?;
+        }
+    }
+    Ok(series)
 }
 
 /// One simulated drive; phases run in order on the same state.
@@ -247,26 +184,27 @@ impl Simulator {
     /// The resolved config (preset applied, every default filled in).
     #[getter]
     fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.sim.config().to_json())
+        to_python(py, &self.sim.config().to_json())
     }
 
-    /// Derived figures of the drive: geometry, capacities, interface.
+    /// Derived figures of the drive: geometry, capacities, interface; by key
+    /// in alphabetical order.
     #[getter]
-    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let cfg = self.sim.config();
-        let mut v = serde_json::to_value(&cfg.geometry)
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        let d = serde_json::to_value(&cfg.device)
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        let m = v.as_object_mut().expect("geometry is a table");
-        m.insert("preset".into(), d["preset"].clone());
-        m.insert("capacity".into(), d["capacity"].clone());
-        m.insert("interface".into(), d["interface"]["name"].clone());
-        m.insert("link_rate".into(), d["interface"]["link_rate"].clone());
-        m.insert("channel_rate".into(), d["channel_rate"].clone());
-        m.insert("write_buffer".into(), d["write_buffer"].clone());
-        m.insert("multiplane".into(), d["multiplane"].clone());
-        to_py(py, &v)
+        let d = &cfg.device;
+        let mut figures = BTreeMap::new();
+        for (key, value) in to_python(py, &cfg.geometry)?.cast_into::<PyDict>()?.iter() {
+            figures.insert(key.extract::<String>()?, value);
+        }
+        figures.insert("preset".into(), to_python(py, &d.preset)?);
+        figures.insert("capacity".into(), to_python(py, &d.capacity)?);
+        figures.insert("interface".into(), to_python(py, &d.interface.name)?);
+        figures.insert("link_rate".into(), to_python(py, &d.interface.link_rate)?);
+        figures.insert("channel_rate".into(), to_python(py, &d.channel_rate)?);
+        figures.insert("write_buffer".into(), to_python(py, &d.write_buffer)?);
+        figures.insert("multiplane".into(), to_python(py, &d.multiplane)?);
+        figures.into_pyobject(py)
     }
 
     #[getter]
@@ -280,7 +218,7 @@ impl Simulator {
     }
 
     /// Runs phase `index`; returns {"summary": dict, "jobs": [dict], "power_losses": [dict],
-    /// "timeseries": {column: list}} (`jobs`: each `[[phase.job]]`'s own figures;
+    /// "timeseries": {column: NumPy array}} (int64 for counts, float64 else) (`jobs`: each `[[phase.job]]`'s own figures;
     /// `power_losses`: each power cut of the phase and what it did).
     /// `progress(fraction, info)` is called about every 0.2 s; if it raises, the run stops (with a
     /// snapshot plan: at its next sync point, raising `Interrupted` with the exception as its cause).
@@ -351,25 +289,16 @@ impl Simulator {
             Err(e) => return Err(sim_error(py, e, self.stop_cause.take())),
         };
         let out = PyDict::new(py);
-        out.set_item("summary", to_py(py, &phase.summary)?)?;
-        out.set_item("jobs", to_py(py, &phase.jobs)?)?;
-        out.set_item("power_losses", to_py(py, &phase.power_losses)?)?;
-        let series = PyDict::new(py);
-        for (i, name) in ROW_COLUMNS.iter().enumerate() {
-            let col = phase.rows.iter().map(|r| r.values()[i]);
-            if ROW_INTEGER_COLUMNS.contains(name) {
-                series.set_item(*name, PyList::new(py, col.map(|v| v as i64))?)?;
-            } else {
-                series.set_item(*name, PyList::new(py, col)?)?;
-            }
-        }
-        out.set_item("timeseries", series)?;
+        out.set_item("summary", to_python(py, &phase.summary)?)?;
+        out.set_item("jobs", to_python(py, &phase.jobs)?)?;
+        out.set_item("power_losses", to_python(py, &phase.power_losses)?)?;
+        out.set_item("timeseries", timeseries(py, &phase.rows)?)?;
         Ok(out)
     }
 
     /// Summary over every phase run so far.
     fn run_summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.sim.run_summary())
+        to_python(py, &self.sim.run_summary())
     }
 
     /// Erase count of every block.
@@ -475,7 +404,7 @@ fn chip_endurance<'py>(
             })
         })
         .map_err(InternalError::new_err)?;
-    to_py(py, &result)
+    to_python(py, &result)
 }
 
 /// Read, program and erase latency over a block's life as Desnoyers reports
@@ -491,7 +420,7 @@ fn chip_latency<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>>
         "erase_us": erase,
         "datasheet": c.datasheet,
     });
-    to_py(py, &v)
+    to_python(py, &v)
 }
 
 /// Preset name → one-line description.
@@ -562,7 +491,7 @@ fn trace_stats<'py>(
         })
         .map_err(InternalError::new_err)?
         .map_err(|e| TraceError::new_err(e.to_string()))?;
-    to_py(py, &stats)
+    to_python(py, &stats)
 }
 
 /// Tests only: panics inside the guard every entry point uses, to show that a

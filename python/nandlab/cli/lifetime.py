@@ -1,0 +1,119 @@
+"""``nandlab lifetime`` and ``nandlab lifetime-grid``: drives from pristine to dead, ZombieNAND
+beside the baseline, and the ZombieNAND paper's synthetic grid."""
+
+from __future__ import annotations
+
+import difflib
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from nandlab import api, lifetime
+from nandlab._core import ConfigError, presets
+from nandlab.cli import options
+from nandlab.cli.console import LazyProgress, progress_bar, show, stdout_console
+from nandlab.cli.errors import sigterm_stops_run
+from nandlab.procedures import lifetime as lifetime_procedure
+from nandlab.procedures import lifetime_grid
+from nandlab.terminal import safe
+
+
+@click.command("lifetime")
+@click.argument("config", metavar="CONFIG.toml|PRESET")
+@click.option("--compare-baseline", is_flag=True, help="Also run the baseline (no ZombieNAND) and compare.")
+@click.option("--reserve", type=options.Finite(0.0, 0.95), default=0.3, show_default=True, help="With a PRESET.")
+@click.option("--working-set", type=options.Finite(0.0, 1.0, min_open=True), default=0.5, show_default=True,
+              help="With a PRESET: share of the drive the random requests address.")
+@click.option("--read-fraction", type=options.Finite(0.0, 0.99), default=0.0, show_default=True,
+              help="With a PRESET: share of requests that are reads.")
+@options.AS_JSON
+@options.out("Write lifetime.json (the result) to DIR.")
+@click.option("--seed", type=options.SEED, metavar="N", help="Override the config's seed.")
+@options.QUIET_BAR
+@options.snapshot_options
+def lifetime_command(
+    config: str,
+    compare_baseline: bool,
+    reserve: float,
+    working_set: float,
+    read_fraction: float,
+    as_json: bool,
+    out: Path | None,
+    seed: int | None,
+    quiet: bool,
+    snapshot: Path | None,
+    snapshot_every: str | None,
+    force: bool,
+) -> None:
+    """Run a drive from pristine to dead (a config with a phase with until = "dead", or a device
+    preset under the ZombieNAND paper's synthetic workload); with --compare-baseline, run it with
+    ZombieNAND and without, and report the lifetime and latency ratios."""
+    source: api.ConfigSource = Path(config)
+    if not Path(config).exists():
+        if config in presets():
+            source = lifetime.synthetic(config, reserve, working_set, read_fraction)
+        elif not config.endswith((".toml", ".json")):
+            close = difflib.get_close_matches(config, presets(), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else f"; presets: {', '.join(presets())}"
+            raise ConfigError(f"{config}: neither a config file nor a device preset{hint}")
+    options.check_snapshot_options(snapshot, snapshot_every, force)
+    if snapshot is not None and compare_baseline:
+        raise click.UsageError("--snapshot runs one drive: leave out --compare-baseline (or run the two sides apart)")
+    stderr = Console(stderr=True, quiet=quiet)
+    with LazyProgress(stderr) as progress, sigterm_stops_run(snapshot is not None):
+        if compare_baseline:
+            result: lifetime_procedure.LifetimeResult = lifetime_procedure.compare(source, seed=seed,
+                                                                                    progress=progress)
+        else:
+            notes = {"command": "lifetime", "json": as_json, "out": None if out is None else str(out.resolve())}
+            result = lifetime_procedure.run(source, seed=seed, progress=progress, snapshot=snapshot,
+                                            snapshot_every=snapshot_every, notes=notes, overwrite_snapshot=force)
+    show(result, as_json, out, stderr)
+
+
+@click.command("lifetime-grid")
+@click.option("--cells", default="tlc,mlc", show_default=True, help="Cell types (zombienand-synthetic-* presets).")
+@click.option("--reserves", default="5%,10%,15%,20%,25%,30%", show_default=True, callback=options.numbers)
+@click.option("--working-sets", default="10%,25%,50%,100%", show_default=True, callback=options.numbers)
+@click.option("--read-levels", default="low=0.25,medium=0.5,high=0.75", show_default=True,
+              callback=options.read_levels, help="Read fraction of each read level.")
+@options.all_cores("Runs at once.")
+@click.option("--seed", type=options.SEED, default=1, show_default=True, metavar="N")
+@options.out("Where the table (Parquet, CSV) and heatmaps (PNG) go.", default=Path("results/zombienand-grid"),
+             show_default=True)
+@options.QUIET_BAR
+def lifetime_grid_command(
+    cells: str, reserves: list[float], working_sets: list[float], read_levels: dict[str, float], workers: int,
+    seed: int, out: Path, quiet: bool,
+) -> None:
+    """The ZombieNAND paper's synthetic grid (its Fig. 3): ZombieNAND and the baseline from pristine to
+    dead for every cell type x reserve x working set x read level; writes the table and the lifetime
+    and latency heatmaps (``nandlab lifetime-grid --out docs/zombienand`` draws the docs' figures)."""
+    kinds = [c.strip() for c in cells.split(",")]
+    for kind in kinds:
+        if f"zombienand-synthetic-{kind}" not in presets():
+            raise click.BadParameter(f"no preset zombienand-synthetic-{kind}; expected tlc or mlc",
+                                     param_hint="--cells")
+    cells_total = len(kinds) * len(reserves) * len(working_sets) * len(read_levels)
+    started = time.monotonic()
+    with progress_bar(
+        Console(stderr=True, quiet=quiet), TextColumn("grid cells (2 lifetime runs each)"), BarColumn(),
+        MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+    ) as bar:
+        task = bar.add_task("", total=cells_total)
+        grid = lifetime_grid.run(
+            kinds, reserves, working_sets, read_levels, workers=workers, seed=seed,
+            on_run=lambda done, total: bar.update(task, completed=done, total=total), out=out / "sweep",
+        )
+    wall = time.monotonic() - started
+    grid.write(out)
+    from nandlab import report
+
+    report.write(out)
+    console = stdout_console()
+    grid.print(console)
+    console.print(f"{2 * cells_total} runs in {wall:.0f} s on {workers} workers; table and heatmaps in "
+                  f"{safe(str(out))}/ (the sweep's dataset in {safe(str(out / 'sweep'))}/: run again to resume)")

@@ -1,0 +1,142 @@
+"""The options the ``nandlab`` commands share, and the types that refuse a bad value in one line
+before anything runs (a seed beyond 64 bits, a queue depth the engine does not take, nan, a file
+where a directory is expected)."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from nandlab.procedures.base import QUEUE_DEPTH as QUEUE_DEPTH  # the commands' --queue-depth
+
+SEED = click.IntRange(0, 2**64 - 1)
+"""A seed: the engine's are 64-bit unsigned integers."""
+MAX_WORKERS = 1024
+WORKERS = click.IntRange(1, MAX_WORKERS)
+"""Runs at once (processes or threads): more than ``MAX_WORKERS`` is a slip of the keyboard, and a
+dask LocalCluster would start them all."""
+DEVICE_IDS = 2**32
+"""Device / volume / ASU numbers of a trace are below this (the engine's are 32-bit)."""
+
+
+class Finite(click.FloatRange):
+    """A number within a range (any, by default), never nan or infinite."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"expected a finite number, found {value!r}", param, ctx)
+        return number
+
+
+class Directory(click.Path):
+    """A directory to write to: one, or a path where one can be made; refused before the run if it is
+    a file of any kind (a device, a FIFO)."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        path = super().convert(value, param, ctx)
+        if os.path.exists(path) and not os.path.isdir(path):
+            self.fail(f"{click.format_filename(value)!r} is not a directory", param, ctx)
+        return path
+
+
+def numbers(ctx: click.Context, param: click.Parameter, text: str) -> list[float]:
+    """A comma-separated list of finite numbers, percentages allowed ("10%,20%" or "0.1,0.2")."""
+    try:
+        numbers = [float(x.strip().rstrip("%")) / (100 if x.strip().endswith("%") else 1) for x in text.split(",")]
+    except ValueError:
+        numbers = []
+    if not numbers or not all(math.isfinite(x) for x in numbers):
+        raise click.BadParameter(f"expected comma-separated finite numbers, found {text!r}")
+    return numbers
+
+
+def read_levels(ctx: click.Context, param: click.Parameter, text: str) -> dict[str, float]:
+    """``low=0.25,medium=0.5``: read levels by name, each a finite read fraction."""
+    try:
+        levels = {name.strip(): float(value) for name, value in (item.split("=") for item in text.split(","))}
+    except ValueError:
+        levels = {}
+    if not levels or not all(name and math.isfinite(value) for name, value in levels.items()):
+        raise click.BadParameter(f"expected name=fraction,..., found {text!r}")
+    return levels
+
+
+def device_ids(ctx: click.Context, param: click.Parameter, text: str | None) -> list[int] | None:
+    """``0,3``: a trace's device / volume / ASU numbers."""
+    if text is None:
+        return None
+    try:
+        ids = [int(x) for x in text.split(",")]
+    except ValueError:
+        ids = []
+    if not ids or not all(0 <= x < DEVICE_IDS for x in ids):
+        raise click.BadParameter(f"expected comma-separated numbers from 0 to {DEVICE_IDS - 1}, found {text!r}")
+    return ids
+
+
+OUT_DIR = Directory()
+
+AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
+QUIET = click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
+QUIET_BAR = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+
+
+def capacity(example: str = "4GiB") -> Any:
+    """``--capacity SIZE``."""
+    return click.option("--capacity", metavar="SIZE",
+                        help=f'Nominal capacity, e.g. "{example}" (sets [device] capacity).')
+
+
+def all_cores(help: str) -> Any:
+    """``--workers N``, all cores by default."""
+    return click.option("--workers", type=WORKERS, default=min(os.cpu_count() or 1, MAX_WORKERS),
+                        show_default="all cores", help=help)
+
+
+def device(help: str = "Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl].") -> Any:
+    """``--device PRESET|FILE``, required."""
+    return click.option("--device", required=True, metavar="PRESET|FILE", help=help)
+
+
+def out(help: str, **options: Any) -> Any:
+    """``--out DIR``: a directory to write to (see ``Directory``)."""
+    return click.option("--out", type=OUT_DIR, metavar="DIR", help=help, **options)
+
+
+def check_snapshot_options(snapshot: Path | None, snapshot_every: str | None, force: bool) -> None:
+    """``--snapshot-every`` and ``--force`` only with ``--snapshot``."""
+    if snapshot_every is not None and snapshot is None:
+        raise click.UsageError("--snapshot-every needs --snapshot PATH (where to write it)")
+    if force and snapshot is None:
+        raise click.UsageError("--force lets --snapshot PATH write over another run's snapshot: give --snapshot")
+
+
+def snapshot_options(command: Any) -> Any:
+    """``--snapshot PATH``, ``--snapshot-every X`` and ``--force`` of the commands that run a config."""
+    command = click.option(
+        "--force",
+        is_flag=True,
+        help="With --snapshot: write over PATH even if it holds the snapshot of another run (another "
+        "config or seed); without it only a snapshot of this same run is replaced.",
+    )(command)
+    command = click.option(
+        "--snapshot-every",
+        metavar="X",
+        help="Also write the snapshot every X of simulated time (10s, 5min) or data the host moved (50GiB); "
+        "a run killed outright goes on from the last one.",
+    )(command)
+    return click.option(
+        "--snapshot",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="PATH",
+        help="On Ctrl-C or SIGTERM, stop with the run's whole state in PATH (`nandlab resume PATH` goes on "
+        "to the same result).",
+    )(command)

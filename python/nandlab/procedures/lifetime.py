@@ -1,0 +1,124 @@
+"""``nandlab lifetime``: a drive from pristine to dead (``nandlab.lifetime``), alone or as
+ZombieNAND beside the baseline (``lifetime-compare``, which a sweep can run at each point)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from rich.console import Console
+from rich.table import Table
+
+from nandlab import api, lifetime
+from nandlab.output import number
+from nandlab.procedures.base import Procedure, ProcedureResult
+from nandlab.report.page import Report, read_json
+from nandlab.terminal import safe
+
+LIFETIME_JSON = "lifetime.json"
+
+
+@dataclass(frozen=True)
+class LifetimeResult(ProcedureResult):
+    """A lifetime run's figures (``lifetime.run`` without its ``result``), or a comparison's
+    (``lifetime.compare``): its ``document``."""
+
+    document: dict[str, Any]
+
+    def runs(self) -> dict[str, dict[str, Any]]:
+        """The runs, by the label their table row has."""
+        return {"run": self.document}
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.document
+
+    def files(self, out: Path) -> list[Path]:
+        path = out / LIFETIME_JSON
+        path.write_text(self.to_json() + "\n", encoding="utf-8")
+        return [path]
+
+    def print(self, console: Console) -> None:
+        """Per run: host data written until death, drive writes, simulated and wall time, the cause."""
+        table = Table("Drive", "Written until death", "Drive writes", "Sim s", "Wall s", "Death", title="Lifetime")
+        for label, r in self.runs().items():
+            table.add_row(
+                label,
+                f"{r['host_write_bytes'] / 1e12:.3g} TB",
+                number(r["drive_writes"]),
+                number(r["sim_seconds"]),
+                number(r["wall_seconds"]),
+                safe(r["death"] or "alive at the end"),
+            )
+        console.print(table)
+
+    @classmethod
+    def report(cls, directory: Path) -> Report:
+        """The runs' table (and a comparison's ratios)."""
+        result = cls(read_json(directory / LIFETIME_JSON))
+        r = Report(directory, "Lifetime", f"pristine to dead ({cls.kind})")
+        for name in ("lifetime_ratio", "latency_ratio", "latency_ratio_after"):
+            if name in result.document:
+                r.fact(name, number(result.document[name]))
+        r.table("Runs", [{"drive": label, **{k: v for k, v in run.items() if not isinstance(v, (dict, list))}}
+                         for label, run in result.runs().items()])
+        return r
+
+
+class LifetimeRun(LifetimeResult):
+    """One drive until death."""
+
+    kind = "lifetime"
+
+    @classmethod
+    def of(cls, result: api.Result) -> LifetimeRun:
+        """A lifetime run's result from its ``nandlab.Result`` (one resumed from a snapshot)."""
+        return cls({k: v for k, v in lifetime.of_result(result).items() if k != "result"})
+
+
+class LifetimeComparison(LifetimeResult):
+    """ZombieNAND and the baseline, each until death, and their ratios."""
+
+    kind = "lifetime-compare"
+
+    def runs(self) -> dict[str, dict[str, Any]]:
+        return {"zombie": self.document["zombie"], "baseline": self.document["baseline"]}
+
+    def print(self, console: Console) -> None:
+        """Both runs, then the ratios."""
+        super().print(console)
+        d = self.document
+        console.print(
+            f"lifetime ratio (ZombieNAND / baseline): {d['lifetime_ratio']:.3g}; "
+            f"latency ratio over the baseline's life: {d['latency_ratio']:.3g}, "
+            f"after it: {d['latency_ratio_after']:.3g}"
+        )
+
+
+def run(config: api.ConfigSource, **options: Any) -> LifetimeRun:
+    """``lifetime.run`` (seed, progress, snapshots, notes) as a procedure's result."""
+    return LifetimeRun.of(lifetime.run(config, **options)["result"])
+
+
+def compare(config: api.ConfigSource, **options: Any) -> LifetimeComparison:
+    """``lifetime.compare`` (seed, progress) as a procedure's result."""
+    return LifetimeComparison(lifetime.compare(config, **options))
+
+
+def sweep_point(config: dict[str, Any]) -> tuple[dict[str, Any], pl.DataFrame]:
+    """A sweep's point: the ratios, and each side's bytes, drive writes, death and time; both
+    sides' time series with a ``side`` column."""
+    report = lifetime.compare(config, timeseries=True)
+    figures = {k: report[k] for k in ("lifetime_ratio", "latency_ratio", "latency_ratio_after")}
+    series = []
+    for side in ("zombie", "baseline"):
+        for key in ("host_write_bytes", "drive_writes", "death", "sim_seconds"):
+            figures[f"{side}_{key}"] = report[side][key]
+        series.append(report[f"{side}_timeseries"].with_columns(side=pl.lit(side)))
+    return figures, pl.concat(series, how="diagonal_relaxed")
+
+
+RUN = Procedure("lifetime", "nandlab lifetime", LifetimeRun, run)
+COMPARE = Procedure("lifetime-compare", "nandlab lifetime --compare-baseline", LifetimeComparison, compare,
+                    sweep=sweep_point)

@@ -1,0 +1,285 @@
+"""``nandlab run``: every ``[[phase]]`` of a config in order on one drive (``nandlab.run``); its
+result is the ``nandlab.Result`` with the run's tables, its ``--out`` files (``output.write``) and
+its report; a sweep runs it at each point."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from nandlab import api, output
+from nandlab.output import number
+from nandlab.procedures.base import Procedure, ProcedureResult
+from nandlab.report.page import GIB, Report, fmt, gib, read_json
+from nandlab.terminal import safe
+
+WAF_CAPTION = (
+    "WAF = write amplification: flash pages programmed (host writes + garbage-collection copies) "
+    "per page written by the host; 1.00 is ideal."
+)
+
+
+@dataclass(frozen=True)
+class RunResult(ProcedureResult):
+    """A run of a config (``nandlab run``, ``resume``, ``trace replay``): its ``nandlab.Result``;
+    ``kind`` is the procedure that ran it."""
+
+    result: api.Result
+    kind: str = "run"
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.result.to_dict()
+
+    def files(self, out: Path) -> list[Path]:
+        return output.write(self.result, out)
+
+    def print(self, console: Console) -> None:
+        """The device, then the results table: one row per phase and the run total; then what
+        power cuts did."""
+        for line in output.device_lines(self.result.device):
+            console.print(safe(line), highlight=False)
+        table = Table(box=box.SIMPLE_HEAD, caption=WAF_CAPTION, caption_justify="left")
+        table.add_column("Phase")
+        for header in (
+            "Written\nGiB",
+            "Read\nGiB",
+            "IOPS",
+            "MB/s",
+            "WAF",
+            "Read µs\np50 / p99",
+            "Write µs\np50 / p99",
+            "Sim\ns",
+            "Wall\ns",
+            "Mreq per\nwall-s",
+        ):
+            table.add_column(header, justify="right")
+        for index, phase in enumerate(self.result.phases):
+            jobs = phase.get("jobs", [])
+            last = index == len(self.result.phases) - 1
+            table.add_row(*_row(phase["name"], phase), end_section=last and not jobs)
+            for n, job in enumerate(jobs, 1):
+                table.add_row(*_job_row(job), style="dim", end_section=last and n == len(jobs))
+        table.add_row(*_row("total", self.result.summary), style="bold")
+        console.print(table)
+        for note in output.skipped_trace_lines(self.result.phases):
+            console.print(safe(note), style="yellow", highlight=False)
+        _power_cut_tables(console, self.result)
+
+    @classmethod
+    def report(cls, directory: Path) -> Report:
+        return run_report(directory)
+
+
+def run(config: api.ConfigSource = None, seed: int | None = None, **options: Any) -> RunResult:
+    """``nandlab.run`` (progress, snapshots and notes as it takes them) as a procedure's result."""
+    return RunResult(api.run(config, seed=seed, **options))
+
+
+def sweep_point(config: dict[str, Any]) -> tuple[dict[str, Any], pl.DataFrame]:
+    """A sweep's point: the run summary's figures, then each phase's as ``<phase>.<figure>``."""
+    result = api.run(config)
+    figures = _flat(result.summary)
+    for phase in result.phases:
+        figures.update({f"{phase['name']}.{k}": v for k, v in _flat(phase).items()})
+    return figures, result.timeseries
+
+
+PROCEDURE = Procedure("run", "nandlab run", RunResult, run, sweep=sweep_point)
+
+
+def _power_cut_tables(console: Console, result: api.Result) -> None:
+    """For phases with power cuts: what the cuts did, why the config may lose writes, the first lost."""
+    rows = output.power_cut_rows(result.phases)
+    if not rows:
+        return
+    table = Table(box=box.SIMPLE_HEAD, title="Power cuts", caption_justify="left")
+    for header in rows[0]:
+        two_lines = header.replace(" units lost", "\nunits lost").replace(" lost / ", "\nlost / ")
+        two_lines = two_lines.replace("Units moved", "Units\nmoved").replace(" ms ", " ms\n")
+        two_lines = two_lines.replace("Programs called", "Programs\ncalled").replace("Time rec", "Time\nrec")
+        if header == "Why":
+            table.add_column(header, min_width=16, ratio=1)
+        else:
+            table.add_column(two_lines, justify="left" if header == "Phase" else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*map(safe, row.values()))
+    console.print(table)
+    verdict = output.power_cut_verdict(result.phases)
+    console.print(safe(verdict), style="yellow" if "unsafe" in verdict else None)
+    caveat = output.power_cut_caveat(result.phases)
+    if caveat:
+        console.print(safe(caveat), style="yellow")
+    for line in output.lost_writes(result.phases, result.device, 5):
+        console.print(safe(f"  lost: {line}"), highlight=False)
+
+
+def _row(label: str, summary: dict[str, Any]) -> list[str]:
+    """One table row from a summary dict."""
+    return [
+        safe(label),
+        number((summary["host_write_bytes"] + summary.get("fill_bytes", 0)) / GIB),
+        number(summary["host_read_bytes"] / GIB),
+        number(summary["iops"]),
+        number(summary["mbps"]),
+        f"{summary['waf']:.2f}" if summary["host_write_bytes"] else "–",
+        _latency(summary["read_latency_us"]),
+        _latency(summary["write_latency_us"]),
+        number(summary["sim_seconds"]),
+        number(summary["wall_seconds"]),
+        number(summary["requests_per_wall_second"] / 1e6),
+    ]
+
+
+def _job_row(job: dict[str, Any]) -> list[str]:
+    """A ``[[phase.job]]``'s row under its phase: its own requests (the drive's WAF and wall time are
+    the phase's)."""
+    return [
+        safe(f"  └ {job['name']}"),
+        number(job["host_write_bytes"] / GIB),
+        number(job["host_read_bytes"] / GIB),
+        number(job["iops"]),
+        number(job["mbps"]),
+        "",
+        _latency(job["read_latency_us"]),
+        _latency(job["write_latency_us"]),
+        number(job["sim_seconds"]),
+        "",
+        "",
+    ]
+
+
+def _latency(latency: dict[str, float]) -> str:
+    """``p50 / p99`` in µs, or a dash when there was no such request."""
+    if not latency["max"]:
+        return "–"
+    return f"{number(latency['p50'])} / {number(latency['p99'])}"
+
+
+def run_report(d: Path, fio: Callable[[Report], None] | None = None) -> Report:
+    """A run's report; ``fio`` adds a fio job file's table (after the power cuts) and names its kind."""
+    from nandlab import plots
+
+    summary = read_json(d / output.SUMMARY_JSON)
+    ts = pl.read_parquet(d / output.TIMESERIES_PARQUET)
+    config = read_json(d / output.CONFIG_JSON) if (d / output.CONFIG_JSON).exists() else {}
+    device = summary.get("device", {})
+    total = summary.get("summary") or {**summary, "name": "total"}
+    phases = summary.get("phases", [])
+    names = [p["name"] for p in phases]
+    r = Report(d, f"Run: {config.get('description') or device.get('preset') or 'a custom drive'}",
+               "fio job file" if fio else "run")
+    if device:
+        for line in output.device_lines(device):
+            name, _, value = line.partition(":")
+            r.fact(name.lower(), value.strip())
+    r.fact("host data", f"{gib(total['host_write_bytes'] + total.get('fill_bytes', 0))} GiB written "
+           f"({gib(total['host_write_bytes'])} GiB by requests), {gib(total['host_read_bytes'])} GiB read")
+    r.fact("WAF", fmt(total["waf"]) if total["host_write_bytes"] else "–")
+    r.fact("simulated", f"{fmt(total['sim_seconds'])} s in {len(phases)} phases ({', '.join(names)})")
+    if summary.get("death"):
+        r.fact("death", str(summary["death"]))
+    r.table("Summary", [_summary_row(p) for p in phases] + [_summary_row(total)],
+            note=" ".join(["Written: host writes and fill. WAF: flash pages programmed per page the host wrote. "
+                           "Latencies in µs. MB/s = 10^6 bytes per simulated second.",
+                           *(f"{n}." for n in output.skipped_trace_lines(phases))]))
+    for phase in phases:
+        if phase.get("jobs"):
+            r.table(f"Jobs of {phase['name']}", [_summary_row(j) for j in phase["jobs"]])
+    _power_cuts(r, d, phases, device)
+    if fio:
+        fio(r)
+    heading = "Throughput and latency"
+    if (d / output.THROUGHPUT_LATENCY_PNG).exists():
+        r.figure(heading, d / output.THROUGHPUT_LATENCY_PNG, "throughput and latency percentiles, phases marked")
+    elif ts.height:
+        path = r.figure_path("throughput-latency.png")
+        plots.timeseries_panels(ts, (plots.THROUGHPUT, plots.LATENCY), path, phases=names)
+        r.figure(heading, path, "throughput and latency percentiles, phases marked")
+    drive = plots.with_data(ts, (plots.WAF, plots.FREE_BLOCKS, plots.BIT_MODES, plots.WEAR, plots.PSLC))
+    if ts.height and drive:
+        path = r.figure_path("drive.png")
+        plots.timeseries_panels(ts, drive, path, phases=names, title="the drive over the run")
+        r.figure("The drive over the run", path, f"{', '.join(p.label for p in drive)} against host data written")
+    histogram = summary.get("erase_count_histogram") or []
+    if histogram:
+        r.table("Erase counts", [{"blocks": sum(n for _, n in histogram), **(summary.get("erase_count") or {})}])
+        path = r.figure_path("erase-counts.png")
+        plots.distribution(histogram, path, "erase count", "blocks", title="erase counts at the end of the run")
+        r.figure("Erase counts", path, "blocks per erase count at the end of the run, and its CDF")
+    if device:
+        r.pairs("Device", [(k, v) for k, v in device.items() if not isinstance(v, (dict, list))])
+    if config:
+        r.text("Configuration (resolved)", json.dumps(config, indent=2))
+    return r
+
+
+def _power_cuts(r: Report, d: Path, phases: list[dict[str, Any]], device: dict[str, Any]) -> None:
+    """What the run's power cuts did: per phase, each cut over time, the acknowledged writes lost."""
+    from nandlab import plots
+
+    rows = output.power_cut_rows(phases)
+    if not rows:
+        return
+    caveat = output.power_cut_caveat(phases)
+    r.table("Power cuts", rows, note=output.power_cut_verdict(phases) + (f" {caveat}" if caveat else "")
+            + " Units are the drive's mapping units; every cut is a row of power_losses.parquet and .csv.")
+    if (d / output.POWER_LOSSES_PARQUET).exists():
+        path = r.figure_path("power-cuts.png")
+        plots.power_cuts(pl.read_parquet(d / output.POWER_LOSSES_PARQUET), path)
+        r.figure("Each power cut", path, "recovery time and units lost or moved, cut by cut, over simulated time")
+    lost = output.lost_writes(phases, device, 50)
+    if lost:
+        r.text("Acknowledged writes lost (the first 50)", "\n".join(lost))
+
+
+def _summary_row(s: Mapping[str, Any]) -> dict[str, Any]:
+    """A phase's, job's or the run's figures as a table row."""
+    return {
+        "phase": s["name"],
+        "kind": s.get("kind", "job"),
+        "written GiB": (s["host_write_bytes"] + s.get("fill_bytes", 0)) / GIB,
+        "read GiB": s["host_read_bytes"] / GIB,
+        "IOPS": s["iops"],
+        "MB/s": s["mbps"],
+        "WAF": s["waf"] if s.get("waf") is not None and s["host_write_bytes"] else None,
+        "read p50 / p99 / p99.9": _percentiles(s["read_latency_us"]),
+        "write p50 / p99 / p99.9": _percentiles(s["write_latency_us"]),
+        "erases": s.get("erases"),
+        "sim s": s["sim_seconds"],
+        "wall s": s.get("wall_seconds"),
+    }
+
+
+def _percentiles(latency: Mapping[str, float]) -> str:
+    """``p50 / p99 / p99.9`` in µs, or a dash when there was no such request."""
+    if not latency.get("max"):
+        return "–"
+    return " / ".join(output.number(latency[k]) for k in ("p50", "p99", "p999"))
+
+
+_WALL_CLOCK = {"wall_seconds", "requests_per_wall_second"}
+"""Figures that measure the machine, not the drive: kept in wall.parquet, out of the results."""
+
+
+def _flat(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """A summary's figures as one flat dict: nested tables joined with ``_`` (``read_latency_us_p99``),
+    lists as JSON text (``erase_count_histogram``); wall-clock figures left out."""
+    flat: dict[str, Any] = {}
+    for key, value in summary.items():
+        if key in _WALL_CLOCK or key in ("jobs", "summary", "phases"):
+            continue
+        if isinstance(value, Mapping):
+            flat.update({f"{key}_{k}": v for k, v in _flat(value).items()})
+        elif isinstance(value, (list, tuple)):
+            flat[key] = json.dumps(value)
+        else:
+            flat[key] = value
+    return flat

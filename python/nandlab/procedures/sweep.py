@@ -1,0 +1,255 @@
+"""``nandlab sweep``: every point of a sweep file (``nandlab.sweep``), each a registered procedure
+that can run from a config alone, into one Parquet dataset; and that dataset's report (heatmaps,
+bar charts, time series overlays)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+from rich.console import Console
+
+from nandlab import files
+from nandlab.procedures.base import Procedure, ProcedureResult
+from nandlab.report.page import Report, fmt, read_json
+from nandlab.terminal import printable, safe
+
+if TYPE_CHECKING:  # nandlab.sweep looks its procedures up in the registry, which imports this
+    from nandlab import sweep
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+MAX_OVERLAY_RUNS = 12
+"""Runs drawn in a sweep's time-series and CDF overlays (the first, in sweep order)."""
+
+
+@dataclass(frozen=True)
+class SweepResult(ProcedureResult):
+    """A sweep that ran: its ``outcome`` (the dataset), its ``study``, where it ran and how long."""
+
+    outcome: sweep.Outcome
+    study: sweep.Sweep
+    where: str
+    wall_seconds: float
+    kind = "sweep"
+
+    def to_dict(self) -> dict[str, Any]:
+        o = self.outcome
+        return {"name": self.study.name, "procedure": self.study.procedure, "ran": o.ran, "reused": o.reused,
+                "failed": o.failed, "results": o.results.to_dicts()}
+
+    def files(self, out: Path) -> list[Path]:
+        """The dataset (``sweep.run`` wrote it where it ran; copied to ``out`` if that is elsewhere)."""
+        source = self.outcome.directory
+        if source.resolve() != out.resolve():
+            shutil.copytree(source, out, dirs_exist_ok=True)
+        return sorted(p for p in out.rglob("*") if p.is_file() and p.name not in ("manifest.json", "report.html")
+                      and p.parent.name != "figures")
+
+    def print(self, console: Console) -> None:
+        """How many runs ran, were reused and failed; the first ten failures."""
+        o = self.outcome
+        console.print(
+            f"{safe(self.study.name)}: {o.results.height} runs — {o.ran} ran now on {safe(self.where)} "
+            f"in {self.wall_seconds:.1f} s, {o.reused} finished earlier, {o.failed} failed. "
+            f"Dataset in {safe(str(o.directory))}/",
+            highlight=False, soft_wrap=True,
+        )
+        for row in self.failures().head(10).iter_rows(named=True):
+            error = safe(printable(str(row["error"])))
+            console.print(f"  failed: run {row['run']} ({row['run_id']}): {error}", highlight=False, soft_wrap=True)
+
+    def failures(self) -> pl.DataFrame:
+        """The failed runs' rows of the results."""
+        return self.outcome.results.filter(pl.col("status") == "failed")
+
+    @classmethod
+    def report(cls, directory: Path) -> Report:
+        return sweep_report(directory)
+
+
+def run(study: sweep.Sweep, out: str | os.PathLike[str], workers: int | None = None, scheduler: str | None = None,
+        local_cluster: int | None = None, progress: sweep.ProgressCallback | None = None) -> SweepResult:
+    """``sweep.run`` as a procedure's result (which says where it ran and for how long)."""
+    from nandlab import sweep
+
+    started = time.monotonic()
+    outcome = sweep.run(study, out, workers=workers, scheduler=scheduler, local_cluster=local_cluster,
+                        progress=progress)
+    where = scheduler or (f"a dask LocalCluster of {local_cluster}" if local_cluster else
+                          f"{workers or os.cpu_count() or 1} processes")
+    return SweepResult(outcome, study, where, time.monotonic() - started)
+
+
+PROCEDURE = Procedure("sweep", "nandlab sweep", SweepResult, run)
+
+
+def sweep_report(d: Path) -> Report:
+    """A sweep's axes, results, failures, heatmaps, bar charts, time series and erase counts."""
+    from nandlab import plots
+
+    about = read_json(d / "sweep.json")
+    results = pl.read_parquet(d / "results.parquet")
+    if (d / "wall.parquet").exists():
+        results = results.join(pl.read_parquet(d / "wall.parquet"), on="run_id", how="left")
+    results = results.sort("run")
+    axes = about["axes"]
+    names = [a["name"] for a in axes]
+    varying = [a["name"] for a in axes if len(a["values"]) > 1]
+    ok = results.filter(pl.col("status") == "ok")
+    failed = results.filter(pl.col("status") == "failed")
+    metrics = _sweep_metrics(about["procedure"], results)
+    r = Report(d, f"Sweep: {about['name']}", f"sweep, procedure {about['procedure']}")
+    r.fact("runs", f"{results.height}: {ok.height} finished, {failed.height} failed")
+    r.fact("axes", " × ".join(f"{a['name']} ({len(a['values'])})" for a in axes))
+    if "wall_seconds" in results.columns and ok.height:
+        r.fact("run time", f"{fmt(ok['wall_seconds'].sum())} s of wall time, all runs together")
+    r.table("Axes", [{"axis": a["name"], "keys": ", ".join(a["keys"]),
+                      "points": ", ".join(fmt(p) for p in _positions(a))} for a in axes])
+    shown = ["run", "status", *names, *metrics, *(["wall_seconds"] if "wall_seconds" in results.columns else [])]
+    r.table("Results", results.select(shown).to_dicts(),
+            note=f"{ok.height} of {results.height} runs finished; every figure of every run is in results.parquet.")
+    if failed.height:
+        r.table("Failed runs", failed.select("run", "run_id", *names, "error").to_dicts())
+        for row in failed.iter_rows(named=True):
+            failure = d / "failures" / f"{row['run_id']}.json"
+            if failure.exists():
+                r.details("Failed runs", f"run {row['run']} ({row['run_id']}): traceback",
+                          read_json(failure).get("traceback") or "(none recorded)")
+    for value, x, y in _heatmap_specs(d, about, results.columns, metrics) if ok.height else []:
+        facets = [a for a in varying if a not in (x, y)]  # the first across, the others down
+        path = r.figure_path(f"heatmap-{value}-{x}-{y}.png")
+        plots.heatmaps(ok, value, x=x, y=y, path=path, rows=facets[1:], cols=facets[:1],
+                       title=f"{about['name']}: {value}", better="lower" if _lower_is_better(value) else "higher",
+                       reference=1.0 if value.endswith("_ratio") else None)
+        r.figure("Heatmaps", path, f"{value} over {x} and {y}" + (f", a map per {', '.join(facets)}" if facets else ""))
+    if len(varying) == 1 and ok.height and metrics:
+        path = r.figure_path("bars.png")
+        plots.bars(ok, varying[0], metrics[:3], path, title=about["name"])
+        r.figure("Bar charts", path, f"{', '.join(metrics[:3])} by {varying[0]}")
+    _sweep_series(r, d, about["procedure"], ok, varying)
+    if "erase_count_histogram" in ok.columns:
+        curves = {_run_label(row, varying): plots.cumulative(json.loads(row["erase_count_histogram"]))
+                  for row in ok.head(MAX_OVERLAY_RUNS).iter_rows(named=True) if row["erase_count_histogram"]}
+        if curves:
+            path = r.figure_path("erase-count-cdf.png")
+            plots.cdf(curves, path, "erase count", "share of blocks (CDF)", title=f"{about['name']}: erase counts")
+            r.figure("Erase counts", path, f"erase-count CDFs at the end of the first {len(curves)} runs")
+    if (d / "sweep.toml").exists():
+        r.text("Sweep file", files.read_text(d / "sweep.toml", "sweep file"))
+    r.text("Base config", json.dumps(about["base"], indent=2))
+    return r
+
+
+def _sweep_series(r: Report, d: Path, procedure: str, ok: pl.DataFrame, varying: Sequence[str]) -> None:
+    """The first finished runs' time series overlaid, a colour each (lifetime-compare: ZombieNAND
+    solid, the baseline dotted)."""
+    from nandlab import plots
+
+    parts = d / "timeseries"
+    if not ok.height or not parts.is_dir() or not any(parts.iterdir()):
+        return
+    runs = ok.head(MAX_OVERLAY_RUNS)
+    labels = {row["run_id"]: _run_label(row, varying) for row in runs.iter_rows(named=True)}
+    order = {run_id: index for index, run_id in enumerate(labels)}
+    series = (
+        pl.scan_parquet(parts, hive_partitioning=True, hive_schema={"run_id": pl.String})
+        .filter(pl.col("run_id").is_in(list(labels)))
+        .collect()
+        .with_columns(label=pl.col("run_id").replace_strict(labels), order=pl.col("run_id").replace_strict(order))
+        .sort("order", maintain_order=True)
+    )
+    if not series.height:
+        return
+    if procedure == "lifetime-compare":
+        panels = (plots.MEAN_LATENCY, plots.Panel("WAF (cumulative)", ("waf_cumulative",)),
+                  plots.Panel("spare lost", ("reserve_used",)), plots.Panel("usable bytes", ("usable_bytes",)))
+    else:
+        panels = (plots.Panel("write MB/s", ("write_mbps",), zero_is_gap=True),
+                  plots.Panel("read MB/s", ("read_mbps",), zero_is_gap=True),
+                  plots.Panel("WAF (cumulative)", ("waf_cumulative",)), plots.FREE_BLOCKS)
+    sides = "side" in series.columns
+    path = r.figure_path("timeseries.png")
+    plots.timeseries_panels(series, panels, path, by="label", style_by="side" if sides else None,
+                            title="the runs over time")
+    r.figure("Time series", path, f"the first {runs.height} of {ok.height} finished runs against host data written"
+             + (", ZombieNAND solid, the baseline dotted" if sides else ""))
+
+
+def _sweep_metrics(procedure: str, results: pl.DataFrame) -> list[str]:
+    """The headline figures of a sweep's results (those it has), in order."""
+    wanted = (("lifetime_ratio", "latency_ratio", "latency_ratio_after", "zombie_drive_writes", "baseline_drive_writes")
+              if procedure == "lifetime-compare"
+              else ("waf", "iops", "mbps", "write_latency_us_p99", "read_latency_us_p99", "erases"))
+    return [m for m in wanted if m in results.columns and results[m].null_count() < results.height]
+
+
+def _heatmap_specs(
+    d: Path, about: Mapping[str, Any], columns: Sequence[str], metrics: Sequence[str]
+) -> list[tuple[str, str, str]]:
+    """(value, x, y) of each heatmap: the sweep file's ``[report] heatmaps``, or by default the
+    headline figures over the two axes that suit a map best (``_map_axes``)."""
+    source = d / "sweep.toml"
+    try:
+        settings = tomllib.loads(files.read_text(source, "sweep file")).get("report", {}) if source.exists() else {}
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"{source}: TOML syntax error: {error}") from None
+    usage = "heatmaps = [{ x = AXIS, y = AXIS, value = FIGURE }, ...]"
+    if set(settings) - {"heatmaps"} or not isinstance(settings.get("heatmaps", []), list):
+        raise ValueError(f"{source}: [report]: expected only {usage}")
+    if "heatmaps" not in settings:
+        pair = _map_axes([a for a in about["axes"] if len(a["values"]) > 1])
+        count = 2 if about["procedure"] == "lifetime-compare" else 3
+        return [(value, *pair) for value in metrics[:count]] if pair else []
+    names = [a["name"] for a in about["axes"]]
+    specs = []
+    for number, spec in enumerate(settings["heatmaps"], 1):
+        where = f"{source}: [report] heatmaps #{number}"
+        if not isinstance(spec, dict) or set(spec) != {"x", "y", "value"}:
+            raise ValueError(f"{where}: expected {{ x = AXIS, y = AXIS, value = FIGURE }}, found {spec!r}")
+        for key in ("x", "y"):
+            if spec[key] not in names:
+                raise ValueError(f"{where}: {key} = {spec[key]!r} is no axis; the axes are {', '.join(names)}")
+        if spec["x"] == spec["y"]:
+            raise ValueError(f"{where}: x and y are both {spec['x']!r}; give two axes")
+        if spec["value"] not in columns:
+            raise ValueError(f"{where}: value = {spec['value']!r} is not a column of results.parquet "
+                             f"(its headline figures: {', '.join(metrics) or 'none'})")
+        specs.append((spec["value"], spec["x"], spec["y"]))
+    return specs
+
+
+def _map_axes(varying: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
+    """The two axes a heatmap is drawn over by default: numbers (unlabelled axes) before labels, the
+    most points first; x the one earlier in the sweep. The other axes facet the maps."""
+    if len(varying) < 2:
+        return None
+    ranked = sorted(range(len(varying)), key=lambda i: (bool(varying[i].get("labels")), -len(varying[i]["values"]), i))
+    first, second = sorted(ranked[:2])
+    return varying[first]["name"], varying[second]["name"]
+
+
+def _positions(axis: Mapping[str, Any]) -> list[Any]:
+    """An axis' points as results.parquet names them: labels, or the (first key's) values."""
+    return list(axis["labels"]) if axis.get("labels") else [v[0] for v in axis["values"]]
+
+
+def _run_label(row: Mapping[str, Any], varying: Sequence[str]) -> str:
+    """A run named by its place on the axes that vary (``reserve=0.1, cell=tlc``)."""
+    return ", ".join(f"{a}={fmt(row[a])}" for a in varying) or f"run {row['run']}"
+
+
+def _lower_is_better(figure: str) -> bool:
+    """Whether a smaller ``figure`` is the better (latencies, WAF, erases)."""
+    return any(word in figure for word in ("latency", "waf", "_us", "erases"))

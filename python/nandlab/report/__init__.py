@@ -1,0 +1,110 @@
+"""Reports: one self-contained HTML file, ``report.html``, for any directory nandlab writes — a run
+(``nandlab run``, ``fio``, ``trace replay`` with ``--out``), a sweep, and every procedure's ``--out``
+(write / read sections, pSLC fill, matrix, trace statistics, lifetime grid, chip endurance and
+latency). Each gets its configuration, summary tables and figures. The file needs nothing else to be
+read (see ``nandlab.report.page``). The figures it draws (with ``nandlab.plots``) are also PNG files
+in ``figures/`` beside it; the ones a procedure drew itself stay where they are::
+
+    from nandlab import report
+    report.write("results/grid")          # → results/grid/report.html
+
+A directory's ``manifest.json`` names the procedure that wrote it, whose result type builds the
+report (``ProcedureResult.report``); a directory written before manifests is recognised by its file
+names. Procedures call ``write`` on their ``--out`` directory; ``nandlab report DIR`` does it for any.
+A sweep's ``[report]`` table (in its sweep.toml) chooses its heatmaps::
+
+    [report]
+    heatmaps = [{ x = "reserve", y = "working_set", value = "lifetime_ratio" }]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import polars as pl
+
+from nandlab import files, output
+from nandlab.procedures.base import MANIFEST_JSON
+from nandlab.report.page import FIGURES, REPORT_HTML, Report
+
+__all__ = ["FIGURES", "REPORT_HTML", "Report", "build", "write"]
+
+_DAMAGED = (KeyError, IndexError, TypeError, AttributeError, pl.exceptions.PolarsError)
+"""What reading a directory's files raises when one is not as nandlab wrote it."""
+
+
+def write(directory: str | os.PathLike[str]) -> Path:
+    """Build ``directory``'s report and write it as ``report.html`` there; returns its path.
+    Raises ValueError naming the directory if it is none nandlab writes or its files are damaged
+    (or naming the sweep file if its [report] table is wrong)."""
+    report = build(directory)
+    path = Path(directory) / REPORT_HTML
+    path.write_text(report.to_html(), encoding="utf-8")
+    return path
+
+
+def build(directory: str | os.PathLike[str]) -> Report:
+    """The report of a directory (see the module for the kinds), its figures drawn afresh."""
+    from nandlab import procedures
+
+    d = Path(directory)
+    if not d.is_dir():
+        raise ValueError(f"{d}: no such directory")
+    kind, wrote_it = _kind(d)
+    procedure = procedures.get(kind)
+    if procedure is None:
+        raise ValueError(f"{d / MANIFEST_JSON}: kind {kind!r} is no procedure of this nandlab; "
+                         f"it knows {', '.join(procedures.PROCEDURES)}")
+    for stale in (d / FIGURES).glob("*.png"):
+        stale.unlink()
+    try:
+        return procedure.result.report(d)
+    except _DAMAGED as error:  # a file without the keys, columns or types nandlab writes
+        raise ValueError(f"{d}: a damaged --out of {wrote_it or procedure.title}: "
+                         f"{type(error).__name__}: {error}") from None
+
+
+def _kind(d: Path) -> tuple[str, str | None]:
+    """The procedure that wrote ``d`` (its manifest's ``kind``), and for a directory written before
+    manifests, what its file names say wrote it."""
+    manifest = d / MANIFEST_JSON
+    if not manifest.exists():
+        return _kind_by_file_names(d)
+    try:
+        kind = json.loads(files.read_text(manifest, "manifest"))["kind"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        kind = None
+    if not isinstance(kind, str):
+        raise ValueError(f'{manifest}: not a manifest nandlab wrote (expected {{"kind": "...", ...}})')
+    return kind, None
+
+
+_OLD_DIRECTORIES = (  # what wrote it, the files that make one (all of a group, any group), its kind
+    ("nandlab sweep", (("sweep.json", "results.parquet"),), "sweep"),
+    ("nandlab run, fio or trace replay", ((output.SUMMARY_JSON, output.TIMESERIES_PARQUET),), "run"),
+    ("nandlab matrix", (("matrix.parquet", "result.json"),), "matrix"),
+    ("nandlab test write-sections, read-sections or pslc-fill", (("series.parquet", "result.json"),), "test"),
+    ("nandlab trace stats", (("stats.json",),), "trace-stats"),
+    ("nandlab trace stats with several traces", (("composition.csv",),), "trace-comparison"),
+    ("nandlab lifetime-grid", (("grid.parquet",),), "lifetime-grid"),
+    ("nandlab chip endurance or latency", (("endurance.json",), ("latency.json",)), "chip-endurance"),
+)
+
+
+def _kind_by_file_names(d: Path) -> tuple[str, str]:
+    """A directory without a manifest, as nandlab wrote them before: the first kind (in the order
+    of ``_OLD_DIRECTORIES``) whose files it holds; a run with fio.json is fio's, a test is the one
+    whose figure it holds."""
+    for wrote_it, groups, kind in _OLD_DIRECTORIES:
+        if any(all((d / name).exists() for name in group) for group in groups):
+            if kind == "run" and (d / "fio.json").exists():
+                kind = "fio"
+            elif kind == "test":
+                kind = next((p.stem for p in sorted(d.glob("*.png"))
+                             if p.stem in ("write-sections", "read-sections", "pslc-fill")), "write-sections")
+            return kind, wrote_it
+    expected = "; ".join(f"{wrote_it} ({' or '.join(' + '.join(group) for group in groups)})"
+                         for wrote_it, groups, _ in _OLD_DIRECTORIES)
+    raise ValueError(f"{d}: not a directory nandlab wrote: found none of the files of an --out of {expected}")
