@@ -15,11 +15,13 @@
 //! are SLC for life and have their own free queue; a dynamic cache block is
 //! a native block opened in SLC mode, native again once erased.
 
+mod loaded;
+mod wear;
+
 use crate::config::{FtlConfig, WearConfig};
 use crate::geometry::Geometry;
-use crate::media::wear::{delta_v, WearModel, ERASE_LOOPS, PROGRAM_LOOPS};
+use crate::media::wear::{WearModel, ERASE_LOOPS, PROGRAM_LOOPS};
 use crate::media::CellMode;
-use crate::sanity::{ensure, indices, len, same, Checked};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -390,33 +392,6 @@ impl BlockTable {
         self.valid[b as usize] = valid;
     }
 
-    /// Erases a block still has in its current mode before it fails.
-    #[inline]
-    pub fn remaining_life(&self, block: u32) -> f64 {
-        let i = block as usize;
-        ((self.model.limit(self.mode[i]) - self.stress[i]) / self.wear_per_erase[i]).max(0.0)
-    }
-
-    /// Adds a normal block's remaining life to its pool's per-mode sums, or
-    /// removes it (`add` false).
-    fn count_life(&mut self, block: u32, pool: u32, add: bool) {
-        let k = pool as usize * 4 + self.mode[block as usize].index();
-        let life = self.remaining_life(block);
-        if add {
-            self.life_sum[k] += life;
-            self.life_count[k] += 1;
-        } else {
-            self.life_sum[k] -= life;
-            self.life_count[k] -= 1;
-        }
-    }
-
-    /// Mean remaining life of the usable normal blocks of a pool in `mode` (0 if none).
-    pub fn average_life(&self, pool: u32, mode: CellMode) -> f64 {
-        let k = pool as usize * 4 + mode.index();
-        self.life_sum[k] / self.life_count[k].max(1) as f64
-    }
-
     /// Takes a free block of `pool` and opens it: the oldest, or with wear
     /// levelling the one with the most life left (early-switch blocks first).
     pub fn open(&mut self, pool: u32) -> Option<u32> {
@@ -532,181 +507,6 @@ impl BlockTable {
         } else {
             self.free[pool as usize].push_back(block);
         }
-    }
-
-    /// Adds trapped-charge stress to a block: past its mode's rating it drops
-    /// bits per cell (ZombieNAND) or is retired. Updates its ISPP loops.
-    /// Returns whether it is still usable.
-    fn add_stress(&mut self, block: u32, pool: u32, stress: f64) -> bool {
-        let i = block as usize;
-        self.stress[i] += stress;
-        self.stress_sum += stress;
-        let mut mode = self.mode[i];
-        while self.stress[i] > self.model.limit(mode) {
-            match mode.lower().filter(|_| self.zombie) {
-                // Stress is the block's history: the lower mode's life is what
-                // its higher threshold leaves, not a fresh count of cycles.
-                Some(lower) => mode = lower,
-                None => {
-                    self.state[i] = BlockState::Bad;
-                    self.bad_blocks += 1;
-                    self.by_mode[self.mode[i].index()] -= 1;
-                    self.pool_capacity[pool as usize] -= self.capacity_in(self.mode[i]) as u64;
-                    return false;
-                }
-            }
-        }
-        if mode != self.mode[i] {
-            self.set_mode(block, pool, mode);
-            self.mode_switches += 1;
-        }
-        let u = self.model.life_used(mode, delta_v(self.stress[i]));
-        let between = |(fresh, worn): (u32, u32)| {
-            (fresh as f64 + (worn as f64 - fresh as f64) * u).round() as u8
-        };
-        self.program_loops[i] = between(PROGRAM_LOOPS);
-        self.erase_loops[i] = between(ERASE_LOOPS);
-        true
-    }
-
-    /// Sets what a block's cells can store, and its pool's usable flash with it.
-    fn set_mode(&mut self, block: u32, pool: u32, mode: CellMode) {
-        let i = block as usize;
-        let old = self.mode[i];
-        self.by_mode[old.index()] -= 1;
-        self.by_mode[mode.index()] += 1;
-        self.pool_capacity[pool as usize] -=
-            (self.capacity_in(old) - self.capacity_in(mode)) as u64;
-        self.mode[i] = mode;
-    }
-
-    /// Units a block holds in `mode`: the native capacity scaled by bits per
-    /// cell, in whole pages.
-    pub fn capacity_in(&self, mode: CellMode) -> u32 {
-        let units = self.native_capacity as u64 * mode.bits() as u64 / self.native.bits() as u64;
-        (units as u32 / self.units_per_page * self.units_per_page).max(self.units_per_page)
-    }
-
-    /// Checks this (loaded) table against `fresh`, one its config builds:
-    /// settings, array lengths, counts within each block's capacity, free
-    /// queues holding blocks of their own pool.
-    pub fn check_loaded(&self, fresh: &BlockTable, g: &Geometry) -> Checked {
-        let settings = |t: &BlockTable| {
-            let modes = (t.zombie, t.wear_leveling, t.native, t.native_capacity);
-            (
-                modes,
-                t.units_per_page,
-                t.model,
-                t.static_cache.clone(),
-                t.wear_per_erase.clone(),
-            )
-        };
-        same(
-            "the block table's settings",
-            &settings(self),
-            &settings(fresh),
-        )?;
-        let n = g.blocks as u64;
-        for (name, l) in [
-            ("valid", self.valid.len()),
-            ("written", self.written.len()),
-            ("programmed", self.programmed.len()),
-            ("erase_count", self.erase_count.len()),
-            ("state", self.state.len()),
-            ("mode", self.mode.len()),
-            ("run", self.run.len()),
-            ("in_cache", self.in_cache.len()),
-            ("early", self.early.len()),
-            ("stress", self.stress.len()),
-            ("program_loops", self.program_loops.len()),
-            ("erase_loops", self.erase_loops.len()),
-            ("capacity", self.capacity.len()),
-        ] {
-            len(&format!("blocks.{name}"), l, n)?;
-        }
-        len("blocks.free", self.free.len(), g.pools as u64)?;
-        len("blocks.cache_free", self.cache_free.len(), g.pools as u64)?;
-        len(
-            "blocks.pool_capacity",
-            self.pool_capacity.len(),
-            g.pools as u64,
-        )?;
-        len("blocks.life_sum", self.life_sum.len(), 4 * g.pools as u64)?;
-        len(
-            "blocks.life_count",
-            self.life_count.len(),
-            4 * g.pools as u64,
-        )?;
-        for b in 0..g.blocks as usize {
-            let cap = self.capacity[b];
-            ensure(cap <= self.native_capacity && cap > 0, || {
-                format!("block {b} holds {cap} units, more than a block can")
-            })?;
-            ensure(
-                self.programmed[b] <= self.written[b]
-                    && self.written[b] <= cap
-                    && self.valid[b] <= self.written[b],
-                || {
-                    format!(
-                        "block {b}'s valid, written and programmed counts do not fit its capacity"
-                    )
-                },
-            )?;
-            let fits_state = match self.state[b] {
-                BlockState::Free => self.written[b] == 0,
-                BlockState::Sealed => self.programmed[b] == cap,
-                BlockState::Open | BlockState::Victim | BlockState::Bad => true,
-            };
-            ensure(fits_state, || {
-                format!("block {b} holds what its state does not allow")
-            })?;
-        }
-        // The running totals are what the blocks add up to.
-        let usable = |b: usize| self.state[b] != BlockState::Bad;
-        let mut by_mode = [0u64; 4];
-        let mut pool_capacity = vec![0u64; g.pools as usize];
-        let mut life_count = vec![0u32; 4 * g.pools as usize];
-        for b in (0..g.blocks as usize).filter(|&b| usable(b)) {
-            let (pool, mode) = (g.pool_of_block(b as u32) as usize, self.mode[b]);
-            by_mode[mode.index()] += 1;
-            pool_capacity[pool] += self.capacity_in(mode) as u64;
-            life_count[pool * 4 + mode.index()] += !self.early[b] as u32;
-        }
-        let bad = (0..g.blocks as usize).filter(|&b| !usable(b)).count() as u64;
-        ensure(
-            by_mode == self.by_mode
-                && pool_capacity == self.pool_capacity
-                && life_count == self.life_count
-                && bad == self.bad_blocks,
-            || "the block table's totals do not add up to its blocks".into(),
-        )?;
-        let finite = |x: &f64| x.is_finite() && *x >= 0.0;
-        ensure(
-            self.stress.iter().all(finite)
-                && finite(&self.stress_sum)
-                && self.life_sum.iter().all(|x| x.is_finite()),
-            || "a block's wear is not a number".into(),
-        )?;
-        for queues in [&self.free, &self.cache_free] {
-            for (p, q) in queues.iter().enumerate() {
-                indices("a free queue", q, n, false)?;
-                ensure(q.iter().all(|&b| g.pool_of_block(b) == p as u32), || {
-                    "a free queue holds a block of another GC pool".into()
-                })?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Share of the native rated endurance used, averaged over all blocks
-    /// (about 1 when a conventional drive wears out; ZombieNAND goes beyond).
-    pub fn wear_used(&self) -> f64 {
-        self.stress_sum / (self.stress.len() as f64 * self.model.limit(self.native))
-    }
-
-    /// Usable blocks per bit mode (SLC, MLC, TLC, QLC), retired ones left out.
-    pub fn blocks_by_mode(&self) -> [u64; 4] {
-        self.by_mode
     }
 
     /// Erased native blocks of a pool.

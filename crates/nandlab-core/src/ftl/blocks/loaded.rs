@@ -1,0 +1,120 @@
+//! The block table's check of a state read back from a snapshot: settings as
+//! its config gives them, array lengths, counts within each block's capacity
+//! and state, totals that add up, free queues of their own pool.
+
+use super::{BlockState, BlockTable};
+use crate::geometry::Geometry;
+use crate::sanity::{ensure, indices, len, same, Checked};
+
+impl BlockTable {
+    /// Checks this (loaded) table against `fresh`, one its config builds:
+    /// settings, array lengths, counts within each block's capacity, free
+    /// queues holding blocks of their own pool.
+    pub fn check_loaded(&self, fresh: &BlockTable, g: &Geometry) -> Checked {
+        let settings = |t: &BlockTable| {
+            let modes = (t.zombie, t.wear_leveling, t.native, t.native_capacity);
+            (
+                modes,
+                t.units_per_page,
+                t.model,
+                t.static_cache.clone(),
+                t.wear_per_erase.clone(),
+            )
+        };
+        same(
+            "the block table's settings",
+            &settings(self),
+            &settings(fresh),
+        )?;
+        let n = g.blocks as u64;
+        for (name, l) in [
+            ("valid", self.valid.len()),
+            ("written", self.written.len()),
+            ("programmed", self.programmed.len()),
+            ("erase_count", self.erase_count.len()),
+            ("state", self.state.len()),
+            ("mode", self.mode.len()),
+            ("run", self.run.len()),
+            ("in_cache", self.in_cache.len()),
+            ("early", self.early.len()),
+            ("stress", self.stress.len()),
+            ("program_loops", self.program_loops.len()),
+            ("erase_loops", self.erase_loops.len()),
+            ("capacity", self.capacity.len()),
+        ] {
+            len(&format!("blocks.{name}"), l, n)?;
+        }
+        len("blocks.free", self.free.len(), g.pools as u64)?;
+        len("blocks.cache_free", self.cache_free.len(), g.pools as u64)?;
+        len(
+            "blocks.pool_capacity",
+            self.pool_capacity.len(),
+            g.pools as u64,
+        )?;
+        len("blocks.life_sum", self.life_sum.len(), 4 * g.pools as u64)?;
+        len(
+            "blocks.life_count",
+            self.life_count.len(),
+            4 * g.pools as u64,
+        )?;
+        for b in 0..g.blocks as usize {
+            let cap = self.capacity[b];
+            ensure(cap <= self.native_capacity && cap > 0, || {
+                format!("block {b} holds {cap} units, more than a block can")
+            })?;
+            ensure(
+                self.programmed[b] <= self.written[b]
+                    && self.written[b] <= cap
+                    && self.valid[b] <= self.written[b],
+                || {
+                    format!(
+                        "block {b}'s valid, written and programmed counts do not fit its capacity"
+                    )
+                },
+            )?;
+            let fits_state = match self.state[b] {
+                BlockState::Free => self.written[b] == 0,
+                BlockState::Sealed => self.programmed[b] == cap,
+                BlockState::Open | BlockState::Victim | BlockState::Bad => true,
+            };
+            ensure(fits_state, || {
+                format!("block {b} holds what its state does not allow")
+            })?;
+        }
+        // The running totals are what the blocks add up to.
+        let usable = |b: usize| self.state[b] != BlockState::Bad;
+        let mut by_mode = [0u64; 4];
+        let mut pool_capacity = vec![0u64; g.pools as usize];
+        let mut life_count = vec![0u32; 4 * g.pools as usize];
+        for b in (0..g.blocks as usize).filter(|&b| usable(b)) {
+            let (pool, mode) = (g.pool_of_block(b as u32) as usize, self.mode[b]);
+            by_mode[mode.index()] += 1;
+            pool_capacity[pool] += self.capacity_in(mode) as u64;
+            life_count[pool * 4 + mode.index()] += !self.early[b] as u32;
+        }
+        let bad = (0..g.blocks as usize).filter(|&b| !usable(b)).count() as u64;
+        ensure(
+            by_mode == self.by_mode
+                && pool_capacity == self.pool_capacity
+                && life_count == self.life_count
+                && bad == self.bad_blocks,
+            || "the block table's totals do not add up to its blocks".into(),
+        )?;
+        let finite = |x: &f64| x.is_finite() && *x >= 0.0;
+        ensure(
+            self.stress.iter().all(finite)
+                && finite(&self.stress_sum)
+                && self.life_sum.iter().all(|x| x.is_finite()),
+            || "a block's wear is not a number".into(),
+        )?;
+        for queues in [&self.free, &self.cache_free] {
+            for (p, q) in queues.iter().enumerate() {
+                indices("a free queue", q, n, false)?;
+                ensure(q.iter().all(|&b| g.pool_of_block(b) == p as u32), || {
+                    "a free queue holds a block of another GC pool".into()
+                })?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,102 @@
+//! The wear side of the block table: trapped-charge stress added by each
+//! erase, the bit mode a block can still hold (ZombieNAND drops a bit per
+//! cell when a block dies at its mode; otherwise it is retired), the ISPP
+//! loops its wear calls for, and the remaining-life sums wear levelling and
+//! ZombieNAND's GC compare blocks by.
+
+use super::{BlockState, BlockTable};
+use crate::media::wear::{delta_v, ERASE_LOOPS, PROGRAM_LOOPS};
+use crate::media::CellMode;
+
+impl BlockTable {
+    /// Erases a block still has in its current mode before it fails.
+    #[inline]
+    pub fn remaining_life(&self, block: u32) -> f64 {
+        let i = block as usize;
+        ((self.model.limit(self.mode[i]) - self.stress[i]) / self.wear_per_erase[i]).max(0.0)
+    }
+
+    /// Adds a normal block's remaining life to its pool's per-mode sums, or
+    /// removes it (`add` false).
+    pub(super) fn count_life(&mut self, block: u32, pool: u32, add: bool) {
+        let k = pool as usize * 4 + self.mode[block as usize].index();
+        let life = self.remaining_life(block);
+        if add {
+            self.life_sum[k] += life;
+            self.life_count[k] += 1;
+        } else {
+            self.life_sum[k] -= life;
+            self.life_count[k] -= 1;
+        }
+    }
+
+    /// Mean remaining life of the usable normal blocks of a pool in `mode` (0 if none).
+    pub fn average_life(&self, pool: u32, mode: CellMode) -> f64 {
+        let k = pool as usize * 4 + mode.index();
+        self.life_sum[k] / self.life_count[k].max(1) as f64
+    }
+
+    /// Adds trapped-charge stress to a block: past its mode's rating it drops
+    /// bits per cell (ZombieNAND) or is retired. Updates its ISPP loops.
+    /// Returns whether it is still usable.
+    pub(super) fn add_stress(&mut self, block: u32, pool: u32, stress: f64) -> bool {
+        let i = block as usize;
+        self.stress[i] += stress;
+        self.stress_sum += stress;
+        let mut mode = self.mode[i];
+        while self.stress[i] > self.model.limit(mode) {
+            match mode.lower().filter(|_| self.zombie) {
+                // Stress is the block's history: the lower mode's life is what
+                // its higher threshold leaves, not a fresh count of cycles.
+                Some(lower) => mode = lower,
+                None => {
+                    self.state[i] = BlockState::Bad;
+                    self.bad_blocks += 1;
+                    self.by_mode[self.mode[i].index()] -= 1;
+                    self.pool_capacity[pool as usize] -= self.capacity_in(self.mode[i]) as u64;
+                    return false;
+                }
+            }
+        }
+        if mode != self.mode[i] {
+            self.set_mode(block, pool, mode);
+            self.mode_switches += 1;
+        }
+        let u = self.model.life_used(mode, delta_v(self.stress[i]));
+        let between = |(fresh, worn): (u32, u32)| {
+            (fresh as f64 + (worn as f64 - fresh as f64) * u).round() as u8
+        };
+        self.program_loops[i] = between(PROGRAM_LOOPS);
+        self.erase_loops[i] = between(ERASE_LOOPS);
+        true
+    }
+
+    /// Sets what a block's cells can store, and its pool's usable flash with it.
+    pub(super) fn set_mode(&mut self, block: u32, pool: u32, mode: CellMode) {
+        let i = block as usize;
+        let old = self.mode[i];
+        self.by_mode[old.index()] -= 1;
+        self.by_mode[mode.index()] += 1;
+        self.pool_capacity[pool as usize] -=
+            (self.capacity_in(old) - self.capacity_in(mode)) as u64;
+        self.mode[i] = mode;
+    }
+
+    /// Units a block holds in `mode`: the native capacity scaled by bits per
+    /// cell, in whole pages.
+    pub fn capacity_in(&self, mode: CellMode) -> u32 {
+        let units = self.native_capacity as u64 * mode.bits() as u64 / self.native.bits() as u64;
+        (units as u32 / self.units_per_page * self.units_per_page).max(self.units_per_page)
+    }
+
+    /// Share of the native rated endurance used, averaged over all blocks
+    /// (about 1 when a conventional drive wears out; ZombieNAND goes beyond).
+    pub fn wear_used(&self) -> f64 {
+        self.stress_sum / (self.stress.len() as f64 * self.model.limit(self.native))
+    }
+
+    /// Usable blocks per bit mode (SLC, MLC, TLC, QLC), retired ones left out.
+    pub fn blocks_by_mode(&self) -> [u64; 4] {
+        self.by_mode
+    }
+}
