@@ -28,12 +28,13 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// GC set-ups under test: `[ftl]` lines, and `[device.wear]` ratings.
-const FTLS: [(&str, &str); 15] = [
+const FTLS: [(&str, &str); 16] = [
     ("gc = \"greedy\"", ""),
     ("gc = \"fifo\"", ""),
     ("gc = \"cost-benefit\"", ""),
     ("gc = \"random\"", ""),
     ("gc = \"d-choices:3\"", ""),
+    ("gc = \"windowed-greedy:4\"", ""),
     ("gc = \"greedy\"\nwear_leveling = true", ""),
     (
         "gc = \"greedy\"\ngc_scope = \"die\"\nzombie = true",

@@ -105,6 +105,33 @@ fn random_victims_match_alpha_over_alpha_minus_one() {
     check("random", wa_random, 0.01);
 }
 
+/// Windowed greedy (`ftl/gc/victim/windowed_greedy.rs`, the GC-policy
+/// recipe's example): a window of one block is FIFO, a window of the whole
+/// plane is greedy — each within 1 % of its model — and a window of 16
+/// lies between them.
+#[test]
+fn windowed_greedy_spans_fifo_to_greedy() {
+    for op in [0.07, 0.28] {
+        let (one, alpha) = simulate("windowed-greedy:1", op);
+        let (all, _) = simulate(&format!("windowed-greedy:{BLOCKS}"), op);
+        let (sixteen, _) = simulate("windowed-greedy:16", op);
+        let (fifo, greedy) = (wa_fifo(alpha), wa_greedy(alpha, PAGES as f64));
+        println!("op {op}: window 1 {one:.4} (FIFO {fifo:.4}), all {all:.4} (greedy {greedy:.4}), 16 {sixteen:.4}");
+        assert!(
+            (one - fifo).abs() / fifo < 0.01,
+            "window 1: {one} vs FIFO {fifo}"
+        );
+        assert!(
+            (all - greedy).abs() / greedy < 0.01,
+            "whole plane: {all} vs greedy {greedy}"
+        );
+        assert!(
+            all < sixteen && sixteen < one,
+            "16: {sixteen} not between {all} and {one}"
+        );
+    }
+}
+
 #[test]
 fn lambert_w_is_right() {
     // W(-1/e) = -1, W(-0.2) = -0.2591711018...

@@ -182,6 +182,7 @@ policies! {
     fifo::Fifo,
     random::Random,
     d_choices::DChoices,
+    windowed_greedy::WindowedGreedy,
 }
 
 impl VictimIndex {
