@@ -1,0 +1,46 @@
+"""Every figure nandlab draws, on matplotlib's off-screen Agg canvas (no display needed), by kind:
+time-series panels (``timeseries``), grids of runs (``grids``: heatmaps, bars), distributions
+(``distributions``: histograms, CDFs) and the procedures' own figures (``procedures``). The reports
+and sweeps (``nandlab.report``) and every procedure draw through these names."""
+
+from nandlab.plots.distributions import (  # noqa: F401
+    cdf,
+    cumulative,
+    distribution,
+    reuse_curves,
+    trace_stats,
+)
+from nandlab.plots.grids import (  # noqa: F401
+    bars,
+    heatmaps,
+    lifetime_heatmaps,
+)
+from nandlab.plots.procedures import (  # noqa: F401
+    CIRCLED,
+    QUALIFY_FIGURES,
+    chip_latency,
+    die_scaling,
+    endurance,
+    fill_curves,
+    matrix_block_sizes,
+    power_cuts,
+    sections,
+)
+from nandlab.plots.timeseries import (  # noqa: F401
+    BIT_MODES,
+    FREE_BLOCKS,
+    GIB,
+    LATENCY,
+    LINE_STYLES,
+    MAX_LEGEND,
+    MEAN_LATENCY,
+    PSLC,
+    SERIES_STYLES,
+    THROUGHPUT,
+    WAF,
+    WEAR,
+    Panel,
+    throughput_latency,
+    timeseries_panels,
+    with_data,
+)
