@@ -167,6 +167,12 @@ pub struct Dividers {
 }
 
 impl Dividers {
+    /// The GC pool of a block (as [`Geometry::pool_of_block`]).
+    #[inline]
+    pub fn pool_of_block(&self, block: u32) -> usize {
+        self.planes_per_pool.quotient(self.planes.remainder(block)) as usize
+    }
+
     pub fn new(
         units_per_block: u32,
         units_per_page: u32,
@@ -206,9 +212,7 @@ impl Geometry {
 
     #[inline]
     pub fn pool_of_block(&self, block: u32) -> u32 {
-        self.fast
-            .planes_per_pool
-            .quotient(self.plane_of_block(block))
+        self.fast.pool_of_block(block) as u32
     }
 
     /// The `index`-th block of `pool` (its planes' blocks interleaved).

@@ -11,6 +11,37 @@ use serde::{Deserialize, Serialize};
 
 const NIL: u32 = u32::MAX;
 
+/// The [`VictimPolicy`](super::VictimPolicy) items a policy over
+/// utilisation buckets (a `Buckets` in field 0) hands to them: `new`,
+/// `insert`, `invalidated`, `check_members`.
+macro_rules! on_buckets {
+    () => {
+        fn new(g: &Geometry, _: Option<u32>) -> Self {
+            Self(Buckets::new(g))
+        }
+
+        fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
+            self.0.insert(block, valid, capacity, now);
+        }
+
+        #[inline]
+        fn invalidated(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
+            self.0.invalidated(block, valid, capacity, now);
+        }
+
+        fn check_members(
+            &self,
+            g: &Geometry,
+            blocks: &BlockTable,
+            clock: u64,
+            member: &mut dyn FnMut(u32, usize) -> Checked,
+        ) -> Checked {
+            self.0.check_members(g, blocks, clock, member)
+        }
+    };
+}
+pub(super) use on_buckets;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Buckets {
     fast: Dividers,
@@ -40,12 +71,6 @@ impl Buckets {
         }
     }
 
-    #[inline]
-    fn pool_of(&self, block: u32) -> usize {
-        let plane = self.fast.planes.remainder(block);
-        self.fast.planes_per_pool.quotient(plane) as usize
-    }
-
     /// The bucket level of a block with `valid` units of `capacity`.
     #[inline]
     pub(super) fn level(&self, valid: u32, capacity: u32) -> u32 {
@@ -63,13 +88,13 @@ impl Buckets {
     }
 
     pub fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
-        let pool = self.pool_of(block);
+        let pool = self.fast.pool_of_block(block);
         self.push(block, pool, self.level(valid, capacity), now);
     }
 
     #[inline]
     pub fn invalidated(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
-        let pool = self.pool_of(block);
+        let pool = self.fast.pool_of_block(block);
         self.unlink(block, pool, self.level(valid + 1, capacity));
         self.push(block, pool, self.level(valid, capacity), now);
     }
@@ -111,7 +136,7 @@ impl Buckets {
     pub fn remove(&mut self, victim: u32, blocks: &BlockTable) -> u32 {
         let v = victim as usize;
         let level = self.level(blocks.valid()[v], blocks.capacity()[v]);
-        self.unlink(victim, self.pool_of(victim), level);
+        self.unlink(victim, self.fast.pool_of_block(victim), level);
         victim
     }
 

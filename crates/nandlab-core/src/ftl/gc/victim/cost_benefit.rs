@@ -3,7 +3,7 @@
 //! entered its bucket; each bucket's head is its oldest entry, so only
 //! heads compete. A block with nothing valid wins at once.
 
-use super::buckets::Buckets;
+use super::buckets::{on_buckets, Buckets};
 use super::VictimPolicy;
 use crate::ftl::blocks::BlockTable;
 use crate::geometry::Geometry;
@@ -19,18 +19,7 @@ pub struct CostBenefit(Buckets);
 impl VictimPolicy for CostBenefit {
     const NAME: &'static str = "cost-benefit";
 
-    fn new(g: &Geometry, _: Option<u32>) -> CostBenefit {
-        CostBenefit(Buckets::new(g))
-    }
-
-    fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
-        self.0.insert(block, valid, capacity, now);
-    }
-
-    #[inline]
-    fn invalidated(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
-        self.0.invalidated(block, valid, capacity, now);
-    }
+    on_buckets!();
 
     fn take(&mut self, pool: u32, blocks: &BlockTable, now: u64, _: &mut Xoshiro256PlusPlus) -> Option<u32> {
         let b = &self.0;
@@ -55,15 +44,5 @@ impl VictimPolicy for CostBenefit {
             }
         }
         (best != NIL).then(|| self.0.remove(best, blocks))
-    }
-
-    fn check_members(
-        &self,
-        g: &Geometry,
-        blocks: &BlockTable,
-        clock: u64,
-        member: &mut dyn FnMut(u32, usize) -> Checked,
-    ) -> Checked {
-        self.0.check_members(g, blocks, clock, member)
     }
 }

@@ -2,7 +2,7 @@
 //! entry first). With wear levelling on, ZombieNAND's usage-table GC
 //! (Algorithms 2 and 3) chooses within the lowest buckets by remaining life.
 
-use super::buckets::Buckets;
+use super::buckets::{on_buckets, Buckets};
 use super::VictimPolicy;
 use crate::ftl::blocks::BlockTable;
 use crate::geometry::Geometry;
@@ -20,18 +20,7 @@ impl VictimPolicy for Greedy {
     const NAME: &'static str = "greedy";
     const WEAR_AWARE: bool = true;
 
-    fn new(g: &Geometry, _: Option<u32>) -> Greedy {
-        Greedy(Buckets::new(g))
-    }
-
-    fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
-        self.0.insert(block, valid, capacity, now);
-    }
-
-    #[inline]
-    fn invalidated(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
-        self.0.invalidated(block, valid, capacity, now);
-    }
+    on_buckets!();
 
     fn take(&mut self, pool: u32, blocks: &BlockTable, _: u64, _: &mut Xoshiro256PlusPlus) -> Option<u32> {
         let victim = self.0.lowest(pool as usize)?;
@@ -75,15 +64,5 @@ impl VictimPolicy for Greedy {
             }
         }
         self.take(pool, blocks, now, rng)
-    }
-
-    fn check_members(
-        &self,
-        g: &Geometry,
-        blocks: &BlockTable,
-        clock: u64,
-        member: &mut dyn FnMut(u32, usize) -> Checked,
-    ) -> Checked {
-        self.0.check_members(g, blocks, clock, member)
     }
 }

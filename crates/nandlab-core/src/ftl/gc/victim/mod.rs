@@ -2,14 +2,16 @@
 //! scan of all blocks). A policy is a [`VictimPolicy`] in a file of its own,
 //! registered by one line in the `policies!` list below: its name (what
 //! `[ftl] gc` takes, with `name:N` if it takes a parameter) and its type.
-//! Shared structures: utilisation [`buckets`] (greedy, cost-benefit) and an
-//! indexable [`set`] (random, d-choices).
+//! Shared structures: utilisation [`buckets`] (greedy, cost-benefit), an
+//! indexable [`set`] (random, d-choices) and the [`seal_order`] (FIFO,
+//! windowed greedy).
 //!
 //! A block's bucket is its valid units scaled to a native block
 //! (`valid × units_per_block / capacity`): blocks run in a lower bit mode
 //! hold fewer units, and a full small block must not look like a good victim.
 
 pub mod buckets;
+pub mod seal_order;
 pub mod set;
 
 use crate::ftl::blocks::{BlockState, BlockTable};

@@ -27,8 +27,7 @@ impl Set {
     }
 
     pub fn insert(&mut self, block: u32) {
-        let plane = self.fast.planes.remainder(block);
-        let pool = self.fast.planes_per_pool.quotient(plane) as usize;
+        let pool = self.fast.pool_of_block(block);
         self.pos[block as usize] = self.members[pool].len() as u32;
         self.members[pool].push(block);
     }

@@ -5,19 +5,17 @@
 //! greedy; in between it trades greedy's WAF for a bounded search and a
 //! victim that has had time to go stale (`gc = "windowed-greedy:W"`).
 
+use super::seal_order::SealOrder;
 use super::VictimPolicy;
 use crate::ftl::blocks::BlockTable;
-use crate::geometry::{Dividers, Geometry};
-use crate::sanity::{ensure, len, Checked};
+use crate::geometry::Geometry;
+use crate::sanity::Checked;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WindowedGreedy {
-    fast: Dividers,
-    /// Sealed blocks per pool, oldest first.
-    queues: Vec<VecDeque<u32>>,
+    sealed: SealOrder,
     window: u32,
 }
 
@@ -27,8 +25,7 @@ impl VictimPolicy for WindowedGreedy {
 
     fn new(g: &Geometry, window: Option<u32>) -> WindowedGreedy {
         WindowedGreedy {
-            fast: g.fast,
-            queues: vec![VecDeque::new(); g.pools as usize],
+            sealed: SealOrder::new(g),
             window: window.expect("validated: windowed-greedy:W"),
         }
     }
@@ -38,13 +35,11 @@ impl VictimPolicy for WindowedGreedy {
     }
 
     fn insert(&mut self, block: u32, _: u32, _: u32, _: u64) {
-        let plane = self.fast.planes.remainder(block);
-        let pool = self.fast.planes_per_pool.quotient(plane) as usize;
-        self.queues[pool].push_back(block);
+        self.sealed.insert(block);
     }
 
     fn take(&mut self, pool: u32, blocks: &BlockTable, _: u64, _: &mut Xoshiro256PlusPlus) -> Option<u32> {
-        let q = &mut self.queues[pool as usize];
+        let q = self.sealed.of(pool);
         let valid = blocks.valid();
         let window = q.len().min(self.window as usize);
         let at = (0..window).min_by_key(|&i| (valid[q[i] as usize], i))?;
@@ -58,13 +53,6 @@ impl VictimPolicy for WindowedGreedy {
         _: u64,
         member: &mut dyn FnMut(u32, usize) -> Checked,
     ) -> Checked {
-        ensure(self.fast == g.fast && self.window >= 1, || {
-            "the GC victim window differs from the drive's".into()
-        })?;
-        len("victim queues", self.queues.len(), g.pools as u64)?;
-        for (p, q) in self.queues.iter().enumerate() {
-            q.iter().try_for_each(|&b| member(b, p))?;
-        }
-        Ok(())
+        self.sealed.check_members(g, member)
     }
 }
