@@ -327,10 +327,20 @@ impl BlockTable {
 
     /// A fill laid out a whole page of `units` valid units in block `b` at
     /// memory speed; it is sealed (and returns true) when that fills it.
+    /// (One check: the page is written, valid and programmed at once.)
+    #[inline]
     pub fn fill_page(&mut self, b: u32, units: u32) -> bool {
-        self.allot(b, units);
-        self.valid[b as usize] += units;
-        self.program_page(b, units)
+        let i = b as usize;
+        let written = self.written[i] + units;
+        assert!(written <= self.capacity[i], "block {b}: filled past its capacity");
+        self.written[i] = written;
+        self.programmed[i] += units;
+        self.valid[i] += units;
+        let full = self.programmed[i] == self.capacity[i];
+        if full {
+            self.state[i] = BlockState::Sealed;
+        }
+        full
     }
 
     /// GC chose block `b` (sealed, or the idle cache frontier folding
