@@ -42,6 +42,7 @@ impl FlashOps {
 impl Ftl {
     /// Program time of a page now: the mode's time for its page type, in the
     /// ISPP steps the block's wear calls for, scaled by the data written.
+    #[inline]
     pub(super) fn program_ns(&self, b: u32, page: u32) -> u64 {
         let mode = self.blocks.run()[b as usize];
         let fresh =
@@ -51,6 +52,7 @@ impl Ftl {
     }
 
     /// Erase time of a block now (its wear sets the number of erase pulses).
+    #[inline]
     pub(super) fn erase_ns(&self, b: u32) -> u64 {
         let fresh = self.flash.timing[self.blocks.run()[b as usize].index()].erase_ns;
         fresh * self.blocks.erase_loops()[b as usize] as u64 / ERASE_LOOPS.0 as u64

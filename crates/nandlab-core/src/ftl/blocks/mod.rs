@@ -41,6 +41,14 @@ pub enum BlockState {
     Bad,
 }
 
+/// A block's counts no longer fit what it holds: a bug, stopped where it
+/// happens (out of line, so the checks cost a compare on the hot paths).
+#[cold]
+#[inline(never)]
+fn broken(b: u32, what: &str) -> ! {
+    panic!("block {b}: {what}")
+}
+
 /// All blocks of the drive, struct-of-arrays.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BlockTable {
@@ -285,10 +293,9 @@ impl BlockTable {
     pub fn add_valid(&mut self, b: u32) {
         let i = b as usize;
         self.valid[i] += 1;
-        assert!(
-            self.valid[i] <= self.written[i],
-            "block {b}: more valid units than written"
-        );
+        if self.valid[i] > self.written[i] {
+            broken(b, "more valid units than written");
+        }
     }
 
     /// A unit of block `b` stopped being valid.
@@ -302,10 +309,9 @@ impl BlockTable {
     pub fn allot(&mut self, b: u32, units: u32) {
         let i = b as usize;
         self.written[i] += units;
-        assert!(
-            self.written[i] <= self.capacity[i],
-            "block {b}: written past its capacity"
-        );
+        if self.written[i] > self.capacity[i] {
+            broken(b, "written past its capacity");
+        }
     }
 
     /// A page of `units` units of block `b` was programmed; it is sealed
@@ -314,10 +320,9 @@ impl BlockTable {
     pub fn program_page(&mut self, b: u32, units: u32) -> bool {
         let i = b as usize;
         self.programmed[i] += units;
-        assert!(
-            self.programmed[i] <= self.written[i],
-            "block {b}: programmed past what was written"
-        );
+        if self.programmed[i] > self.written[i] {
+            broken(b, "programmed past what was written");
+        }
         let full = self.programmed[i] == self.capacity[i];
         if full {
             self.state[i] = BlockState::Sealed;
@@ -332,7 +337,9 @@ impl BlockTable {
     pub fn fill_page(&mut self, b: u32, units: u32) -> bool {
         let i = b as usize;
         let written = self.written[i] + units;
-        assert!(written <= self.capacity[i], "block {b}: filled past its capacity");
+        if written > self.capacity[i] {
+            broken(b, "filled past its capacity");
+        }
         self.written[i] = written;
         self.programmed[i] += units;
         self.valid[i] += units;
