@@ -3,6 +3,7 @@
 //! min(host link, dies × page / tPROG); random and sequential writes cost the
 //! same at chip level (Desnoyers: writes are log-structured across blocks).
 
+use nandlab_core::drive::timeline::Timeline;
 use nandlab_core::drive::Drive;
 use nandlab_core::host::workload::{Op, Request};
 use nandlab_core::units::transfer_ns;
@@ -196,6 +197,120 @@ fn host_reads_go_ahead_of_queued_programs() {
         "pushed back by {prio_push} ns"
     );
     assert!(fcfs_push < 50_000, "{fcfs_push}");
+}
+
+/// An erase (1.5 ms) starts at 0 on die 0 and a program waits behind it;
+/// a host read arrives at 100 µs. Returns when the read starts sensing and
+/// when its data is in the controller.
+fn read_during_an_erase(device: &str) -> (u64, u64) {
+    let cfg = config(
+        &format!(
+            r#"cell = "slc"
+channels = 1
+blocks_per_plane = 256
+pages_per_block = 64
+page_size = "4KiB"
+over_provisioning = "25 %"
+{device}
+[device.timing.slc]
+read_us = [25]
+program_us = [200]
+erase_us = 1500"#
+        ),
+        ONE_PHASE,
+    );
+    let mut tl = Timeline::new(&cfg);
+    assert_eq!(tl.erase(0, 0, 1_500_000), 1_500_000);
+    assert_eq!(tl.flash_program(0, 0, 200_000, 1), 1_700_000);
+    tl.host_read(100_000, 0, 25_000, 1)
+}
+
+/// A 4 KiB page's transfer on the default 400 MB/s channel.
+const XFER_NS: u64 = 10_240;
+
+#[test]
+fn without_suspend_a_read_waits_out_the_erase_but_not_the_program_queued_behind_it() {
+    let (start, in_ram) = read_during_an_erase("");
+    // ≈ tBERS: the erase runs to its end; the queued program waits for the read.
+    assert_eq!(start, 1_500_000);
+    assert_eq!(in_ram, 1_500_000 + 25_000 + XFER_NS);
+}
+
+#[test]
+fn with_suspend_a_read_waits_the_suspend_latency_then_tr_and_transfer() {
+    for ops in ["erase", "program+erase"] {
+        let (start, in_ram) = read_during_an_erase(&format!(
+            "suspend = \"{ops}\"\nsuspend_latency = \"30us\"\nresume_overhead = \"15us\""
+        ));
+        assert_eq!(start, 100_000 + 30_000, "{ops}");
+        assert_eq!(in_ram, 100_000 + 30_000 + 25_000 + XFER_NS, "{ops}");
+    }
+}
+
+#[test]
+fn a_suspended_erase_resumes_late_by_the_suspension_and_is_capped() {
+    let cfg = config(
+        r#"cell = "slc"
+channels = 1
+blocks_per_plane = 256
+pages_per_block = 64
+page_size = "4KiB"
+over_provisioning = "25 %"
+suspend = "erase"
+suspend_latency = "20us"
+resume_overhead = "10us"
+max_suspends = 3
+[device.timing.slc]
+read_us = [25]
+erase_us = 1500"#,
+        ONE_PHASE,
+    );
+    let mut tl = Timeline::new(&cfg);
+    tl.erase(0, 0, 1_500_000);
+    let mut starts = Vec::new();
+    for i in 0..4 {
+        starts.push(tl.host_read(100_000 + i * 200_000, 0, 25_000, 1).0);
+    }
+    // Three reads suspend the erase; the fourth waits for its (delayed) end.
+    assert_eq!(&starts[..3], &[120_000, 320_000, 520_000]);
+    let suspension = 20_000 + 25_000 + XFER_NS + 10_000;
+    assert_eq!(starts[3], 1_500_000 + 3 * suspension);
+    assert_eq!(
+        tl.all_idle_at(),
+        1_500_000 + 3 * suspension + 25_000 + XFER_NS
+    );
+}
+
+#[test]
+fn reads_behind_a_long_backlog_wait_only_for_operations_issued_to_the_die() {
+    // 1,024 buffered units: about 200 ms of programs queue on the die; then a
+    // read every 50 µs for 20 ms. Each waits at most for the program running
+    // and the die's 4 issued ones once reads have delayed them by 2 ms.
+    let cfg = one_die("read_priority = true\ndie_queue_depth = 4");
+    let mut drive = Drive::new(&cfg, 1);
+    write_units(&mut drive, 1, 0);
+    drive.flush();
+    let t0 = write_units(&mut drive, 1024, 1_000_000_000);
+    let backlog_end = drive.tl.all_idle_at();
+    assert!(backlog_end > t0 + 150_000_000);
+    let read = Request {
+        op: Op::Read,
+        offset: 0,
+        len: 4096,
+    };
+    let mut worst = 0;
+    let mut read_time = 0;
+    for i in 0..400 {
+        let t = t0 + i * 50_000;
+        let done = drive.submit(read, t).unwrap();
+        worst = worst.max(done - t);
+        // Sense and transfer, and at most a transfer's wait for the channel.
+        read_time += 25_000 + 2 * XFER_NS;
+    }
+    assert!(worst <= 5 * 200_000 + 100_000, "worst read {worst} ns");
+    // The programs were not starved: the backlog ends late by the reads' die time at most.
+    let late = drive.tl.all_idle_at() - backlog_end;
+    assert!(late <= read_time, "{late} ns > {read_time} ns");
 }
 
 /// A read behind a backlog of programs on its die (first come, first served),

@@ -54,8 +54,6 @@ class RunResult(ProcedureResult):
             "IOPS",
             "MB/s",
             "WAF",
-            "Read µs\np50 / p99",
-            "Write µs\np50 / p99",
             "Sim\ns",
             "Wall\ns",
             "Mreq per\nwall-s",
@@ -69,6 +67,7 @@ class RunResult(ProcedureResult):
                 table.add_row(*_job_row(job), style="dim", end_section=last and n == len(jobs))
         table.add_row(*_row("total", self.result.summary), style="bold")
         console.print(table)
+        _latency_table(console, self.result)
         for note in output.skipped_trace_lines(self.result.phases):
             console.print(safe(note), style="yellow", highlight=False)
         _power_cut_tables(console, self.result)
@@ -130,8 +129,6 @@ def _row(label: str, summary: dict[str, Any]) -> list[str]:
         number(summary["iops"]),
         number(summary["mbps"]),
         f"{summary['waf']:.2f}" if summary["host_write_bytes"] else "–",
-        _latency(summary["read_latency_us"]),
-        _latency(summary["write_latency_us"]),
         number(summary["sim_seconds"]),
         number(summary["wall_seconds"]),
         number(summary["requests_per_wall_second"] / 1e6),
@@ -148,19 +145,59 @@ def _job_row(job: dict[str, Any]) -> list[str]:
         number(job["iops"]),
         number(job["mbps"]),
         "",
-        _latency(job["read_latency_us"]),
-        _latency(job["write_latency_us"]),
         number(job["sim_seconds"]),
         "",
         "",
     ]
 
 
-def _latency(latency: dict[str, float]) -> str:
-    """``p50 / p99`` in µs, or a dash when there was no such request."""
-    if not latency["max"]:
-        return "–"
-    return f"{number(latency['p50'])} / {number(latency['p99'])}"
+LATENCY_FIGURES = ("mean", "p50", "p99", "p999", "max")
+
+#: A max this many times its p99.9 is a stall the percentiles hide: the table says so.
+STALL_FACTOR = 10
+
+
+def _latency_table(console: Console, result: api.Result) -> None:
+    """Read and write latency of every phase (and its jobs): mean, p50, p99, p99.9 and max in µs;
+    then a line for each max far beyond its p99.9."""
+    rows = [(p["name"], p) for p in result.phases if _has_requests(p)]
+    for phase in result.phases:
+        rows += [(f"{phase['name']} └ {j['name']}", j) for j in phase.get("jobs", []) if _has_requests(j)]
+    if not rows:
+        return
+    table = Table(box=box.SIMPLE_HEAD, title="Latency µs", title_justify="left")
+    table.add_column("Phase")
+    for op in ("Read", "Write"):
+        for figure in LATENCY_FIGURES:
+            table.add_column(f"{op}\n{'p99.9' if figure == 'p999' else figure}", justify="right")
+    for label, s in rows:
+        cells = [safe(label)]
+        for key in ("read_latency_us", "write_latency_us"):
+            lat = s[key]
+            cells += [number(lat[f]) if lat["max"] else "–" for f in LATENCY_FIGURES]
+        table.add_row(*cells)
+    console.print(table)
+    for line in stall_lines(rows):
+        console.print(safe(line), style="yellow", highlight=False)
+
+
+def _has_requests(s: dict[str, Any]) -> bool:
+    return bool(s["read_latency_us"]["max"] or s["write_latency_us"]["max"])
+
+
+def stall_lines(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """A line for each (label, summary) whose read or write max is more than ``STALL_FACTOR`` times
+    its p99.9: the few requests the percentiles leave out."""
+    lines = []
+    for label, s in rows:
+        for op in ("read", "write"):
+            lat = s[f"{op}_latency_us"]
+            if lat["max"] > STALL_FACTOR * max(lat["p999"], 1.0):
+                lines.append(
+                    f"{label}: {op} max {number(lat['max'])} µs is {lat['max'] / max(lat['p999'], 1.0):,.0f}× "
+                    f"its p99.9 — a few requests stalled (the time series' {op}_max_us shows when)"
+                )
+    return lines
 
 
 def run_report(d: Path, fio: Callable[[Report], None] | None = None) -> Report:

@@ -42,7 +42,60 @@ pub struct DeviceConfig {
     /// Latencies per bit mode, indexed by `CellMode::index()`.
     pub timing: Vec<ModeTiming>,
     pub wear: WearConfig,
+    /// Which operations a host read may suspend, and what suspending costs.
+    pub suspend: Suspend,
+    /// Controller DRAM rate, bytes per second, that host write data crosses
+    /// into the write buffer (None: not a bottleneck).
+    pub dram_rate: Option<u64>,
 }
+
+/// `[device] suspend` and its datasheet keys: a host read arriving during a
+/// program or erase may suspend it (the die stops within `latency_ns`), is
+/// sensed and transferred, and the operation resumes (`resume_ns` extra),
+/// at most `max_per_op` times per operation so that writes never starve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Suspend {
+    pub ops: SuspendOps,
+    pub latency_ns: u64,
+    pub resume_ns: u64,
+    pub max_per_op: u32,
+}
+
+/// `[device] suspend`: the operations a read may suspend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SuspendOps {
+    None,
+    Erase,
+    ProgramErase,
+}
+
+impl Suspend {
+    /// No suspension (the default).
+    pub const NONE: Suspend = Suspend {
+        ops: SuspendOps::None,
+        latency_ns: 0,
+        resume_ns: 0,
+        max_per_op: 0,
+    };
+}
+
+/// `[device] suspend`.
+const SUSPEND: Keywords<SuspendOps> = Keywords::new(
+    "suspend",
+    &[
+        ("none", Is(SuspendOps::None)),
+        ("erase", Is(SuspendOps::Erase)),
+        ("program+erase", Is(SuspendOps::ProgramErase)),
+    ],
+);
+
+/// Datasheet-style defaults: ONFI parts stop an erase or program within
+/// tens of µs of a suspend command; resuming re-ramps the pulse. Vendors cap
+/// erase suspends per operation (about 10 on some 1x-nm TLC).
+const SUSPEND_LATENCY_NS: u64 = 20_000;
+const RESUME_OVERHEAD_NS: u64 = 10_000;
+const MAX_SUSPENDS: u32 = 10;
 
 /// `[device] write_cache`: when a write is acknowledged and what a cut does
 /// to the DRAM write buffer.
@@ -151,6 +204,8 @@ pub(super) fn validate(d: RawDevice, shape: &Shape) -> Result<DeviceConfig, Conf
     )?;
     let timing = timing(&d)?;
     let wear = wear(&d.wear)?;
+    let suspend = suspend(&d)?;
+    let dram_rate = d.dram_rate.map(|r| r.0);
     Ok(DeviceConfig {
         preset: d.preset,
         capacity: shape.capacity,
@@ -161,6 +216,56 @@ pub(super) fn validate(d: RawDevice, shape: &Shape) -> Result<DeviceConfig, Conf
         write_cache,
         timing,
         wear,
+        suspend,
+        dram_rate,
+    })
+}
+
+/// `[device] suspend`, `suspend_latency`, `resume_overhead`, `max_suspends`.
+fn suspend(d: &RawDevice) -> Result<Suspend, ConfigError> {
+    let ops = SUSPEND.parse_or("[device] suspend", d.suspend.as_deref(), SuspendOps::None)?;
+    let given =
+        d.suspend_latency.is_some() || d.resume_overhead.is_some() || d.max_suspends.is_some();
+    if ops == SuspendOps::None {
+        if given {
+            return err(
+                "[device] suspend",
+                "suspend_latency, resume_overhead and max_suspends need suspend = \"erase\" or \"program+erase\"",
+            );
+        }
+        return Ok(Suspend::NONE);
+    }
+    let duration = |key: &str, v: Option<crate::units::Duration>, default: u64| match v {
+        Some(v) if v.0 > 100_000_000 => err(
+            key,
+            format!(
+                "expected at most 100 ms (a datasheet gives tens of µs), found {} ns",
+                v.0
+            ),
+        ),
+        Some(v) => Ok(v.0),
+        None => Ok(default),
+    };
+    let max_per_op = d.max_suspends.unwrap_or(MAX_SUSPENDS);
+    if !(1..=1000).contains(&max_per_op) {
+        return err(
+            "[device] max_suspends",
+            format!("expected 1 to 1000 suspends per operation, found {max_per_op}"),
+        );
+    }
+    Ok(Suspend {
+        ops,
+        latency_ns: duration(
+            "[device] suspend_latency",
+            d.suspend_latency,
+            SUSPEND_LATENCY_NS,
+        )?,
+        resume_ns: duration(
+            "[device] resume_overhead",
+            d.resume_overhead,
+            RESUME_OVERHEAD_NS,
+        )?,
+        max_per_op,
     })
 }
 

@@ -70,6 +70,10 @@ pub struct FtlConfig {
     pub idle_threshold_ns: u64,
     /// Host reads go ahead of programs, erases and GC waiting on a die.
     pub read_priority: bool,
+    /// Flash operations the firmware keeps issued to each die: with read
+    /// priority, reads overtake the others freely (they are still in the
+    /// write buffer), these only up to a per-operation limit.
+    pub die_queue_depth: u32,
     /// Whether the controller overlaps host commands or takes them one at a time.
     pub command_order: CommandOrder,
     /// The blocks that share free queue, victims, watermarks and frontiers.
@@ -269,6 +273,7 @@ pub(super) fn validate(f: &RawFtl, shape: &Shape) -> Result<FtlConfig, ConfigErr
         stripe_order,
         idle_threshold_ns: f.idle_threshold.map(|d| d.0).unwrap_or(1_000_000),
         read_priority: f.read_priority.unwrap_or(true),
+        die_queue_depth: die_queue_depth(f)?,
         command_order,
         gc_scope: shape.gc_scope,
         zombie: wear.zombie,
@@ -282,6 +287,21 @@ pub(super) fn validate(f: &RawFtl, shape: &Shape) -> Result<FtlConfig, ConfigErr
         paired_page_backup: f.paired_page_backup.unwrap_or(true),
     })
 }
+
+/// `[ftl] die_queue_depth`: operations issued to a die at once.
+fn die_queue_depth(f: &RawFtl) -> Result<u32, ConfigError> {
+    match f.die_queue_depth {
+        None => Ok(DIE_QUEUE_DEPTH),
+        Some(n @ 1..=1024) => Ok(n),
+        Some(n) => err(
+            "[ftl] die_queue_depth",
+            format!("expected 1 to 1024 operations per die, found {n}"),
+        ),
+    }
+}
+
+/// Operations issued to a die when `[ftl] die_queue_depth` is not given.
+pub const DIE_QUEUE_DEPTH: u32 = 4;
 
 /// A GC watermark (`key`): free blocks per pool, given as a count or a
 /// share of the pool (`default` when not given).

@@ -25,7 +25,9 @@ mod stats;
 mod tree;
 mod values;
 
-pub use device::{Capacity, DeviceConfig, Spread, WearConfig, WriteCache, MEASURED};
+pub use device::{
+    Capacity, DeviceConfig, Spread, Suspend, SuspendOps, WearConfig, WriteCache, MEASURED,
+};
 pub use error::{did_you_mean, ConfigError};
 pub use ftl::{early_switch_pool, CommandOrder, FtlConfig, GcPolicy, GcScope, StripeDim};
 pub use jobs::MAX_JOBS_PER_PHASE;
@@ -159,6 +161,13 @@ fn validate(raw: RawConfig) -> Result<Config, ConfigError> {
     let shape = shape::shape(&raw.device, &raw.ftl)?;
     let device = device::validate(raw.device, &shape)?;
     let ftl = ftl::validate(&raw.ftl, &shape)?;
+    if device.suspend.ops != SuspendOps::None && !ftl.read_priority {
+        return err(
+            "[device] suspend",
+            "a read suspends the operation on its die only with [ftl] read_priority = true \
+             (without it, reads wait for everything booked)",
+        );
+    }
     let geometry = shape.geometry;
     if raw.phases.is_empty() {
         return err(

@@ -61,6 +61,9 @@ pub struct PhaseConfig {
     pub interval: Option<Interval>,
     /// False: run at memory speed, no simulated time passes (ageing a drive).
     pub timed: bool,
+    /// The phase starts once the drive is idle: the write buffer programmed
+    /// and every die, channel and the link done with what is booked.
+    pub drain: bool,
     /// Program-time factor of the data written (1 = random data).
     pub data_factor: f64,
     /// Run until the drive wears out (`until = "dead"`); death ends the phase, not the run.
@@ -189,6 +192,7 @@ pub(super) fn validate(
         duration_ns: stop.duration_ns,
         interval,
         timed,
+        drain: p.drain.unwrap_or(false),
         trace,
         data_factor,
         until_dead: stop.until_dead,

@@ -186,6 +186,11 @@ pub struct RawDevice {
     pub multiplane: Option<bool>,
     pub write_buffer: Option<Size>,
     pub write_cache: Option<String>,
+    pub suspend: Option<String>,
+    pub suspend_latency: Option<Duration>,
+    pub resume_overhead: Option<Duration>,
+    pub max_suspends: Option<u32>,
+    pub dram_rate: Option<Rate>,
     #[serde(default)]
     pub timing: RawTimingTable,
     #[serde(default)]
@@ -242,6 +247,7 @@ pub struct RawFtl {
     pub stripe_order: Option<String>,
     pub idle_threshold: Option<Duration>,
     pub read_priority: Option<bool>,
+    pub die_queue_depth: Option<u32>,
     pub command_order: Option<String>,
     pub gc_scope: Option<String>,
     pub zombie: Option<bool>,
@@ -297,6 +303,7 @@ pub struct RawPhase {
     pub duration: Option<Duration>,
     pub interval: Option<RawInterval>,
     pub timed: Option<bool>,
+    pub drain: Option<bool>,
     pub data: Option<String>,
     pub until: Option<String>,
     pub order_seed: Option<u64>,

@@ -575,3 +575,59 @@ fn configs_that_may_lose_acknowledged_writes_say_why() {
         ]
     );
 }
+
+#[test]
+fn suspend_and_die_queue_keys_load_and_bad_ones_name_the_key() {
+    let c = load(
+        "suspend = \"program+erase\"\nsuspend_latency = \"25us\"\nmax_suspends = 4\ndram_rate = \"800MB/s\"",
+        &format!("[ftl]\ndie_queue_depth = 8\n{PHASE}drain = true\n"),
+    )
+    .unwrap();
+    assert_eq!(c.device.suspend.ops, SuspendOps::ProgramErase);
+    assert_eq!(
+        (
+            c.device.suspend.latency_ns,
+            c.device.suspend.resume_ns,
+            c.device.suspend.max_per_op
+        ),
+        (25_000, 10_000, 4)
+    );
+    assert_eq!(c.device.dram_rate, Some(800_000_000));
+    assert_eq!(c.ftl.die_queue_depth, 8);
+    assert!(c.phases[0].drain);
+    let defaults = load("", PHASE).unwrap();
+    assert_eq!(defaults.device.suspend, Suspend::NONE);
+    assert_eq!(defaults.ftl.die_queue_depth, 4);
+    assert!(!defaults.phases[0].drain);
+    for (device, rest, key) in [
+        ("suspend = \"read\"", PHASE.to_string(), "[device] suspend"),
+        (
+            "suspend_latency = \"20us\"",
+            PHASE.to_string(),
+            "[device] suspend",
+        ),
+        (
+            "suspend = \"erase\"\nmax_suspends = 0",
+            PHASE.to_string(),
+            "[device] max_suspends",
+        ),
+        (
+            "suspend = \"erase\"\nsuspend_latency = \"1s\"",
+            PHASE.to_string(),
+            "[device] suspend_latency",
+        ),
+        (
+            "suspend = \"erase\"",
+            format!("[ftl]\nread_priority = false\n{PHASE}"),
+            "[device] suspend",
+        ),
+        (
+            "",
+            format!("[ftl]\ndie_queue_depth = 0\n{PHASE}"),
+            "[ftl] die_queue_depth",
+        ),
+    ] {
+        let e = error(device, &rest);
+        assert!(e.contains(key), "{device}: {e}");
+    }
+}

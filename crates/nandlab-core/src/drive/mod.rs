@@ -9,6 +9,7 @@
 //! ([`Ftl::power_loss`]), RAM state (write buffer, read-ahead) is gone, and
 //! commands wait until the drive is back.
 
+mod die_queue;
 mod power_cut;
 mod read;
 pub mod readahead;
@@ -118,7 +119,7 @@ impl Drive {
         let ftl = Ftl::new(cfg, seed);
         let unit = cfg.geometry.unit_size as u64;
         Drive {
-            tl: Timeline::new(&cfg.geometry, &cfg.device, cfg.ftl.read_priority),
+            tl: Timeline::new(cfg),
             buffer: WriteBuffer::new(
                 (cfg.device.write_buffer / unit).max(2 * ftl.stripe_units() as u64),
             ),
@@ -187,6 +188,16 @@ impl Drive {
     /// When every die, channel and the link have finished what is booked.
     pub fn all_idle_at(&self) -> u64 {
         self.tl.all_idle_at()
+    }
+
+    /// Host data units in the write buffer waiting for their program at `t`.
+    pub fn buffer_dirty_units(&self, t: u64) -> u64 {
+        self.buffer.dirty_at(t)
+    }
+
+    /// Flash work booked beyond `t` on the busiest die, ns.
+    pub fn die_backlog_ns(&self, t: u64) -> u64 {
+        self.tl.max_backlog_ns(t)
     }
 
     /// The program-time factor of the data being written (1 = random data).
@@ -340,7 +351,10 @@ impl Drive {
             self.issued = self.issued.max(space);
             let lo = req.offset.max(lpn * size);
             let hi = end_byte.min((lpn + n) * size);
-            done = self.tl.link_transfer(space, hi - lo, true);
+            // The data streams over the link into DRAM (cut-through): the
+            // slower of the two sets when it is in.
+            let on_link = self.tl.link_transfer(space, hi - lo, true);
+            done = on_link.max(self.tl.dram_transfer(space, hi - lo));
             let ready = done.max(merged_ready);
             for l in lpn..lpn + n {
                 let p = self.ftl.write_unit(l as u32, ready, &mut self.tl, true)?;

@@ -8,117 +8,18 @@
 //! other dies, and on a half-duplex link (SATA) a command need not wait for
 //! the data of reads still being sensed.
 //!
-//! Host reads may jump a die's queue (as controllers schedule them): each die
-//! keeps the operations booked on it (programs, erases, GC reads); a host read
-//! waits only for the operation in progress, and the waiting ones move back by
-//! the read's duration — up to [`READ_PUSH_LIMIT_NS`] in all, after which
-//! reads queue behind them until the backlog drains (no starvation). The
-//! waiting operations' completion times, already handed out, are not
-//! revised: an approximation that favours writes by at most the reads' share
-//! of die time.
+//! Host reads may get ahead of what is booked on a die, and suspend a
+//! program or erase in progress: see [`die_queue`](super::die_queue).
 //!
-//! Also the DRAM write buffer, whose space frees when programs complete.
+//! With `[device] dram_rate`, host write data also crosses the controller's
+//! DRAM, a bus like the others.
 
-use crate::config::DeviceConfig;
-use crate::geometry::{FastDiv, Geometry};
+use super::die_queue::{Die, OpKind};
+use crate::config::{Config, Suspend};
+use crate::geometry::FastDiv;
 use crate::sanity::{ensure, same, Checked};
 use crate::units::transfer_ns;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
-
-/// How far host reads may push a die's waiting operations back before they
-/// queue behind them instead (a controller bounds read preemption).
-pub const READ_PUSH_LIMIT_NS: u64 = 2_000_000;
-
-/// One die or channel: when it is free, and — with read priority — the
-/// operations booked on it behind the one in progress.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Lane {
-    free: u64,
-    backlog: Option<Backlog>,
-}
-
-/// Operations booked on a lane, stored minus `delay` (the time host reads have
-/// pushed them back since), in wrapping arithmetic: a stored time may lie
-/// "before zero".
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct Backlog {
-    ops: VecDeque<(u64, u64)>,
-    delay: u64,
-    in_progress_end: u64,
-    /// `delay` when the backlog last started from empty.
-    delay_at_start: u64,
-}
-
-impl Lane {
-    fn new(read_priority: bool) -> Lane {
-        Lane {
-            free: 0,
-            backlog: read_priority.then(Backlog::default),
-        }
-    }
-
-    /// Books [start, end) behind everything already booked, at time `now`.
-    #[inline]
-    fn book(&mut self, now: u64, start: u64, end: u64) {
-        self.free = end;
-        if let Some(q) = &mut self.backlog {
-            while q
-                .ops
-                .front()
-                .is_some_and(|&(_, e)| e.wrapping_add(q.delay) <= now)
-            {
-                q.ops.pop_front();
-            }
-            if q.ops.is_empty() {
-                q.delay_at_start = q.delay;
-            }
-            q.ops
-                .push_back((start.wrapping_sub(q.delay), end.wrapping_sub(q.delay)));
-        }
-    }
-
-    /// The earliest a host read arriving at `t` can start here: after the
-    /// operation in progress (with read priority) or after everything booked.
-    #[inline]
-    fn read_start(&mut self, t: u64) -> u64 {
-        let Some(q) = &mut self.backlog else {
-            return t.max(self.free);
-        };
-        while let Some(&(s, e)) = q.ops.front() {
-            if e.wrapping_add(q.delay) <= t {
-                q.ops.pop_front();
-            } else if s.wrapping_add(q.delay) <= t {
-                q.in_progress_end = e.wrapping_add(q.delay);
-                q.ops.pop_front();
-                break;
-            } else {
-                break;
-            }
-        }
-        if q.ops.is_empty() || q.delay - q.delay_at_start >= READ_PUSH_LIMIT_NS {
-            t.max(self.free)
-        } else {
-            t.max(q.in_progress_end)
-        }
-    }
-
-    /// Inserts a host read at [start, end) (from `read_start`): operations
-    /// waiting behind it move back by its length.
-    #[inline]
-    fn insert_read(&mut self, start: u64, end: u64) {
-        match &mut self.backlog {
-            // Ahead of waiting operations (not queued behind them).
-            Some(q) if !q.ops.is_empty() && start < self.free => {
-                q.delay += end - start;
-                self.free += end - start;
-                // The next read to jump the queue goes after this one.
-                q.in_progress_end = end;
-            }
-            _ => self.free = self.free.max(end),
-        }
-    }
-}
 
 /// A bus (a flash channel, or the host link in one direction): short
 /// transfers booked at the earliest gap that fits, so that the transfers of
@@ -187,8 +88,13 @@ impl Bus {
 pub struct Timeline {
     /// When false (fill phases), operations cost no time.
     pub enabled: bool,
-    dies: Vec<Lane>,
+    dies: Vec<Die>,
+    /// Operations issued to a die at once, and what a read may suspend.
+    depth: usize,
+    suspend: Suspend,
     channels: Vec<Bus>,
+    /// The controller DRAM host write data crosses, and its rate (bytes/s).
+    dram: Option<(Bus, u64)>,
     /// Host link: [host→drive, drive→host]; `out` is 0 on a half-duplex link.
     links: [Bus; 2],
     out: usize,
@@ -210,28 +116,36 @@ impl Timeline {
     /// bookkeeping adds up.
     pub fn check_loaded(&self, fresh: &Timeline) -> Checked {
         let settings = |t: &Timeline| {
-            let lanes: Vec<bool> = t.dies.iter().map(|l| l.backlog.is_some()).collect();
+            let dies: Vec<bool> = t.dies.iter().map(Die::has_priority).collect();
             let fixed = (t.out, t.command_ns, t.link_rate, t.dies_per_channel);
-            (lanes, t.channels.len(), fixed, t.chan_units_ns.clone())
+            let dram = t.dram.as_ref().map(|d| d.1);
+            let queue = (t.depth, t.suspend, dram);
+            (
+                dies,
+                t.channels.len(),
+                fixed,
+                t.chan_units_ns.clone(),
+                queue,
+            )
         };
         same("the drive's timeline", &settings(self), &settings(fresh))?;
-        let buses = self.channels.iter().chain(&self.links);
-        ensure(buses.clone().all(|b| b.head <= b.busy.len()), || {
+        let mut buses = self.channels.iter().chain(&self.links);
+        ensure(buses.all(|b| b.head <= b.busy.len()), || {
             "a bus's bookings are out of order".into()
         })?;
-        let backlogs = self.dies.iter().filter_map(|l| l.backlog.as_ref());
-        ensure(
-            backlogs.clone().all(|q| q.delay_at_start <= q.delay),
-            || "a die's booking queue is out of order".into(),
-        )
+        self.dies.iter().try_for_each(Die::check_loaded)
     }
 
-    pub fn new(g: &Geometry, d: &DeviceConfig, read_priority: bool) -> Timeline {
+    pub fn new(cfg: &Config) -> Timeline {
+        let (g, d) = (&cfg.geometry, &cfg.device);
         let max_units = (g.units_per_page * g.planes_per_die) as u64;
         Timeline {
             enabled: true,
-            dies: vec![Lane::new(read_priority); g.dies as usize],
+            dies: vec![Die::new(cfg.ftl.read_priority); g.dies as usize],
+            depth: cfg.ftl.die_queue_depth as usize,
+            suspend: d.suspend,
             channels: vec![Bus::default(); g.channels as usize],
+            dram: d.dram_rate.map(|r| (Bus::default(), r)),
             links: [Bus::default(), Bus::default()],
             link_now: 0,
             out: d.interface.full_duplex as usize,
@@ -273,6 +187,19 @@ impl Timeline {
         self.links[i].book(self.link_now, t, self.link_memo.1)
     }
 
+    /// Moves `bytes` of host write data into the controller DRAM from `t`
+    /// (no time unless `[device] dram_rate` is set).
+    #[inline]
+    pub fn dram_transfer(&mut self, t: u64, bytes: u64) -> u64 {
+        match &mut self.dram {
+            Some((bus, rate)) if self.enabled => {
+                let len = transfer_ns(bytes, *rate);
+                bus.book(self.link_now, t, len)
+            }
+            _ => t,
+        }
+    }
+
     /// Reads a page on `die` (sense `read_ns`) behind everything booked there,
     /// then moves `units` mapping units to the controller (GC and
     /// read-modify-write reads). Returns when the data is in the controller.
@@ -286,13 +213,13 @@ impl Timeline {
         let xfer_end =
             self.channels[c].book(t, start + read_ns, self.chan_units_ns[units as usize]);
         // The die's page register holds the data until it has crossed the bus.
-        self.dies[d].book(t, start, xfer_end);
+        self.dies[d].book(self.link_now, start, xfer_end, OpKind::Read);
         xfer_end
     }
 
     /// A host read: like [`flash_read`](Self::flash_read), but with read
-    /// priority it waits only for the operations in progress on the die and
-    /// the channel, and moves those queued there back. Returns when the die
+    /// priority it waits only for what it cannot overtake on the die (see
+    /// [`die_queue`](super::die_queue)), or suspends it. Returns when the die
     /// starts sensing and when the data is in the controller.
     #[inline]
     pub fn host_read(&mut self, t: u64, die: u32, read_ns: u64, units: u32) -> (u64, u64) {
@@ -300,11 +227,11 @@ impl Timeline {
             return (t, t);
         }
         let (d, c) = (die as usize, self.channel(die));
-        let start = self.dies[d].read_start(t);
+        let slot = self.dies[d].read_start(t, self.depth, &self.suspend);
         let xfer_end =
-            self.channels[c].book(t, start + read_ns, self.chan_units_ns[units as usize]);
-        self.dies[d].insert_read(start, xfer_end);
-        (start, xfer_end)
+            self.channels[c].book(t, slot.start + read_ns, self.chan_units_ns[units as usize]);
+        self.dies[d].insert_read(slot, xfer_end, &self.suspend);
+        (slot.start, xfer_end)
     }
 
     /// Moves `units` mapping units to `die` once they are ready at `t`, then
@@ -322,7 +249,7 @@ impl Timeline {
             self.channels[c].book(t, t.max(self.dies[d].free.saturating_sub(xfer)), xfer);
         let start = xfer_end.max(self.dies[d].free);
         let done = start + program_ns;
-        self.dies[d].book(t, start, done);
+        self.dies[d].book(self.link_now, start, done, OpKind::Program);
         done
     }
 
@@ -334,7 +261,7 @@ impl Timeline {
         }
         let d = die as usize;
         let start = t.max(self.dies[d].free);
-        self.dies[d].book(t, start, start + erase_ns);
+        self.dies[d].book(self.link_now, start, start + erase_ns, OpKind::Erase);
         start + erase_ns
     }
 
@@ -342,10 +269,15 @@ impl Timeline {
     /// is idle from `t` on.
     pub fn restart(&mut self, t: u64) {
         for die in &mut self.dies {
-            *die = Lane::new(die.backlog.is_some());
-            die.free = t;
+            *die = die.restarted(t);
         }
-        for bus in self.channels.iter_mut().chain(self.links.iter_mut()) {
+        let dram = self.dram.iter_mut().map(|d| &mut d.0);
+        for bus in self
+            .channels
+            .iter_mut()
+            .chain(self.links.iter_mut())
+            .chain(dram)
+        {
             *bus = Bus {
                 busy: vec![(t, t)],
                 head: 0,
@@ -363,41 +295,24 @@ impl Timeline {
     /// When every resource is idle.
     pub fn all_idle_at(&self) -> u64 {
         let dies = self.dies.iter().map(|l| l.free);
+        let dram = self.dram.iter().map(|d| d.0.free());
         dies.chain(self.channels.iter().map(Bus::free))
             .chain(self.links.iter().map(Bus::free))
+            .chain(dram)
             .max()
             .unwrap_or(0)
+    }
+
+    /// The most flash work booked on any die beyond `t`, in ns: the backlog
+    /// the firmware holds (write buffer flushes and GC) for its busiest die.
+    pub fn max_backlog_ns(&self, t: u64) -> u64 {
+        self.dies.iter().map(|d| d.backlog_ns(t)).max().unwrap_or(0)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Bus, Lane, READ_PUSH_LIMIT_NS};
-
-    #[test]
-    fn reads_jump_queued_operations_only_up_to_the_push_limit() {
-        let mut die = Lane::new(true);
-        // A program in progress [0, 1 ms), another waiting [1, 2 ms).
-        die.book(0, 0, 1_000_000);
-        die.book(0, 1_000_000, 2_000_000);
-        let read = 80_000;
-        let mut starts = Vec::new();
-        for t in 10..70 {
-            let start = die.read_start(t);
-            die.insert_read(start, start + read);
-            starts.push(start);
-        }
-        // The first reads go one after another after the program in
-        // progress, ahead of the waiting one...
-        let jumped = (READ_PUSH_LIMIT_NS / read) as usize;
-        for (i, &s) in starts[..jumped].iter().enumerate() {
-            assert_eq!(s, 1_000_000 + i as u64 * read);
-        }
-        // ... until they have pushed it back by the limit; then they queue behind it.
-        let waiting_end = 2_000_000 + jumped as u64 * read;
-        assert_eq!(starts[jumped], waiting_end);
-        assert!(starts[jumped..].windows(2).all(|w| w[1] == w[0] + read));
-    }
+    use super::Bus;
 
     #[test]
     fn bus_transfers_fill_gaps_and_never_overlap() {

@@ -69,6 +69,17 @@ impl WriteBuffer {
         at
     }
 
+    /// Units still waiting for their program at `t`.
+    pub fn dirty_at(&self, t: u64) -> u64 {
+        let released: u64 = self
+            .releases
+            .iter()
+            .filter(|r| r.0 .0 <= t)
+            .map(|r| r.0 .1)
+            .sum();
+        self.used - released
+    }
+
     /// Power was lost: the buffer is empty.
     pub fn clear(&mut self) {
         self.used = 0;

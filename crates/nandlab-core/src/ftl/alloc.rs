@@ -119,6 +119,10 @@ fn build_stripe(g: &Geometry, order: &[StripeDim], multiplane: bool) -> Vec<Targ
         .collect()
 }
 
+/// Free blocks per pool the host never takes: GC copies a victim's valid
+/// units into one before the victim's erase gives a block back.
+const GC_RESERVE: u32 = 1;
+
 impl Ftl {
     /// Units the host write frontier fills before one program (pools × page).
     pub fn stripe_units(&self) -> u32 {
@@ -135,9 +139,11 @@ impl Ftl {
         tl: &mut Timeline,
         for_gc: bool,
     ) -> Result<u32, SimError> {
-        if !for_gc && self.blocks.free_count(pool) == 0 {
-            // Only after a power cut: GC had no time to keep its reserve.
-            self.collect(pool, now, tl, 1)?;
+        if !for_gc && self.blocks.free_count(pool) < GC_RESERVE + 1 {
+            // Only after a power cut (recovery rolls back erases that had not
+            // begun): GC refills first, so that the host never takes the
+            // block GC copies into.
+            self.collect(pool, now, tl, GC_RESERVE + 1)?;
         }
         let b = self
             .blocks

@@ -278,7 +278,7 @@ mod tests {
         let g = &cfg.geometry;
         let timing = &cfg.device.timing[g.cell.index()];
         let c = MapCache::new(pages * 4096, 4096, 1, g.user_units, g.dies, timing);
-        (c, Timeline::new(g, &cfg.device, true))
+        (c, Timeline::new(&cfg))
     }
 
     #[test]

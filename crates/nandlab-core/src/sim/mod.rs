@@ -204,6 +204,10 @@ impl Simulator {
         self.phases_run += 1;
         self.last_report = Instant::now();
         let seed = derive_seed(self.cfg.seed, "workload", ordinal);
+        if p.drain {
+            let flushed = self.drive.flush();
+            self.now = self.now.max(flushed).max(self.drive.all_idle_at());
+        }
         let before = self.drive.counters();
         let start = self.now;
         let user = self.cfg.geometry.user_capacity_bytes;
@@ -344,7 +348,7 @@ impl Simulator {
         self.now = end.max(start);
         let after = self.drive.counters();
         let free = self.drive.ftl().blocks.total_free();
-        rec.row(self.now, after, &Counters::default(), &self.drive.ftl);
+        rec.row(self.now, after, &Counters::default(), &self.drive);
         self.run_wall += wall_seconds;
         self.run_reads.add(&reads);
         self.run_writes.add(&writes);

@@ -161,7 +161,7 @@ impl Simulator {
                 rec.next_mark += step;
             }
             let c = self.drive.counters();
-            rec.row(t, c, &tally.run_start, &self.drive.ftl);
+            rec.row(t, c, &tally.run_start, &self.drive);
         }
         if tally.issued & 0x3FF == 0 {
             if let Some((every, due)) = tally.snapshot_due {

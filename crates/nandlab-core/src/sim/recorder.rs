@@ -3,7 +3,7 @@
 //! the drive's state at its end.
 
 use crate::config::{Interval, PhaseConfig};
-use crate::ftl::Ftl;
+use crate::drive::Drive;
 use crate::stats::{Counters, Latency, Row};
 use serde::{Deserialize, Serialize};
 
@@ -50,7 +50,8 @@ impl Recorder {
         }
     }
 
-    pub(super) fn row(&mut self, t: u64, c: Counters, run_start: &Counters, ftl: &Ftl) {
+    pub(super) fn row(&mut self, t: u64, c: Counters, run_start: &Counters, drive: &Drive) {
+        let ftl = drive.ftl();
         let blocks = &ftl.blocks;
         let free_blocks = blocks.total_free();
         let by_mode = blocks.blocks_by_mode();
@@ -97,6 +98,10 @@ impl Recorder {
             pslc_bytes: ftl.cache_units() * unit,
             folded_bytes: d.folded_units * unit,
             direct_bytes: d.direct_units * unit,
+            read_max_us: self.reads.max_us(),
+            write_max_us: self.writes.max_us(),
+            buffer_dirty_bytes: drive.buffer_dirty_units(t) * unit,
+            die_backlog_ms: drive.die_backlog_ns(t) as f64 / 1e6,
         });
         self.reads.reset();
         self.writes.reset();

@@ -85,6 +85,15 @@ impl Latency {
         }
     }
 
+    /// The largest latency in microseconds (0 when empty).
+    pub fn max_us(&self) -> f64 {
+        if self.0.is_empty() {
+            0.0
+        } else {
+            self.0.max() as f64 / 1000.0
+        }
+    }
+
     /// Mean in nanoseconds (0 when empty).
     pub fn mean_ns(&self) -> f64 {
         if self.0.is_empty() {
@@ -101,7 +110,7 @@ impl Latency {
             p90: self.quantile_us(0.9),
             p99: self.quantile_us(0.99),
             p999: self.quantile_us(0.999),
-            max: if e { 0.0 } else { self.0.max() as f64 / 1000.0 },
+            max: self.max_us(),
             mean: if e { 0.0 } else { self.0.mean() / 1000.0 },
         }
     }

@@ -94,6 +94,14 @@ row! {
     /// Host data written straight to native blocks on a drive with a pSLC
     /// cache in the interval (direct-write, or a cache with no room), bytes.
     direct_bytes: u64,
+    /// The interval's slowest read and write, µs (what p99 does not show).
+    read_max_us: f64,
+    write_max_us: f64,
+    /// Host data in the write buffer waiting for its program at the row's
+    /// end, bytes (the backlog the buffer holds; bounded by its size).
+    buffer_dirty_bytes: u64,
+    /// Flash work booked beyond the row's end on the busiest die, ms.
+    die_backlog_ms: f64,
 }
 
 #[cfg(test)]
@@ -102,12 +110,12 @@ mod tests {
 
     #[test]
     fn the_columns_are_the_fields_with_whole_numbers_marked() {
-        assert_eq!(ROW_COLUMNS.len(), 29);
+        assert_eq!(ROW_COLUMNS.len(), 33);
         assert_eq!(
             ROW_COLUMNS[..3],
             ["phase", "sim_seconds", "host_write_bytes"]
         );
-        assert_eq!(ROW_INTEGER_COLUMNS.len(), 14);
+        assert_eq!(ROW_INTEGER_COLUMNS.len(), 15);
         assert!(
             ROW_INTEGER_COLUMNS.contains(&"direct_bytes") && !ROW_INTEGER_COLUMNS.contains(&"waf")
         );

@@ -224,13 +224,25 @@ impl Ftl {
         let replayed = replay.len() as u64;
         // The units to move out of each block.
         relocate.sort_by_key(|(_, c)| c.block);
-        // In the order GC erased them.
+        // In the order GC erased them; one that has no room to move to waits
+        // for the others' erases to give blocks back, and is called off only
+        // if none of those still waiting can go on.
         pending.sort_by_key(|&(_, record)| record);
         self.gc.copy_kind = PageKind::Recovery;
-        for &(b, record) in &pending {
-            let from = relocate.partition_point(|(_, c)| c.block < b);
-            let to = relocate.partition_point(|(_, c)| c.block <= b);
-            self.settle_pending(b, record, &relocate[from..to], t, ready, tl)?;
+        let mut waiting = pending.clone();
+        let mut call_off = false;
+        while !waiting.is_empty() {
+            let mut deferred = Vec::new();
+            for &(b, record) in &waiting {
+                let from = relocate.partition_point(|(_, c)| c.block < b);
+                let to = relocate.partition_point(|(_, c)| c.block <= b);
+                let moves = &relocate[from..to];
+                if !self.settle_pending(b, record, moves, t, ready, tl, call_off)? {
+                    deferred.push((b, record));
+                }
+            }
+            call_off = deferred.len() == waiting.len();
+            waiting = deferred;
         }
         self.gc.copy_kind = PageKind::Gc;
         self.forget_undone_erases(t, &pending);

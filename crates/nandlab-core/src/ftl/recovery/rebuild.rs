@@ -75,7 +75,9 @@ impl Ftl {
     /// cut at `cut`, holding `relocate` (the units recovery keeps there):
     /// they move to the pool's GC frontier from `from`, then the erase is
     /// booked and the block goes back to its free queue (a retired block
-    /// stays out). With no room to move to, the erase is called off.
+    /// stays out). With no room to move to, it waits (returns false), or
+    /// with `call_off` the erase is called off. Returns whether it settled.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn settle_pending(
         &mut self,
         b: u32,
@@ -84,8 +86,20 @@ impl Ftl {
         cut: u64,
         from: u64,
         tl: &mut Timeline,
-    ) -> Result<(), SimError> {
+        call_off: bool,
+    ) -> Result<bool, SimError> {
         let pool = self.g.pool_of_block(b);
+        let frontier = self.gc.frontier[pool as usize];
+        let room = if frontier == NIL {
+            0
+        } else {
+            self.blocks.capacity()[frontier as usize] - self.blocks.written()[frontier as usize]
+        };
+        let retired = self.blocks.state()[b as usize] == BlockState::Bad;
+        let stuck = !retired && relocate.len() as u32 > room && self.blocks.free_count(pool) == 0;
+        if stuck && !call_off {
+            return Ok(false);
+        }
         let die = self.g.die_of_pool(pool);
         let upp = self.g.units_per_page;
         let run = {
@@ -97,18 +111,11 @@ impl Ftl {
             pm.erases[record].before = before;
             pm.erases[record].before.as_ref().map(|c| c.run)
         };
-        let frontier = self.gc.frontier[pool as usize];
-        let room = if frontier == NIL {
-            0
-        } else {
-            self.blocks.capacity()[frontier as usize] - self.blocks.written()[frontier as usize]
-        };
-        let retired = self.blocks.state()[b as usize] == BlockState::Bad;
-        if !retired && relocate.len() as u32 > room && self.blocks.free_count(pool) == 0 {
+        if stuck {
             // No room to move to: the erase is called off and the data
             // stays; GC will choose again.
             self.restore_contents(b, record, relocate);
-            return Ok(());
+            return Ok(true);
         }
         for (lpn, c) in relocate {
             let run = run.expect("a copy to move comes from saved contents");
@@ -135,7 +142,7 @@ impl Ftl {
         if !retired {
             self.blocks.requeue_free(b, pool);
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Calls off the pending erase of block `b` (record `record`, contents
