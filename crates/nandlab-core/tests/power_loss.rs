@@ -56,11 +56,7 @@ fn run(text: &str) -> (PowerLossSummary, Vec<PowerLossEvent>, f64) {
     )
 }
 
-/// A cut every 20 ms on average. (At 12–17 ms, a pool of these 48-block
-/// planes can be left with no free block after recovery calls off erases
-/// booked far ahead, and the run stops with "no erased block left": a known
-/// defect until GC is paced against host writes, issue 19.)
-const EVERY: &str = "power_loss_every = \"20ms\"";
+const EVERY: &str = "power_loss_every = \"15ms\"";
 
 #[test]
 fn safe_write_caches_lose_no_acknowledged_write() {

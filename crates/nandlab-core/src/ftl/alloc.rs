@@ -119,19 +119,24 @@ fn build_stripe(g: &Geometry, order: &[StripeDim], multiplane: bool) -> Vec<Targ
         .collect()
 }
 
-/// Free blocks per pool the host never takes: GC copies a victim's valid
-/// units into one before the victim's erase gives a block back.
-const GC_RESERVE: u32 = 1;
-
 impl Ftl {
+    /// Free blocks per pool the host never takes: GC copies a victim's
+    /// valid units into one before the victim's erase gives a block back;
+    /// on a drive whose power may be cut, a second, as a cut may call off
+    /// an erase booked but not begun (recovery then moves that block's units
+    /// again).
+    fn gc_reserve(&self) -> u32 {
+        1 + self.power.is_some() as u32
+    }
+
     /// Units the host write frontier fills before one program (pools × page).
     pub fn stripe_units(&self) -> u32 {
         let t = self.alloc.stripe[0];
         t.pools * self.g.units_per_page
     }
 
-    /// Opens a fresh block in `pool` for a frontier; runs foreground GC if the
-    /// pool is then short of free blocks (not from inside GC itself).
+    /// Opens a fresh block in `pool` for a frontier (foreground GC then
+    /// keeps pace with the host's programs: [`Ftl::paced_gc`]).
     pub(super) fn open_block(
         &mut self,
         pool: u32,
@@ -139,19 +144,17 @@ impl Ftl {
         tl: &mut Timeline,
         for_gc: bool,
     ) -> Result<u32, SimError> {
-        if !for_gc && self.blocks.free_count(pool) < GC_RESERVE + 1 {
+        let reserve = self.gc_reserve();
+        if !for_gc && self.blocks.free_count(pool) <= reserve {
             // Only after a power cut (recovery rolls back erases that had not
             // begun): GC refills first, so that the host never takes the
             // block GC copies into.
-            self.collect(pool, now, tl, GC_RESERVE + 1)?;
+            self.collect(pool, now, tl, reserve + 1)?;
         }
         let b = self
             .blocks
             .open(pool)
             .ok_or(SimError::NoFreeBlock { pool })?;
-        if !for_gc && self.blocks.free_count(pool) < self.gc.start {
-            self.collect(pool, now, tl, self.gc.start)?;
-        }
         Ok(b)
     }
 
@@ -244,7 +247,12 @@ impl Ftl {
         if self.alloc.open.filled < self.alloc.open.total {
             return Ok(None);
         }
-        Ok(Some(self.program_open_page(tl)))
+        let t = self.alloc.stripe[self.alloc.cursor];
+        let programmed = self.program_open_page(tl);
+        for pool in t.first_pool..t.first_pool + t.pools {
+            self.paced_gc(pool, ready, tl)?;
+        }
+        Ok(Some(programmed))
     }
 
     /// Writes `count` units, the i-th to `lpn_of(i)`, whole multi-plane pages
@@ -316,6 +324,7 @@ impl Ftl {
                 if self.blocks.fill_page(b, upp) {
                     self.sealed(b);
                 }
+                self.paced_gc(pool, 0, tl)?;
             }
             pages += t.pools as u64;
             self.alloc.cursor += 1;

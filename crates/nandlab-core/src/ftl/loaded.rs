@@ -68,6 +68,19 @@ impl Ftl {
         }
         len("gc_fill", self.gc.fill.len(), pools)?;
         len("gc_ready", self.gc.ready.len(), pools)?;
+        len("gc_active", self.gc.active.len(), pools)?;
+        len("gc_cursor", self.gc.cursor.len(), pools)?;
+        len("gc_pace", self.gc.pace.len(), pools)?;
+        indices("gc_active", &self.gc.active, g.blocks as u64, true)?;
+        for (p, &v) in self.gc.active.iter().enumerate() {
+            ensure(
+                v == NIL
+                    || (g.pool_of_block(v) == p as u32
+                        && t.state()[v as usize] == BlockState::Victim
+                        && self.gc.cursor[p] <= t.capacity()[v as usize]),
+                || format!("GC pool {p}'s paced victim is not a victim of that pool"),
+            )?;
+        }
         len("dynamic_in_use", self.pslc.dynamic_in_use.len(), pools)?;
         for (name, fifos) in [
             ("static cache queue", &self.pslc.static_fifo),

@@ -2,6 +2,15 @@
 //! free blocks, background in idle time up to the high watermark; a victim
 //! (chosen by the [`victim`] policy, or a dynamic pSLC block given back) has
 //! its valid units copied to the pool's GC frontier, then is erased.
+//!
+//! Foreground GC is paced against host writes, as firmware does: once a
+//! pool drops below the low watermark it takes a victim and, for every host
+//! page programmed into the pool, copies the next few of the victim's pages
+//! — enough to finish it before the host has used the space it gives back
+//! (⌈capacity / invalid units⌉ pages each time). So host programs and GC
+//! copies interleave on the die instead of a whole victim's copies being
+//! booked at once ahead of the host's data. Only a pool down to GC's last
+//! free block (after a power cut) finishes a victim at once.
 
 pub mod victim;
 
@@ -34,6 +43,11 @@ pub struct Gc {
     /// ZombieNAND's usage-table GC (wear-aware victims) and its threshold.
     pub(super) wear_aware: bool,
     pub(super) life_threshold: f64,
+    /// Paced GC: the victim each pool is relocating beside host writes
+    /// (NIL: none), its next page, and its pages to copy per host page.
+    pub(super) active: Vec<u32>,
+    pub(super) cursor: Vec<u32>,
+    pub(super) pace: Vec<u32>,
 }
 
 impl Gc {
@@ -49,6 +63,9 @@ impl Gc {
             copy_kind: PageKind::Gc,
             wear_aware: cfg.ftl.wear_leveling,
             life_threshold: cfg.ftl.life_threshold,
+            active: vec![NIL; g.pools as usize],
+            cursor: vec![0; g.pools as usize],
+            pace: vec![0; g.pools as usize],
         }
     }
 }
@@ -76,17 +93,27 @@ impl Ftl {
         Ok(())
     }
 
-    /// Frees a block of `pool` for native use: folds its oldest dynamic
-    /// cache block if it has one (a dynamic cache gives its blocks back
-    /// first), else cleans a GC victim.
+    /// Frees a block of `pool` for native use: finishes its paced victim if
+    /// it has one; else folds its oldest dynamic cache block if it has one
+    /// (a dynamic cache gives its blocks back first), else cleans a GC victim.
     pub(super) fn collect_one(
         &mut self,
         pool: u32,
         now: u64,
         tl: &mut Timeline,
     ) -> Result<(), SimError> {
-        let v = match self.pslc.dynamic_fifo[pool as usize].pop_front() {
-            Some(v) => v,
+        if self.gc.active[pool as usize] == NIL {
+            let v = self.next_victim(pool)?;
+            self.begin_victim(v, pool);
+        }
+        self.relocate_pages(pool, now, tl, u32::MAX).map(|_| ())
+    }
+
+    /// The block `pool` cleans next: its oldest dynamic cache block, else the
+    /// victim policy's choice.
+    fn next_victim(&mut self, pool: u32) -> Result<u32, SimError> {
+        match self.pslc.dynamic_fifo[pool as usize].pop_front() {
+            Some(v) => Ok(v),
             None => if self.gc.wear_aware {
                 self.gc.victims.take_wear_aware(
                     pool,
@@ -100,9 +127,40 @@ impl Ftl {
                     .victims
                     .take(pool, &self.blocks, self.clock, &mut self.rng)
             }
-            .ok_or(SimError::NoReclaimableSpace { pool })?,
-        };
-        self.relocate(v, pool, now, tl)
+            .ok_or(SimError::NoReclaimableSpace { pool }),
+        }
+    }
+
+    /// A host page was programmed into `pool` from `now`: paced GC copies
+    /// the next pages of the pool's victim (taking one while the pool is
+    /// below the low watermark).
+    pub(super) fn paced_gc(
+        &mut self,
+        pool: u32,
+        now: u64,
+        tl: &mut Timeline,
+    ) -> Result<(), SimError> {
+        let p = pool as usize;
+        let target = self.gc.start;
+        let mut budget = self.gc.pace[p];
+        loop {
+            if self.gc.active[p] == NIL {
+                if self.blocks.free_count(pool) >= target {
+                    return Ok(());
+                }
+                let v = self.next_victim(pool)?;
+                self.begin_victim(v, pool);
+                budget = self.gc.pace[p];
+            }
+            if !self.relocate_pages(pool, now, tl, budget)? {
+                return Ok(());
+            }
+            if self.blocks.free_count(pool) >= target {
+                return Ok(());
+            }
+            // Finished with pages to spare: the next victim gets a page's worth.
+            budget = 1;
+        }
     }
 
     /// Copies block `v`'s valid units to the pool's GC frontier (native
@@ -114,26 +172,56 @@ impl Ftl {
         now: u64,
         tl: &mut Timeline,
     ) -> Result<(), SimError> {
-        let vi = v as usize;
+        if self.gc.active[pool as usize] != NIL {
+            // The paced victim first: one relocation at a time per pool.
+            self.relocate_pages(pool, now, tl, u32::MAX)?;
+        }
+        self.begin_victim(v, pool);
+        self.relocate_pages(pool, now, tl, u32::MAX).map(|_| ())
+    }
+
+    /// Makes `v` the victim `pool` relocates, from its first page.
+    fn begin_victim(&mut self, v: u32, pool: u32) {
+        let (p, vi) = (pool as usize, v as usize);
         self.blocks.make_victim(v);
+        let valid = self.blocks.valid()[vi];
+        if self.blocks.in_cache()[vi] {
+            self.counters.folded_units += valid as u64;
+        }
+        let capacity = self.blocks.capacity()[vi];
+        self.gc.active[p] = v;
+        self.gc.cursor[p] = 0;
+        self.gc.pace[p] = capacity.div_ceil(capacity.saturating_sub(valid).max(1));
+    }
+
+    /// Copies the valid units of the next `pages` pages (at most) of
+    /// `pool`'s victim, and erases it once nothing valid is left. Returns
+    /// whether the victim is done.
+    fn relocate_pages(
+        &mut self,
+        pool: u32,
+        now: u64,
+        tl: &mut Timeline,
+        pages: u32,
+    ) -> Result<bool, SimError> {
+        let p = pool as usize;
+        let v = self.gc.active[p];
+        let vi = v as usize;
         let die = self.g.die_of_pool(pool);
         let upp = self.g.units_per_page;
         let base = self.g.block_base(v);
-        let (mode, run) = (self.blocks.mode()[vi], self.blocks.run()[vi]);
-        let dynamic = self.blocks.in_cache()[vi] && !self.blocks.static_cache()[vi];
-        let mut remaining = self.blocks.valid()[vi];
-        if self.blocks.in_cache()[vi] {
-            self.counters.folded_units += remaining as u64;
-        }
+        let run = self.blocks.run()[vi];
         self.gc.copy_kind = if self.blocks.in_cache()[vi] {
             PageKind::Fold
         } else {
             PageKind::Gc
         };
         let mut lpns = [0u32; 64];
-        let pages = self.blocks.capacity()[vi] / upp;
-        let mut page = 0;
-        while remaining > 0 && page < pages {
+        let last = self.blocks.capacity()[vi] / upp;
+        let mut copied = 0;
+        while self.blocks.valid()[vi] > 0 && self.gc.cursor[p] < last && copied < pages {
+            let page = self.gc.cursor[p];
+            self.gc.cursor[p] += 1;
             let first = base + page * upp;
             let mut n = 0usize;
             for s in first..first + upp {
@@ -148,12 +236,30 @@ impl Ftl {
                 }
             }
             if n > 0 {
-                remaining -= n as u32;
                 self.copy_units(pool, die, page, run, &lpns[..n], now, tl)?;
+                copied += 1;
             }
-            page += 1;
         }
-        debug_assert_eq!(self.blocks.valid()[vi], 0);
+        if self.blocks.valid()[vi] > 0 {
+            return Ok(false);
+        }
+        self.gc.active[p] = NIL;
+        self.erase_victim(v, pool, now, tl)?;
+        Ok(true)
+    }
+
+    /// Erases victim `v` of `pool`, emptied of valid units.
+    fn erase_victim(
+        &mut self,
+        v: u32,
+        pool: u32,
+        now: u64,
+        tl: &mut Timeline,
+    ) -> Result<(), SimError> {
+        let vi = v as usize;
+        let die = self.g.die_of_pool(pool);
+        let mode = self.blocks.mode()[vi];
+        let dynamic = self.blocks.in_cache()[vi] && !self.blocks.static_cache()[vi];
         // Without power-loss protection, no copy may wait in RAM while its
         // source is erased: the GC page is programmed (padded) first; and the
         // erase waits for the programs booked so far, which hold the data

@@ -190,6 +190,14 @@ impl Ftl {
     /// it before any block is free again — then the host's); any more than
     /// a pool has frontiers for are sealed, their rest unused.
     pub(super) fn rebuild_queues(&mut self) {
+        // A victim paced GC was relocating is a GC candidate again, with
+        // what the rebuilt map left in it.
+        for p in 0..self.g.pools as usize {
+            let v = std::mem::replace(&mut self.gc.active[p], NIL);
+            if v != NIL && self.blocks.state()[v as usize] == BlockState::Victim {
+                self.blocks.seal_as_is(v);
+            }
+        }
         for f in [
             &mut self.alloc.host_block,
             &mut self.pslc.frontier,
