@@ -143,8 +143,9 @@ fn random_and_sequential_writes_cost_the_same_at_chip_level() {
     );
 }
 
-/// One SLC die (25 µs reads, 200 µs programs) on a fast link, `ftl` its `[ftl]` keys.
-fn one_die(ftl: &str) -> Config {
+/// One SLC die (25 µs reads, 200 µs programs, 1.5 ms erases) on a fast
+/// link, with `device` and `ftl` keys added, running `phases`.
+fn slc_die(device: &str, ftl: &str, phases: &str) -> Config {
     config(
         &format!(
             r#"cell = "slc"
@@ -155,6 +156,7 @@ page_size = "4KiB"
 over_provisioning = "25 %"
 interface = "nvme-gen4-x4"
 write_buffer = "4MiB"
+{device}
 [device.timing.slc]
 read_us = [25]
 program_us = [200]
@@ -162,8 +164,13 @@ erase_us = 1500
 [ftl]
 {ftl}"#
         ),
-        ONE_PHASE,
+        phases,
     )
+}
+
+/// One SLC die, `ftl` its `[ftl]` keys.
+fn one_die(ftl: &str) -> Config {
+    slc_die("", ftl, ONE_PHASE)
 }
 
 /// Latency of a read issued right after a burst of writes filled the write buffer.
@@ -203,22 +210,7 @@ fn host_reads_go_ahead_of_queued_programs() {
 /// a host read arrives at 100 µs. Returns when the read starts sensing and
 /// when its data is in the controller.
 fn read_during_an_erase(device: &str) -> (u64, u64) {
-    let cfg = config(
-        &format!(
-            r#"cell = "slc"
-channels = 1
-blocks_per_plane = 256
-pages_per_block = 64
-page_size = "4KiB"
-over_provisioning = "25 %"
-{device}
-[device.timing.slc]
-read_us = [25]
-program_us = [200]
-erase_us = 1500"#
-        ),
-        ONE_PHASE,
-    );
+    let cfg = slc_die(device, "", ONE_PHASE);
     let mut tl = Timeline::new(&cfg);
     assert_eq!(tl.erase(0, 0, 1_500_000), 1_500_000);
     assert_eq!(tl.flash_program(0, 0, 200_000, 1), 1_700_000);
@@ -249,22 +241,8 @@ fn with_suspend_a_read_waits_the_suspend_latency_then_tr_and_transfer() {
 
 #[test]
 fn a_suspended_erase_resumes_late_by_the_suspension_and_is_capped() {
-    let cfg = config(
-        r#"cell = "slc"
-channels = 1
-blocks_per_plane = 256
-pages_per_block = 64
-page_size = "4KiB"
-over_provisioning = "25 %"
-suspend = "erase"
-suspend_latency = "20us"
-resume_overhead = "10us"
-max_suspends = 3
-[device.timing.slc]
-read_us = [25]
-erase_us = 1500"#,
-        ONE_PHASE,
-    );
+    let suspend = "suspend = \"erase\"\nsuspend_latency = \"20us\"\nresume_overhead = \"10us\"\nmax_suspends = 3";
+    let cfg = slc_die(suspend, "", ONE_PHASE);
     let mut tl = Timeline::new(&cfg);
     tl.erase(0, 0, 1_500_000);
     let mut starts = Vec::new();
@@ -354,6 +332,11 @@ fn in_order_commands_make_reads_collide_with_writes() {
 /// MB/s of a QD-1 write phase of `block_size` requests into a large DRAM buffer
 /// (so that only the host interface counts).
 fn buffered_write_mbps(interface: &str, block_size: &str) -> f64 {
+    buffered_write_mbps_with(interface, block_size, "")
+}
+
+/// The same, with more `[device]` keys.
+fn buffered_write_mbps_with(interface: &str, block_size: &str, device: &str) -> f64 {
     let cfg = config(
         &format!(
             r#"cell = "slc"
@@ -363,7 +346,8 @@ pages_per_block = 64
 page_size = "4KiB"
 over_provisioning = "25 %"
 interface = "{interface}"
-write_buffer = "256MiB""#
+write_buffer = "256MiB"
+{device}"#
         ),
         &format!("[[phase]]\npattern = \"sequential\"\nblock_size = \"{block_size}\"\nqueue_depth = 1\nvolume = \"32MiB\"\n"),
     );
@@ -373,6 +357,16 @@ write_buffer = "256MiB""#
         .summary
         .rates
         .write_mbps
+}
+
+#[test]
+fn a_slow_controller_dram_caps_buffered_writes() {
+    // NVMe gen3 x4 moves 128 KiB writes at about 3.2 GB/s into the buffer;
+    // a 400 MB/s DRAM (MQSim's default controller) caps them there.
+    let fast = buffered_write_mbps("nvme-gen3-x4", "128KiB");
+    let capped = buffered_write_mbps_with("nvme-gen3-x4", "128KiB", "dram_rate = \"400MB/s\"");
+    assert!(fast > 2000.0, "{fast} MB/s");
+    assert!((capped - 400.0).abs() / 400.0 < 0.02, "{capped} MB/s");
 }
 
 #[test]
@@ -508,4 +502,27 @@ fn a_run_past_the_clocks_horizon_is_refused() {
         .unwrap();
     let years = r[0].summary.sim_seconds / 3.156e7;
     assert!((years - 4.0 * 31.69).abs() < 1.0, "{years} years");
+}
+
+/// The read max (µs) of a phase of QD-32 reads right after a burst of
+/// writes that leaves about 200 ms of programs queued on the one die
+/// (first come, first served), with `drain` on the read phase.
+fn read_max_after_a_write_burst(drain: bool) -> f64 {
+    let phases = format!(
+        "[[phase]]\nkind = \"fill\"\nvolume = 0.5\n[[phase]]\npattern = \"sequential\"\nblock_size = \"4KiB\"\nqueue_depth = 32\nvolume = \"4MiB\"\n\
+         [[phase]]\nread_fraction = 1.0\nvolume = \"64KiB\"\ndrain = {drain}\n"
+    );
+    let mut sim = Simulator::new(slc_die("", "read_priority = false", &phases));
+    let r = sim.run_all(&mut |_| true).unwrap();
+    r[2].summary.read_latency_us.max
+}
+
+#[test]
+fn a_drained_phase_starts_once_the_drive_is_idle() {
+    let queued = read_max_after_a_write_burst(false);
+    let drained = read_max_after_a_write_burst(true);
+    // Without priority, the first reads wait for the queued programs.
+    assert!(queued > 100_000.0, "{queued} µs");
+    // Drained: every read is an idle die's (25 µs sense + transfers).
+    assert!(drained < 100.0, "{drained} µs");
 }
