@@ -134,12 +134,22 @@ impl Ftl {
     /// A host page was programmed into `pool` from `now`: paced GC copies
     /// the next pages of the pool's victim (taking one while the pool is
     /// below the low watermark).
+    #[inline]
     pub(super) fn paced_gc(
         &mut self,
         pool: u32,
         now: u64,
         tl: &mut Timeline,
     ) -> Result<(), SimError> {
+        let p = pool as usize;
+        if self.gc.active[p] == NIL && self.blocks.free_count(pool) >= self.gc.start {
+            return Ok(());
+        }
+        self.paced_gc_steps(pool, now, tl)
+    }
+
+    #[inline(never)]
+    fn paced_gc_steps(&mut self, pool: u32, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
         let p = pool as usize;
         let target = self.gc.start;
         let mut budget = self.gc.pace[p];
