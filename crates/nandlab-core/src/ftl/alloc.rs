@@ -296,6 +296,11 @@ impl Ftl {
                 if b == NIL {
                     b = self.open_block(pool, 0, tl, false)?;
                     self.alloc.host_block[pool as usize] = b;
+                    // Laid out at memory speed: GC has no host pace to keep,
+                    // it refills the pool at once.
+                    if self.blocks.free_count(pool) < self.gc.start {
+                        self.collect(pool, 0, tl, self.gc.start)?;
+                    }
                 }
                 let bi = b as usize;
                 let base = self.g.block_base(b) + self.blocks.written()[bi];
@@ -324,7 +329,6 @@ impl Ftl {
                 if self.blocks.fill_page(b, upp) {
                     self.sealed(b);
                 }
-                self.paced_gc(pool, 0, tl)?;
             }
             pages += t.pools as u64;
             self.alloc.cursor += 1;
