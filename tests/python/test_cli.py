@@ -21,6 +21,19 @@ def test_run_prints_a_table(nandlab_cli, tiny_path: Path) -> None:
     assert result.stderr == ""
 
 
+def test_run_latency_table_flags_a_max_far_beyond_p999() -> None:
+    from nandlab.procedures.run import _stall_lines
+
+    def latency(p999: float, top: float) -> dict:
+        return {"mean": 1.0, "p50": 1.0, "p99": 1.0, "p999": p999, "max": top}
+
+    calm = {"read_latency_us": latency(500.0, 4_000.0), "write_latency_us": latency(0.0, 0.0)}
+    stalled = {"read_latency_us": latency(500.0, 54_000_000.0), "write_latency_us": latency(0.0, 0.0)}
+    assert _stall_lines([("calm", calm)]) == []
+    (line,) = _stall_lines([("mixed", stalled)])
+    assert line.startswith("mixed: read max 54,000,000 µs is 108,000× its p99.9")
+
+
 def test_run_json_is_only_json_with_the_summary_keys(nandlab_cli, tiny_path: Path) -> None:
     result = nandlab_cli("run", tiny_path, "--json", "--seed", "5")
     assert result.exit_code == 0, result.stderr

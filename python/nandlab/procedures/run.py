@@ -177,7 +177,7 @@ def _latency_table(console: Console, result: api.Result) -> None:
             cells += [number(lat[f]) if lat["max"] else "–" for f in LATENCY_FIGURES]
         table.add_row(*cells)
     console.print(table)
-    for line in stall_lines(rows):
+    for line in _stall_lines(rows):
         console.print(safe(line), style="yellow", highlight=False)
 
 
@@ -185,7 +185,7 @@ def _has_requests(s: dict[str, Any]) -> bool:
     return bool(s["read_latency_us"]["max"] or s["write_latency_us"]["max"])
 
 
-def stall_lines(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
+def _stall_lines(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
     """A line for each (label, summary) whose read or write max is more than ``STALL_FACTOR`` times
     its p99.9: the few requests the percentiles leave out."""
     lines = []

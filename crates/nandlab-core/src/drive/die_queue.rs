@@ -95,8 +95,6 @@ pub struct ReadSlot {
     /// Some(t): the read, arriving at `t`, suspends the operation running
     /// (or joins a suspension already serving reads).
     suspends: Option<u64>,
-    /// Operations wait behind it (that it overtakes).
-    queued: bool,
 }
 
 /// Operations booked on a die behind the one in progress (read priority).
@@ -184,7 +182,6 @@ impl Die {
             return ReadSlot {
                 start: t.max(self.free),
                 suspends: None,
-                queued: false,
             };
         };
         // Started by `t`: in progress or done, no longer overtaken.
@@ -217,28 +214,24 @@ impl Die {
             }
         }
         let f = &q.fixed;
-        let queued = !q.waiting.is_empty();
         if f.start <= t && t < f.end && f.kind.suspendable(suspend.ops) {
             if t < f.reads_end {
                 // Suspended already: served after the reads before it.
                 return ReadSlot {
                     start: f.reads_end,
                     suspends: Some(t),
-                    queued,
                 };
             }
             if f.suspends < suspend.max_per_op {
                 return ReadSlot {
                     start: t + suspend.latency_ns,
                     suspends: Some(t),
-                    queued,
                 };
             }
         }
         ReadSlot {
             start: t.max(f.end),
             suspends: None,
-            queued,
         }
     }
 
@@ -266,7 +259,7 @@ impl Die {
                 q.delay += extra;
                 self.free += extra;
             }
-            None if slot.queued && slot.start < self.free => {
+            None if !q.waiting.is_empty() && slot.start < self.free => {
                 // Ahead of the waiting operations.
                 let len = end - slot.start;
                 q.delay += len;

@@ -148,28 +148,22 @@ impl Ftl {
         self.paced_gc_steps(pool, now, tl)
     }
 
+    /// Paced GC's work after a host page: the victim's next pages, and
+    /// further victims while one finishes with the pool still short.
     #[inline(never)]
     fn paced_gc_steps(&mut self, pool: u32, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
         let p = pool as usize;
-        let target = self.gc.start;
-        let mut budget = self.gc.pace[p];
         loop {
             if self.gc.active[p] == NIL {
-                if self.blocks.free_count(pool) >= target {
+                if self.blocks.free_count(pool) >= self.gc.start {
                     return Ok(());
                 }
                 let v = self.next_victim(pool)?;
                 self.begin_victim(v, pool);
-                budget = self.gc.pace[p];
             }
-            if !self.relocate_pages(pool, now, tl, budget)? {
+            if !self.relocate_pages(pool, now, tl, self.gc.pace[p])? {
                 return Ok(());
             }
-            if self.blocks.free_count(pool) >= target {
-                return Ok(());
-            }
-            // Finished with pages to spare: the next victim gets a page's worth.
-            budget = 1;
         }
     }
 
