@@ -41,13 +41,19 @@ fractions nandlab uses for them."""
 
 
 def synthetic(
-    preset: str, reserve: float = 0.3, working_set: float = 0.5, read_fraction: float = 0.0, seed: int = 1
+    preset: str,
+    reserve: float = 0.3,
+    working_set: float = 0.5,
+    read_fraction: float = 0.0,
+    seed: int = 1,
+    death: str | None = None,
 ) -> dict[str, Any]:
     """The ZombieNAND paper's synthetic generator on a device preset: uniform random requests of one
     page over the first ``working_set`` of the drive, reads with probability ``read_fraction``,
-    issued as fast as the drive accepts (queue depth 1) on a pristine drive until it dies."""
+    issued as fast as the drive accepts (queue depth 1) on a pristine drive until it dies; ``death``
+    sets ``[ftl] death`` (``"capacity"``, the default, or the paper's ``"dead-blocks"``)."""
     page = {"zombienand-synthetic-mlc": "4KiB", "zombienand-trace-mlc": "4KiB"}.get(preset, "8KiB")
-    return {
+    config = {
         "seed": seed,
         "description": f"ZombieNAND synthetic workload: {preset}, reserve {reserve:.0%}, "
         f"working set {working_set:.0%}, {read_fraction:.0%} reads",
@@ -63,6 +69,9 @@ def synthetic(
             }
         ],
     }
+    if death is not None:
+        config["ftl"] = {"death": death}
+    return config
 
 
 def _as_dict(config: api.ConfigSource) -> dict[str, Any]:
@@ -89,7 +98,9 @@ def run(
     run that can stop and go on; ``of_result`` of the resumed Result is what this returns).
 
     Returns ``host_write_bytes`` (written until death), ``drive_writes`` (that over the user
-    capacity), ``death`` (why, or None if a phase ended first), ``sim_seconds``, ``wall_seconds``
+    capacity), ``death`` (why, or None if a phase ended first), ``capacity_short_since_bytes`` (host
+    bytes written when the drive stopped holding its advertised capacity, under ``death =
+    "dead-blocks"``; None if it never did), ``sim_seconds``, ``wall_seconds``
     and the ``result`` (a ``nandlab.Result``).
     """
     cfg = _as_dict(config)
@@ -110,6 +121,7 @@ def of_result(result: api.Result) -> dict[str, Any]:
         "host_write_bytes": summary["host_write_bytes"],
         "drive_writes": summary["host_write_bytes"] / result.device["user_capacity_bytes"],
         "death": summary["death"],
+        "capacity_short_since_bytes": summary.get("capacity_short_since_bytes"),
         "sim_seconds": summary["sim_seconds"],
         "wall_seconds": summary["wall_seconds"],
         "result": result,
@@ -192,6 +204,7 @@ def grid(
     seed: int = 1,
     on_run: Callable[[int, int], None] | None = None,
     out: str | os.PathLike[str] | None = None,
+    death: str | None = None,
 ) -> pl.DataFrame:
     """The paper's synthetic grid (Fig. 3): for each cell type (``tlc``, ``mlc``: the
     ``zombienand-synthetic-*`` presets), reserve, working set and read level, ZombieNAND and the
@@ -199,10 +212,11 @@ def grid(
     processes, its dataset in ``out`` (resumable; a temporary directory without one).
     ``on_run(done, total)`` is called as grid cells finish. One row per grid cell, with
     ``lifetime_ratio``, ``latency_ratio``, ``latency_ratio_after`` and both runs' host bytes, drive
-    writes and causes of death. Raises SimulationError if a run failed."""
+    writes and causes of death; ``death`` sets ``[ftl] death`` for every run. Raises SimulationError
+    if a run failed."""
     from nandlab import sweep
 
-    study = grid_sweep(cells, reserves, working_sets, read_levels, seed)
+    study = grid_sweep(cells, reserves, working_sets, read_levels, seed, death)
     progress = None if on_run is None else (lambda done, total, _failed: on_run(done, total))
     with tempfile.TemporaryDirectory(prefix="nandlab-grid-") as scratch:
         table = sweep.run(study, out if out is not None else scratch, workers=workers, progress=progress).results
@@ -222,13 +236,14 @@ def grid_sweep(
     working_sets: Sequence[float] = GRID_WORKING_SETS,
     read_levels: dict[str, float] | None = None,
     seed: int = 1,
+    death: str | None = None,
 ) -> Any:
     """The grid as a ``nandlab.sweep.Sweep`` (``examples/zombienand-grid.toml`` is the same, as a file)."""
     from nandlab import sweep
 
     levels = GRID_READ_LEVELS if read_levels is None else read_levels
     presets = [f"zombienand-synthetic-{cell}" for cell in cells]
-    base = _with_wear_leveling(synthetic(presets[0], seed=seed))
+    base = _with_wear_leveling(synthetic(presets[0], seed=seed, death=death))
     base["description"] = "ZombieNAND synthetic workload (the paper's Fig. 3 grid)"
     axes = (
         sweep.Axis("cell", ("device.preset", "phase.0.block_size"),

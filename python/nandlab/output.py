@@ -152,6 +152,20 @@ def skipped_trace_lines(phases: list[dict[str, Any]]) -> list[str]:
     return notes
 
 
+def wear_out_lines(summary: dict[str, Any]) -> list[str]:
+    """When and why the drive died, and since when it no longer holds its advertised capacity (under
+    ``death = "dead-blocks"`` a ZombieNAND drive lives on with less flash than it advertised)."""
+    lines = []
+    if summary.get("death"):
+        lines.append(f"death: {summary['death']}")
+    short = summary.get("capacity_short_since_bytes")
+    if short is not None and not (summary.get("death") and "usable mapping units left" in summary["death"]):
+        lines.append(f"capacity: the drive no longer holds its advertised capacity since {short / 1e12:.3f} TB "
+                     "written by the host (its usable flash is below the user capacity plus the GC high "
+                     "watermark; death = \"dead-blocks\" lives on while the data fits)")
+    return lines
+
+
 def lost_writes(phases: list[dict[str, Any]], device: dict[str, Any], limit: int) -> list[str]:
     """The first ``limit`` acknowledged writes the run's power cuts lost, one sentence each."""
     unit = device.get("unit_size") or device.get("mapping_unit") or 4096

@@ -86,3 +86,29 @@ def test_a_preset_runs_the_papers_synthetic_workload(nandlab_cli) -> None:
     # 128 blocks rated 1,000 TLC cycles, 90 % of them user capacity: a full-drive random workload
     # writes several hundred drive-writes before the drive dies (WAF > 1 at 10 % reserve).
     assert 100 < doc["drive_writes"] < 1000
+
+
+def test_the_dead_block_rule_outlives_the_advertised_capacity(nandlab_cli, tmp_path: Path) -> None:
+    """`--death dead-blocks` (the paper's rule) lives on past the point where the capacity rule ends
+    the drive, and says from when it no longer held its advertised capacity."""
+    path = tmp_path / "life.toml"
+    small = LIFETIME_TOML.replace("working_set = 0.5", "working_set = 0.2")
+    path.write_text(small.replace("[ftl]\n", '[ftl]\nzombie = true\nwear_leveling = true\n'))
+    capacity = json.loads(nandlab_cli("lifetime", str(path), "--json", "-q").stdout)
+    path.write_text(path.read_text().replace("[ftl]\n", '[ftl]\ndeath = "dead-blocks"\n'))
+    result = nandlab_cli("lifetime", str(path), "-q")
+    assert result.exit_code == 0, result.stderr
+    assert "Capacity held until" in result.stdout
+    doc = json.loads(nandlab_cli("lifetime", str(path), "--json", "-q").stdout)
+    assert "retired blocks, more than the" in doc["death"]
+    assert doc["host_write_bytes"] > capacity["host_write_bytes"]
+    assert 0 < doc["capacity_short_since_bytes"] < doc["host_write_bytes"]
+
+
+def test_death_goes_with_a_preset(nandlab_cli, tmp_path: Path) -> None:
+    path = tmp_path / "life.toml"
+    path.write_text(LIFETIME_TOML)
+    result = nandlab_cli("lifetime", str(path), "--death", "dead-blocks")
+    assert result.exit_code == 2 and "[ftl] death" in result.stderr
+    result = nandlab_cli("lifetime", "zombienand-synthetic-tlc", "--death", "dead")
+    assert result.exit_code == 2 and "dead-blocks" in result.stderr

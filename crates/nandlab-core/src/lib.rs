@@ -52,6 +52,12 @@ pub enum SimError {
         usable: u64,
         needed: u64,
     },
+    /// A pool retired more blocks than `death = "dead-blocks"` allows.
+    TooManyDeadBlocks {
+        pool: u32,
+        dead: u32,
+        limit: u32,
+    },
     /// The drive died in an earlier phase.
     Dead {
         reason: String,
@@ -131,6 +137,11 @@ impl fmt::Display for SimError {
                 "worn out: GC pool {pool} has {usable} usable mapping units left, fewer than the {needed} \
                  its share of the user capacity and the GC high watermark need"
             ),
+            SimError::TooManyDeadBlocks { pool, dead, limit } => write!(
+                f,
+                "worn out: GC pool {pool} has {dead} retired blocks, more than the {limit} its reserve \
+                 less the GC high watermark allows (death = \"dead-blocks\")"
+            ),
             SimError::Dead { reason } => write!(f, "the drive is dead: {reason}"),
         }
     }
@@ -147,6 +158,7 @@ impl SimError {
             SimError::NoFreeBlock { .. }
                 | SimError::NoReclaimableSpace { .. }
                 | SimError::WornOut { .. }
+                | SimError::TooManyDeadBlocks { .. }
         )
     }
 }

@@ -29,6 +29,7 @@ from nandlab.terminal import safe
               help="With a PRESET: share of the drive the random requests address.")
 @click.option("--read-fraction", type=options.Finite(0.0, 0.99), default=0.0, show_default=True,
               help="With a PRESET: share of requests that are reads.")
+@options.DEATH
 @options.AS_JSON
 @options.out("Write lifetime.json (the result) to DIR.")
 @click.option("--seed", type=options.SEED, metavar="N", help="Override the config's seed.")
@@ -40,6 +41,7 @@ def lifetime_command(
     reserve: float,
     working_set: float,
     read_fraction: float,
+    death: str | None,
     as_json: bool,
     out: Path | None,
     seed: int | None,
@@ -54,11 +56,13 @@ def lifetime_command(
     source: api.ConfigSource = Path(config)
     if not Path(config).exists():
         if config in presets():
-            source = lifetime.synthetic(config, reserve, working_set, read_fraction)
+            source = lifetime.synthetic(config, reserve, working_set, read_fraction, death=death)
         elif not config.endswith((".toml", ".json")):
             close = difflib.get_close_matches(config, presets(), n=1)
             hint = f" (did you mean {close[0]}?)" if close else f"; presets: {', '.join(presets())}"
             raise ConfigError(f"{config}: neither a config file nor a device preset{hint}")
+    if death is not None and not isinstance(source, dict):
+        raise click.UsageError("--death goes with a PRESET; in a config file, set [ftl] death")
     options.check_snapshot_options(snapshot, snapshot_every, force)
     if snapshot is not None and compare_baseline:
         raise click.UsageError("--snapshot runs one drive: leave out --compare-baseline (or run the two sides apart)")
@@ -80,14 +84,15 @@ def lifetime_command(
 @click.option("--working-sets", default="10%,25%,50%,100%", show_default=True, callback=options.numbers)
 @click.option("--read-levels", default="low=0.25,medium=0.5,high=0.75", show_default=True,
               callback=options.read_levels, help="Read fraction of each read level.")
+@options.DEATH
 @options.all_cores("Runs at once.")
 @click.option("--seed", type=options.SEED, default=1, show_default=True, metavar="N")
 @options.out("Where the table (Parquet, CSV) and heatmaps (PNG) go.", default=Path("results/zombienand-grid"),
              show_default=True)
 @options.QUIET_BAR
 def lifetime_grid_command(
-    cells: str, reserves: list[float], working_sets: list[float], read_levels: dict[str, float], workers: int,
-    seed: int, out: Path, quiet: bool,
+    cells: str, reserves: list[float], working_sets: list[float], read_levels: dict[str, float], death: str | None,
+    workers: int, seed: int, out: Path, quiet: bool,
 ) -> None:
     """The ZombieNAND paper's synthetic grid (its Fig. 3): ZombieNAND and the baseline from pristine to
     dead for every cell type x reserve x working set x read level; writes the table and the lifetime
@@ -106,7 +111,7 @@ def lifetime_grid_command(
         task = bar.add_task("", total=cells_total)
         grid = lifetime_grid.run(
             kinds, reserves, working_sets, read_levels, workers=workers, seed=seed,
-            on_run=lambda done, total: bar.update(task, completed=done, total=total), out=out / "sweep",
+            on_run=lambda done, total: bar.update(task, completed=done, total=total), out=out / "sweep", death=death,
         )
     wall = time.monotonic() - started
     grid.write(out)

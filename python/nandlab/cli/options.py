@@ -87,6 +87,12 @@ OUT_DIR = Directory()
 AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
 QUIET = click.option("--quiet", "-q", is_flag=True, help="No progress bar, no messages on stderr.")
 QUIET_BAR = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+DEATH = click.option(
+    "--death", type=click.Choice(["capacity", "dead-blocks"]), default=None,
+    help="[ftl] death: the drive dies when it can no longer hold its advertised capacity (capacity, the "
+         "default) or, the ZombieNAND paper's rule, when more blocks have died than its reserve less the GC "
+         "high watermark (dead-blocks).",
+)
 
 
 def capacity(example: str = "4GiB") -> Any:

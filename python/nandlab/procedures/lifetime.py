@@ -40,12 +40,17 @@ class LifetimeResult(ProcedureResult):
         return [path]
 
     def print(self, console: Console) -> None:
-        """Per run: host data written until death, drive writes, simulated and wall time, the cause."""
-        table = Table("Drive", "Written until death", "Drive writes", "Sim s", "Wall s", "Death", title="Lifetime")
+        """Per run: host data written until death (and until the drive stopped holding its advertised
+        capacity, if it lived on past that), drive writes, simulated and wall time, the cause."""
+        table = Table("Drive", "Written until death", "Capacity held until", "Drive writes", "Sim s", "Wall s",
+                      "Death", title="Lifetime")
         for label, r in self.runs().items():
+            short = r.get("capacity_short_since_bytes")
+            held = "to the end" if short is None or short >= r["host_write_bytes"] else f"{short / 1e12:.3g} TB"
             table.add_row(
                 label,
                 f"{r['host_write_bytes'] / 1e12:.3g} TB",
+                held,
                 number(r["drive_writes"]),
                 number(r["sim_seconds"]),
                 number(r["wall_seconds"]),

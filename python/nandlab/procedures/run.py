@@ -68,7 +68,7 @@ class RunResult(ProcedureResult):
         table.add_row(*_row("total", self.result.summary), style="bold")
         console.print(table)
         _latency_table(console, self.result)
-        for note in output.skipped_trace_lines(self.result.phases):
+        for note in output.skipped_trace_lines(self.result.phases) + output.wear_out_lines(self.result.summary):
             console.print(safe(note), style="yellow", highlight=False)
         _power_cut_tables(console, self.result)
 
@@ -221,8 +221,9 @@ def run_report(d: Path, fio: Callable[[Report], None] | None = None) -> Report:
            f"({gib(total['host_write_bytes'])} GiB by requests), {gib(total['host_read_bytes'])} GiB read")
     r.fact("WAF", fmt(total["waf"]) if total["host_write_bytes"] else "–")
     r.fact("simulated", f"{fmt(total['sim_seconds'])} s in {len(phases)} phases ({', '.join(names)})")
-    if summary.get("death"):
-        r.fact("death", str(summary["death"]))
+    for line in output.wear_out_lines(total):
+        name, _, value = line.partition(": ")
+        r.fact(name, value)
     r.table("Summary", [_summary_row(p) for p in phases] + [_summary_row(total)],
             note=" ".join(["Written: host writes and fill. WAF: flash pages programmed per page the host wrote. "
                            "Latencies in µs. MB/s = 10^6 bytes per simulated second.",

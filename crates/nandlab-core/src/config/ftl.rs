@@ -1,12 +1,14 @@
 //! `[ftl]`: garbage collection (policy, watermarks, the spare space it needs,
-//! pools), the allocation stripe, command handling, wear levelling and
-//! ZombieNAND, the DRAM-less map cache. The pSLC cache keys are `pslc.rs`'s.
+//! pools), the allocation stripe, command handling, the DRAM-less map
+//! cache. The pSLC cache keys are `pslc.rs`'s; wear levelling, ZombieNAND
+//! and the death rule `zombie.rs`'s.
 
 use super::keyword::{FormWord, Keywords, Meaning, Meaning::*};
 use super::pslc::{self, PslcConfig};
 use super::raw::{CountOrFraction, RawFtl};
 use super::shape::Shape;
 use super::values::err;
+use super::zombie::{self, WearRules};
 use super::{Capacity, ConfigError};
 use crate::ftl::gc::victim::POLICIES;
 use crate::geometry::Geometry;
@@ -28,7 +30,7 @@ impl GcPolicy {
     };
 
     /// Whether it runs ZombieNAND's usage-table GC under wear levelling.
-    fn wear_aware(self) -> bool {
+    pub(super) fn wear_aware(self) -> bool {
         POLICIES.iter().any(|p| p.name == self.name && p.wear_aware)
     }
 }
@@ -60,10 +62,16 @@ pub enum StripeDim {
 #[derive(Debug, Clone, Serialize)]
 pub struct FtlConfig {
     pub gc: GcPolicy,
-    /// Foreground GC keeps at least this many free blocks per plane.
+    /// Foreground GC starts when a pool has fewer free blocks than this
+    /// (low watermark)...
     pub gc_start: u32,
-    /// Background GC (idle time) reclaims up to this many free blocks per plane.
+    /// ...background GC (idle time) cleans until it has this many (high
+    /// watermark)...
     pub gc_stop: u32,
+    /// ...and foreground GC until it is back at the low watermark (firmware
+    /// that cleans just in time) or at the high one (the ZombieNAND paper's
+    /// GC, "from 2 % until 5 %").
+    pub gc_until: GcUntil,
     /// Fastest-varying dimension first ("cwdp": channel, then chip, die, plane).
     pub stripe_order: Vec<StripeDim>,
     /// Host idle time after which background GC may run, ns.
@@ -78,26 +86,14 @@ pub struct FtlConfig {
     pub command_order: CommandOrder,
     /// The blocks that share free queue, victims, watermarks and frontiers.
     pub gc_scope: GcScope,
-    /// ZombieNAND: a block dead at its bit mode drops one bit per cell (TLC →
-    /// MLC → SLC) instead of being retired.
-    pub zombie: bool,
-    /// GC and allocation level wear by remaining life: GC skips a block whose
-    /// remaining life is below `life_threshold` × its pool's average, and a
-    /// frontier opens the free block with the most life left.
-    pub wear_leveling: bool,
-    /// ZombieNAND's wear-unleveling: an early-switch pool per GC pool
-    /// (`early_switch_blocks`, Eq. 1) is preferred by GC and allocation so it
-    /// wears out, and switches mode, first; it is levelled only among itself.
-    pub wear_unleveling: bool,
-    pub life_threshold: f64,
+    /// Wear levelling, ZombieNAND and the death rule (`zombie.rs`).
+    #[serde(flatten)]
+    pub wear: WearRules,
     /// DRAM-less drive: bytes of controller RAM caching translation pages
     /// (None: the whole mapping table is in DRAM).
     pub map_cache: Option<u64>,
     /// Bytes read ahead of a detected sequential read stream (0: off).
     pub read_ahead: u64,
-    /// Early-switch blocks per GC pool: by default ⌊(R − W)·B / 2^(S−2)⌋
-    /// (Eq. 1); 0 without wear-unleveling.
-    pub early_switch_blocks: u32,
     pub pslc: PslcConfig,
     /// Without power-loss protection: lower pages of multi-bit wordlines are
     /// backed up in SLC until their wordline is complete (an SLC program each).
@@ -117,6 +113,21 @@ pub enum CommandOrder {
     /// behind it, so reads and writes collide.
     InOrder,
 }
+
+/// `[ftl] gc_until`: where foreground GC stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GcUntil {
+    /// Back at `gc_start`: just in time, the high watermark left to idle time.
+    Start,
+    /// Back at `gc_stop`.
+    Stop,
+}
+
+const GC_UNTIL: Keywords<GcUntil> = Keywords::new(
+    "GC stop point",
+    &[("start", Is(GcUntil::Start)), ("stop", Is(GcUntil::Stop))],
+);
 
 /// What a GC pool is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -219,7 +230,7 @@ fn stripe_order(key: &str, order: &str) -> Result<Vec<StripeDim>, ConfigError> {
 
 /// Foreground GC's free-block watermark when `[ftl] gc_start` is not given.
 const GC_START: f64 = 0.02;
-/// Background GC's target when `[ftl] gc_stop` is not given.
+/// GC's high watermark when `[ftl] gc_stop` is not given.
 const GC_STOP: f64 = 0.05;
 
 /// `[ftl]` on a drive of this shape.
@@ -252,7 +263,7 @@ pub(super) fn validate(f: &RawFtl, shape: &Shape) -> Result<FtlConfig, ConfigErr
         None => STRIPE_DIMS.iter().map(|&(_, dim, _)| dim).collect(),
         Some(order) => stripe_order("[ftl] stripe_order", order)?,
     };
-    let wear = wear_levelling(f, gc, g, gc_stop)?;
+    let wear = zombie::validate(f, gc, g, gc_stop)?;
     let map_cache = match f.map_cache {
         None => None,
         Some(s) if s.0 >= g.page_size as u64 => Some(s.0),
@@ -270,17 +281,14 @@ pub(super) fn validate(f: &RawFtl, shape: &Shape) -> Result<FtlConfig, ConfigErr
         gc,
         gc_start,
         gc_stop,
+        gc_until: GC_UNTIL.parse_or("[ftl] gc_until", f.gc_until.as_deref(), GcUntil::Start)?,
         stripe_order,
         idle_threshold_ns: f.idle_threshold.map(|d| d.0).unwrap_or(1_000_000),
         read_priority: f.read_priority.unwrap_or(true),
         die_queue_depth: die_queue_depth(f)?,
         command_order,
         gc_scope: shape.gc_scope,
-        zombie: wear.zombie,
-        wear_leveling: wear.leveling,
-        wear_unleveling: wear.unleveling,
-        life_threshold: wear.life_threshold,
-        early_switch_blocks: wear.early_switch_blocks,
+        wear,
         map_cache,
         read_ahead: f.read_ahead.map_or(0, |s| s.0),
         pslc,
@@ -385,95 +393,4 @@ fn enough_gib(f: &RawFtl, shape: &Shape) -> Option<u64> {
             bpp * g.planes_per_pool as f64 - user as f64 / units_per_block as f64 / g.pools as f64;
         spare > gc_start_of(bpp as u32) + 2.0
     })
-}
-
-/// `[ftl] zombie`, `wear_leveling`, `wear_unleveling` and their settings.
-struct WearLevelling {
-    zombie: bool,
-    leveling: bool,
-    unleveling: bool,
-    life_threshold: f64,
-    early_switch_blocks: u32,
-}
-
-fn wear_levelling(
-    f: &RawFtl,
-    gc: GcPolicy,
-    g: &Geometry,
-    gc_stop: u32,
-) -> Result<WearLevelling, ConfigError> {
-    let zombie = f.zombie.unwrap_or(false);
-    let unleveling = f.wear_unleveling.unwrap_or(zombie);
-    let leveling = f.wear_leveling.unwrap_or(false) || unleveling;
-    if leveling && !gc.wear_aware() {
-        let key = if f.wear_leveling == Some(true) {
-            "[ftl] wear_leveling"
-        } else {
-            "[ftl] wear_unleveling"
-        };
-        return err(
-            key,
-            format!(
-                "works with gc = \"{}\" (ZombieNAND's usage-table GC), found gc = \"{}\"",
-                POLICIES
-                    .iter()
-                    .filter(|p| p.wear_aware)
-                    .map(|p| p.name)
-                    .collect::<Vec<_>>()
-                    .join("\" or gc = \""),
-                f.gc.as_deref().unwrap_or_default()
-            ),
-        );
-    }
-    let life_threshold = match f.life_threshold {
-        None => 0.8,
-        Some(x) if (0.0..=1.0).contains(&x) => x,
-        Some(x) => {
-            return err(
-                "[ftl] life_threshold",
-                format!(
-                "expected a fraction of the pool's average remaining life from 0 to 1, found {x}"
-            ),
-            )
-        }
-    };
-    let early_switch_blocks = match (unleveling, f.early_switch_blocks) {
-        (false, _) => 0,
-        (true, None) => early_switch_pool(g, gc_stop),
-        (true, Some(n)) if n <= g.blocks_per_pool => n,
-        (true, Some(n)) => {
-            return err(
-                "[ftl] early_switch_blocks",
-                format!(
-                    "expected at most the {} blocks of a GC pool, found {n}",
-                    g.blocks_per_pool
-                ),
-            )
-        }
-    };
-    Ok(WearLevelling {
-        zombie,
-        leveling,
-        unleveling,
-        life_threshold,
-        early_switch_blocks,
-    })
-}
-
-/// ZombieNAND's Eq. 1: early-switch blocks per pool ≤ (R − W)·B / 2^(S−2),
-/// with R the reserve and W the high watermark in whole percent of the flash,
-/// B the blocks per pool and S the native bits per cell (1 for SLC: no lower
-/// mode to switch to).
-pub fn early_switch_pool(g: &Geometry, gc_stop: u32) -> u32 {
-    if g.cell.bits() < 2 {
-        return 0;
-    }
-    let reserve = 100.0 * (1.0 - g.user_units as f64 / g.slots as f64);
-    let watermark = 100.0 * gc_stop as f64 / g.blocks_per_pool as f64;
-    let (r, w) = (reserve.round(), watermark.round());
-    if r <= w {
-        return 0;
-    }
-    ((r - w) * g.blocks_per_pool as f64 / 100.0 / f64::from(1u32 << (g.cell.bits() - 2))).floor()
-        as u32
 }

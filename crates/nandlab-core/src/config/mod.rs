@@ -4,7 +4,8 @@
 //!
 //! One module per section, each checking its keys in turn: `shape.rs` (the
 //! keys that size the flash, with `[ftl] mapping_unit` and `gc_scope`),
-//! `device.rs`, `ftl.rs` and `pslc.rs`, `phase.rs` with `requests.rs`,
+//! `device.rs`, `ftl.rs` with `pslc.rs` and `zombie.rs` (wear levelling,
+//! ZombieNAND, the death rule), `phase.rs` with `requests.rs`,
 //! `jobs.rs` and `replay.rs` (trace keys), `stats.rs`; `presets.rs` merges a
 //! preset first. Keyword options read their names, values and messages from
 //! one table each (`keyword.rs`); `raw.rs` is the file as written.
@@ -24,12 +25,13 @@ mod shape;
 mod stats;
 mod tree;
 mod values;
+mod zombie;
 
 pub use device::{
     Capacity, DeviceConfig, Spread, Suspend, SuspendOps, WearConfig, WriteCache, MEASURED,
 };
 pub use error::{did_you_mean, ConfigError};
-pub use ftl::{early_switch_pool, CommandOrder, FtlConfig, GcPolicy, GcScope, StripeDim};
+pub use ftl::{CommandOrder, FtlConfig, GcPolicy, GcScope, GcUntil, StripeDim};
 pub use jobs::MAX_JOBS_PER_PHASE;
 pub use phase::{Arrival, PhaseConfig, PhaseKind};
 pub use pslc::{PslcConfig, PslcKind};
@@ -37,6 +39,10 @@ pub use raw::CountOrFraction;
 pub use requests::{Distribution, Pattern};
 pub use stats::Interval;
 pub use values::Volume;
+pub use zombie::{
+    early_switch_by_capacity, early_switch_pool, slc_units_per_block, DeathRule, EarlySwitch,
+    LifeAverage, LifeSkip, WearRules,
+};
 
 use crate::geometry::Geometry;
 use error::{polish_serde_message, toml_location};

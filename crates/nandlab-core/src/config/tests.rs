@@ -631,3 +631,56 @@ fn suspend_and_die_queue_keys_load_and_bad_ones_name_the_key() {
         assert!(e.contains(key), "{device}: {e}");
     }
 }
+
+#[test]
+fn zombienand_keywords_name_their_key_and_choices() {
+    for (key, word, wanted) in [
+        ("early_switch", "eq2", "[ftl] early_switch: "),
+        ("life_average", "drive", "[ftl] life_average: "),
+        ("life_skip", "sometimes", "[ftl] life_skip: "),
+        ("death", "dead", "[ftl] death: "),
+    ] {
+        let e = error(
+            "",
+            &format!("[ftl]\nzombie = true\nwear_leveling = true\n{key} = \"{word}\"\n[[phase]]\nvolume = 1.0\n"),
+        );
+        assert!(e.starts_with(wanted) && e.contains(word), "{e}");
+    }
+    let e = error(
+        "",
+        "[ftl]\nzombie = true\ndeath = \"dead\"\n[[phase]]\nvolume = 1.0\n",
+    );
+    assert!(e.contains("did you mean `dead-blocks`"), "{e}");
+}
+
+#[test]
+fn each_death_rule_has_its_reading_of_the_paper() {
+    use crate::config::{DeathRule, EarlySwitch, LifeAverage, LifeSkip};
+    let wear = |ftl: &str| {
+        let text = format!(
+            "[device]\npreset = \"zombienand-synthetic-tlc\"\n[ftl]\n{ftl}\n[[phase]]\nrequests = 1\n"
+        );
+        Config::from_toml(&text, "test").unwrap().ftl.wear
+    };
+    let w = wear("");
+    assert_eq!(
+        (w.death, w.early_switch, w.life_skip, w.life_average),
+        (
+            DeathRule::Capacity,
+            EarlySwitch::Capacity,
+            LifeSkip::Strict,
+            LifeAverage::Element
+        )
+    );
+    let w = wear("death = \"dead-blocks\"");
+    assert_eq!(
+        (w.early_switch, w.life_skip, w.dead_block_limit),
+        (EarlySwitch::Eq1, LifeSkip::RateLimited, 32)
+    );
+    // Each can be set apart from the rule.
+    let w = wear("death = \"dead-blocks\"\nearly_switch = \"rolling\"\nlife_skip = \"strict\"");
+    assert_eq!(
+        (w.early_switch, w.life_skip),
+        (EarlySwitch::Rolling, LifeSkip::Strict)
+    );
+}

@@ -125,7 +125,7 @@ impl Ftl {
     /// on a drive whose power may be cut, a second, as a cut may call off
     /// an erase booked but not begun (recovery then moves that block's units
     /// again).
-    fn gc_reserve(&self) -> u32 {
+    pub(super) fn gc_reserve(&self) -> u32 {
         1 + self.power.is_some() as u32
     }
 

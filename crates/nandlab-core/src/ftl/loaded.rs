@@ -208,12 +208,14 @@ impl Ftl {
                 &self.alloc.stripe,
                 self.gc.start,
                 self.gc.stop,
+                self.gc.refill,
                 &self.flash.timing,
             ),
             (
                 self.guaranteed_units,
                 self.gc.wear_aware,
-                self.gc.life_threshold,
+                &self.gc.worn,
+                (self.death, self.dead_block_limit),
             ),
             (
                 self.flash.relaxed_factor,

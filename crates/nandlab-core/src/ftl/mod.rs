@@ -18,8 +18,8 @@ pub mod mapcache;
 pub mod pslc;
 mod recovery;
 
-use crate::config::Config;
 use crate::config::WriteCache;
+use crate::config::{Config, DeathRule};
 use crate::drive::timeline::Timeline;
 use crate::ftl::alloc::Alloc;
 use crate::ftl::blocks::{BlockState, BlockTable};
@@ -59,6 +59,14 @@ pub struct Ftl {
     /// Flash a pool must keep usable: its share of the user capacity plus
     /// the blocks GC keeps free (high watermark), in units.
     guaranteed_units: u64,
+    /// When lost flash ends the drive, and the retired blocks a pool may
+    /// have under `death = "dead-blocks"`.
+    death: DeathRule,
+    dead_block_limit: u32,
+    /// Host bytes written when a pool's usable flash first fell below its
+    /// guaranteed units: from then the drive no longer holds its advertised
+    /// capacity (only under `death = "dead-blocks"` does it live on).
+    capacity_short_at: Option<u64>,
     /// Version stamps checking that reads get the latest write (tests, debugging).
     pub oracle: Option<Oracle>,
     /// DRAM-less drive: the cached part of the mapping table.
@@ -87,6 +95,9 @@ impl Ftl {
             counters: Counters::default(),
             guaranteed_units: g.user_units_per_pool()
                 + cfg.ftl.gc_stop as u64 * g.units_per_block as u64,
+            death: cfg.ftl.wear.death,
+            dead_block_limit: cfg.ftl.wear.dead_block_limit,
+            capacity_short_at: None,
             oracle: None,
             map_cache: cfg.ftl.map_cache.map(|bytes| {
                 MapCache::new(
@@ -308,6 +319,13 @@ impl Ftl {
 
     /// Mapped logical units.
     pub fn mapped_units(&self) -> u64 {
-        self.blocks.valid().iter().map(|&v| v as u64).sum()
+        self.blocks.valid_total()
+    }
+
+    /// Host bytes written when the drive stopped holding its advertised
+    /// capacity (a pool's usable flash below its share of the user
+    /// capacity plus the high watermark), if it has.
+    pub fn capacity_short_since_bytes(&self) -> Option<u64> {
+        self.capacity_short_at
     }
 }

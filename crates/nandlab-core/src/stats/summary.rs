@@ -91,6 +91,10 @@ pub struct Summary {
     pub erase_count_histogram: Vec<(u32, u64)>,
     /// Why the drive died, if it did (in this phase, or in the run).
     pub death: Option<String>,
+    /// Host bytes written when the drive stopped holding its advertised
+    /// capacity (its usable flash below the user capacity plus the GC high
+    /// watermark; only `death = "dead-blocks"` lives on past it), if it has.
+    pub capacity_short_since_bytes: Option<u64>,
     /// With the integrity oracle on: what it has checked so far on this drive.
     pub integrity: Option<IntegrityCounts>,
     /// SLC programs of paired-page backup.
@@ -121,6 +125,7 @@ pub struct SummaryParts<'a> {
     pub bad_blocks: u64,
     pub erase_counts: &'a [u32],
     pub death: Option<String>,
+    pub capacity_short_since_bytes: Option<u64>,
     /// Bytes of a mapping unit.
     pub unit_bytes: u64,
     pub integrity: Option<IntegrityCounts>,
@@ -182,6 +187,7 @@ impl Summary {
             erase_count,
             erase_count_histogram,
             death: p.death,
+            capacity_short_since_bytes: p.capacity_short_since_bytes,
             integrity: p.integrity,
             backup_programs: c.backup_programs,
             power_loss: p.power_loss,

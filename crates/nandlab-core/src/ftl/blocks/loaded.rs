@@ -13,8 +13,10 @@ impl BlockTable {
     pub fn check_loaded(&self, fresh: &BlockTable, g: &Geometry) -> Checked {
         let settings = |t: &BlockTable| {
             let modes = (t.zombie, t.wear_leveling, t.native, t.native_capacity);
+            let early = (t.rolling, t.early_cap, t.user_units);
             (
                 modes,
+                early,
                 t.units_per_page,
                 t.model,
                 t.static_cache.clone(),
@@ -51,12 +53,13 @@ impl BlockTable {
             self.pool_capacity.len(),
             g.pools as u64,
         )?;
-        len("blocks.life_sum", self.life_sum.len(), 4 * g.pools as u64)?;
+        len("blocks.life_sum", self.life_sum.len(), 8 * g.pools as u64)?;
         len(
             "blocks.life_count",
             self.life_count.len(),
-            4 * g.pools as u64,
+            8 * g.pools as u64,
         )?;
+        len("blocks.early_count", self.early_count.len(), g.pools as u64)?;
         for b in 0..g.blocks as usize {
             let cap = self.capacity[b];
             ensure(cap <= self.native_capacity && cap > 0, || {
@@ -85,18 +88,31 @@ impl BlockTable {
         let usable = |b: usize| self.state[b] != BlockState::Bad;
         let mut by_mode = [0u64; 4];
         let mut pool_capacity = vec![0u64; g.pools as usize];
-        let mut life_count = vec![0u32; 4 * g.pools as usize];
-        for b in (0..g.blocks as usize).filter(|&b| usable(b)) {
-            let (pool, mode) = (g.pool_of_block(b as u32) as usize, self.mode[b]);
+        let mut life_count = vec![0u32; 8 * g.pools as usize];
+        let mut early_count = vec![0u32; g.pools as usize];
+        for b in 0..g.blocks as usize {
+            let pool = g.pool_of_block(b as u32) as usize;
+            early_count[pool] += self.early[b] as u32;
+            if !usable(b) {
+                continue;
+            }
+            let mode = self.mode[b];
             by_mode[mode.index()] += 1;
             pool_capacity[pool] += self.capacity_in(mode) as u64;
-            life_count[pool * 4 + mode.index()] += !self.early[b] as u32;
+            life_count[pool * 8 + self.early[b] as usize * 4 + mode.index()] += 1;
         }
         let bad = (0..g.blocks as usize).filter(|&b| !usable(b)).count() as u64;
+        let loss = (self.native_capacity - self.capacity_in(crate::media::CellMode::Slc)) as u64;
+        let early_loss = early_count.iter().map(|&c| c as u64).sum::<u64>() * loss;
+        let valid_total = self.valid.iter().map(|&v| v as u64).sum::<u64>();
         ensure(
             by_mode == self.by_mode
                 && pool_capacity == self.pool_capacity
                 && life_count == self.life_count
+                && early_count == self.early_count
+                && early_loss == self.early_loss
+                && early_count.iter().all(|&c| c <= self.early_cap)
+                && valid_total == self.valid_total
                 && bad == self.bad_blocks,
             || "the block table's totals do not add up to its blocks".into(),
         )?;

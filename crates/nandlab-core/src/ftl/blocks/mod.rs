@@ -7,8 +7,7 @@
 //! and erase times move in ISPP steps.
 //!
 //! Which free block a frontier opens: the oldest (FIFO), or with wear
-//! levelling the one with the most life left — early-switch blocks first when
-//! wear-unleveling, so that pool wears out ahead of the rest.
+//! levelling the one with the most life left.
 //!
 //! pSLC caches: a block's `mode` is what its cells can store (its wear
 //! limit); `run` is the mode it is programmed in now. Static cache blocks
@@ -18,7 +17,7 @@
 mod loaded;
 mod wear;
 
-use crate::config::{FtlConfig, WearConfig};
+use crate::config::{slc_units_per_block, EarlySwitch, FtlConfig, WearConfig};
 use crate::geometry::Geometry;
 use crate::media::wear::{WearModel, ERASE_LOOPS, PROGRAM_LOOPS};
 use crate::media::CellMode;
@@ -75,6 +74,18 @@ pub struct BlockTable {
     cache_free: Vec<VecDeque<u32>>,
     /// ZombieNAND's early-switch pool: worn on purpose so it switches mode first.
     early: Vec<bool>,
+    /// Per pool: its early-switch blocks, the most it may have (a rolling
+    /// pool grows to it), and the units it loses once they are all SLC.
+    early_count: Vec<u32>,
+    early_cap: u32,
+    early_loss: u64,
+    /// A rolling pool: a normal block joins when it switches mode.
+    rolling: bool,
+    /// Mapped units (valid units of all blocks), and the user capacity: the
+    /// early-switch pool is used only while the flash it will lose comes
+    /// out of addresses never written (`unleveling_on`).
+    valid_total: u64,
+    user_units: u64,
     /// Trapped-charge stress, in program/erase cycles at the rating.
     stress: Vec<f64>,
     /// Stress one erase adds: 1 / (endurance factor × conditions).
@@ -94,10 +105,9 @@ pub struct BlockTable {
     /// Mapping units the usable blocks of each pool hold in their modes
     /// (`mode`, not a dynamic cache's temporary SLC).
     pool_capacity: Vec<u64>,
-    /// Sum and count of the remaining lives of each pool's usable normal
-    /// (not early-switch) blocks per bit mode, for the wear-levelling
-    /// average (a block that switched mode has a new life, not comparable
-    /// with its peers' in the old one). Indexed `pool * 4 + mode`.
+    /// Sum and count of the remaining lives of each pool's usable blocks,
+    /// by early-switch or not and bit mode, for the wear-levelling averages
+    /// (`average_life`, `element_life`). Indexed `pool * 8 + early * 4 + mode`.
     life_sum: Vec<f64>,
     life_count: Vec<u32>,
     /// ZombieNAND: a block dead at its mode drops one bit per cell instead of retiring.
@@ -116,8 +126,14 @@ impl BlockTable {
         let conditions = wear.conditions.endurance_factor();
         let mut early = vec![false; n];
         let mut static_cache = vec![false; n];
+        let rolling = ftl.wear.early_switch == EarlySwitch::Rolling;
+        let early_at_start = if rolling {
+            0
+        } else {
+            ftl.wear.early_switch_blocks
+        };
         for pool in 0..g.pools {
-            for i in 0..ftl.early_switch_blocks {
+            for i in 0..early_at_start {
                 early[g.block_in_pool(pool, i) as usize] = true;
             }
             for i in 0..ftl.pslc.static_blocks {
@@ -137,6 +153,14 @@ impl BlockTable {
             free: vec![VecDeque::new(); g.pools as usize],
             cache_free: vec![VecDeque::new(); g.pools as usize],
             early,
+            early_count: vec![early_at_start; g.pools as usize],
+            early_cap: ftl.wear.early_switch_blocks,
+            early_loss: early_at_start as u64
+                * g.pools as u64
+                * (g.units_per_block - slc_units_per_block(g)) as u64,
+            rolling,
+            valid_total: 0,
+            user_units: g.user_units,
             stress: vec![0.0; n],
             wear_per_erase: wear
                 .spread
@@ -159,10 +183,10 @@ impl BlockTable {
                 g.blocks_per_pool as u64 * g.units_per_block as u64;
                 g.pools as usize
             ],
-            life_sum: vec![0.0; 4 * g.pools as usize],
-            life_count: vec![0; 4 * g.pools as usize],
-            zombie: ftl.zombie,
-            wear_leveling: ftl.wear_leveling,
+            life_sum: vec![0.0; 8 * g.pools as usize],
+            life_count: vec![0; 8 * g.pools as usize],
+            zombie: ftl.wear.zombie,
+            wear_leveling: ftl.wear.wear_leveling,
             native: g.cell,
             native_capacity: g.units_per_block,
             units_per_page: g.units_per_page,
@@ -185,9 +209,7 @@ impl BlockTable {
                 if !usable {
                     continue;
                 }
-                if !t.early[i] {
-                    t.count_life(b, pool, true);
-                }
+                t.count_life(b, pool, true);
                 if t.static_cache[i] {
                     t.cache_free[pool as usize].push_back(b);
                 } else {
@@ -276,6 +298,11 @@ impl BlockTable {
     pub fn pool_capacity(&self) -> &[u64] {
         &self.pool_capacity
     }
+    /// Mapped units: the valid units of all blocks.
+    #[inline]
+    pub fn valid_total(&self) -> u64 {
+        self.valid_total
+    }
     /// Blocks retired, and blocks switched to a lower bit mode (ZombieNAND).
     pub fn bad_blocks(&self) -> u64 {
         self.bad_blocks
@@ -293,6 +320,7 @@ impl BlockTable {
     pub fn add_valid(&mut self, b: u32) {
         let i = b as usize;
         self.valid[i] += 1;
+        self.valid_total += 1;
         if self.valid[i] > self.written[i] {
             broken(b, "more valid units than written");
         }
@@ -302,6 +330,7 @@ impl BlockTable {
     #[inline]
     pub fn remove_valid(&mut self, b: u32) {
         self.valid[b as usize] -= 1;
+        self.valid_total -= 1;
     }
 
     /// `units` more units of block `b` are handed to the write path.
@@ -343,6 +372,7 @@ impl BlockTable {
         self.written[i] = written;
         self.programmed[i] += units;
         self.valid[i] += units;
+        self.valid_total += units as u64;
         let full = self.programmed[i] == self.capacity[i];
         if full {
             self.state[i] = BlockState::Sealed;
@@ -368,8 +398,10 @@ impl BlockTable {
         g: &Geometry,
     ) {
         self.valid.fill(0);
+        self.valid_total = 0;
         for s in slots_of_mapped_units {
             self.valid[g.block_of_slot(s) as usize] += 1;
+            self.valid_total += 1;
         }
     }
 
@@ -406,19 +438,20 @@ impl BlockTable {
             valid <= self.written[b as usize],
             "block {b}: more valid units than written"
         );
+        self.valid_total = self.valid_total - self.valid[b as usize] as u64 + valid as u64;
         self.valid[b as usize] = valid;
     }
 
     /// Takes a free block of `pool` and opens it: the oldest, or with wear
-    /// levelling the one with the most life left (early-switch blocks first).
+    /// levelling the one with the most life left. (Early-switch blocks are
+    /// preferred by GC only, as in Algorithm 2: which block takes data next
+    /// does not wear it, and a placement that follows the early-switch pool
+    /// would set a drive that never uses the pool on another course.)
     pub fn open(&mut self, pool: u32) -> Option<u32> {
         let free = &self.free[pool as usize];
         let at = if self.wear_leveling {
-            let key = |&b: &u32| (self.early[b as usize], self.remaining_life(b));
-            (0..free.len()).max_by(|&i, &j| {
-                let (a, b) = (key(&free[i]), key(&free[j]));
-                a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(j.cmp(&i))
-            })?
+            let life = |i: usize| self.remaining_life(free[i]);
+            (0..free.len()).max_by(|&i, &j| life(i).total_cmp(&life(j)).then(j.cmp(&i)))?
         } else {
             0
         };
@@ -456,16 +489,11 @@ impl BlockTable {
         self.written[i] = 0;
         self.programmed[i] = 0;
         self.erase_count[i] += 1;
-        let normal = !self.early[i];
-        if normal {
-            self.count_life(block, pool, false);
-        }
+        self.count_life(block, pool, false);
         if !self.add_stress(block, pool, self.wear_per_erase[i]) {
             return false;
         }
-        if normal {
-            self.count_life(block, pool, true);
-        }
+        self.count_life(block, pool, true);
         self.run[i] = self.mode[i];
         self.capacity[i] = self.capacity_in(self.mode[i]);
         self.in_cache[i] = self.static_cache[i];
@@ -491,6 +519,7 @@ impl BlockTable {
         }
         self.written[i] = 0;
         self.programmed[i] = 0;
+        self.valid_total -= self.valid[i] as u64;
         self.valid[i] = 0;
         self.run[i] = self.mode[i];
         self.capacity[i] = self.capacity_in(self.mode[i]);

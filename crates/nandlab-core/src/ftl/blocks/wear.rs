@@ -1,8 +1,8 @@
 //! The wear side of the block table: trapped-charge stress added by each
 //! erase, the bit mode a block can still hold (ZombieNAND drops a bit per
 //! cell when a block dies at its mode; otherwise it is retired), the ISPP
-//! loops its wear calls for, and the remaining-life sums wear levelling and
-//! ZombieNAND's GC compare blocks by.
+//! loops its wear calls for, the remaining-life sums wear levelling and
+//! ZombieNAND's GC compare blocks by, and the early-switch pool's state.
 
 use super::{BlockState, BlockTable};
 use crate::media::wear::{delta_v, ERASE_LOOPS, PROGRAM_LOOPS};
@@ -16,10 +16,11 @@ impl BlockTable {
         ((self.model.limit(self.mode[i]) - self.stress[i]) / self.wear_per_erase[i]).max(0.0)
     }
 
-    /// Adds a normal block's remaining life to its pool's per-mode sums, or
-    /// removes it (`add` false).
+    /// Adds a usable block's remaining life to its pool's sums, or removes
+    /// it (`add` false).
     pub(super) fn count_life(&mut self, block: u32, pool: u32, add: bool) {
-        let k = pool as usize * 4 + self.mode[block as usize].index();
+        let i = block as usize;
+        let k = pool as usize * 8 + self.early[i] as usize * 4 + self.mode[i].index();
         let life = self.remaining_life(block);
         if add {
             self.life_sum[k] += life;
@@ -32,8 +33,62 @@ impl BlockTable {
 
     /// Mean remaining life of the usable normal blocks of a pool in `mode` (0 if none).
     pub fn average_life(&self, pool: u32, mode: CellMode) -> f64 {
-        let k = pool as usize * 4 + mode.index();
+        let k = pool as usize * 8 + mode.index();
         self.life_sum[k] / self.life_count[k].max(1) as f64
+    }
+
+    /// Mean remaining life of all usable blocks of a pool, whatever their
+    /// mode (Algorithm 3's element average; 0 if none).
+    pub fn element_life(&self, pool: u32) -> f64 {
+        let k = pool as usize * 8;
+        let sum: f64 = self.life_sum[k..k + 8].iter().sum();
+        let count: u32 = self.life_count[k..k + 8].iter().sum();
+        sum / count.max(1) as f64
+    }
+
+    /// Whether the blocks of `pool` living on in a lower mode (zombies) can
+    /// hold the pool's share of the mapped data: only then does Algorithm
+    /// 3's element average, which sends GC to the zombies (their remaining
+    /// life dwarfs the native blocks'), let hot data settle there; with more
+    /// data than they hold it would only make GC clean fuller blocks.
+    pub fn zombies_hold_data(&self, pool: u32) -> bool {
+        let k = pool as usize * 8 + self.native.index();
+        let native_blocks = (self.life_count[k] + self.life_count[k + 4]) as u64;
+        let zombie_units =
+            self.pool_capacity[pool as usize] - native_blocks * self.native_capacity as u64;
+        let pools = self.free.len() as u64;
+        zombie_units > 0 && zombie_units >= self.valid_total.div_ceil(pools)
+    }
+
+    /// Whether the early-switch pool is in use: while the flash it loses
+    /// once all SLC, with the units mapped now, fits in the user capacity —
+    /// so its loss comes out of addresses never written, not the spare
+    /// space GC works with (on a full drive it would raise write
+    /// amplification for the rest of the drive's life).
+    #[inline]
+    pub fn unleveling_on(&self) -> bool {
+        self.early_loss > 0 && self.valid_total + self.early_loss <= self.user_units
+    }
+
+    /// Whether GC and allocation prefer block `block` as an early switcher
+    /// (`unleveling`: `unleveling_on()`): an early-switch block that can
+    /// still switch — one in SLC has no lower mode left, and is levelled
+    /// by its remaining life like any other.
+    #[inline]
+    pub fn early_switcher(&self, block: u32, unleveling: bool) -> bool {
+        let i = block as usize;
+        unleveling && self.early[i] && self.mode[i] != CellMode::Slc
+    }
+
+    /// A rolling early-switch pool takes block `block`, which has just
+    /// switched mode, while it has room.
+    fn join_rolling_pool(&mut self, block: u32, pool: u32) {
+        let (i, p) = (block as usize, pool as usize);
+        if self.rolling && !self.early[i] && self.early_count[p] < self.early_cap {
+            self.early[i] = true;
+            self.early_count[p] += 1;
+            self.early_loss += (self.native_capacity - self.capacity_in(CellMode::Slc)) as u64;
+        }
     }
 
     /// Adds trapped-charge stress to a block: past its mode's rating it drops
@@ -61,6 +116,7 @@ impl BlockTable {
         if mode != self.mode[i] {
             self.set_mode(block, pool, mode);
             self.mode_switches += 1;
+            self.join_rolling_pool(block, pool);
         }
         let u = self.model.life_used(mode, delta_v(self.stress[i]));
         let between = |(fresh, worn): (u32, u32)| {

@@ -1,5 +1,7 @@
-//! Garbage collection per GC pool: foreground when a pool runs short of
-//! free blocks, background in idle time up to the high watermark; a victim
+//! Garbage collection per GC pool: foreground once a pool runs below the
+//! low watermark (`gc_start`) until it is back at it or, with `gc_until =
+//! "stop"`, at the high one (`gc_stop`); background in idle time up to the
+//! high watermark; a victim
 //! (chosen by the [`victim`] policy, or a dynamic pSLC block given back) has
 //! its valid units copied to the pool's GC frontier, then is erased.
 //!
@@ -15,9 +17,10 @@
 pub mod victim;
 
 use super::{Ftl, NIL};
-use crate::config::Config;
+use crate::config::{Config, DeathRule, GcUntil};
 use crate::drive::timeline::Timeline;
-use crate::ftl::gc::victim::VictimIndex;
+use crate::ftl::blocks::BlockState;
+use crate::ftl::gc::victim::{VictimIndex, WornRule};
 use crate::ftl::mapcache::MapAccess;
 use crate::media::{CellMode, ModeTiming};
 use crate::power::PageKind;
@@ -38,11 +41,13 @@ pub struct Gc {
     /// reclaims up to (high watermark), per pool.
     pub(super) start: u32,
     pub(super) stop: u32,
+    /// Free blocks foreground GC, once started, cleans up to: `start` or `stop`.
+    pub(super) refill: u32,
     /// Who the GC frontier's pages are programmed for now (GC, folding, recovery).
     pub(super) copy_kind: PageKind,
-    /// ZombieNAND's usage-table GC (wear-aware victims) and its threshold.
+    /// ZombieNAND's usage-table GC (wear-aware victims) and its rule.
     pub(super) wear_aware: bool,
-    pub(super) life_threshold: f64,
+    pub(super) worn: WornRule,
     /// Paced GC: the victim each pool is relocating beside host writes
     /// (NIL: none), its next page, and its pages to copy per host page.
     pub(super) active: Vec<u32>,
@@ -60,9 +65,17 @@ impl Gc {
             ready: vec![0; g.pools as usize],
             start: cfg.ftl.gc_start,
             stop: cfg.ftl.gc_stop,
+            refill: match cfg.ftl.gc_until {
+                GcUntil::Start => cfg.ftl.gc_start,
+                GcUntil::Stop => cfg.ftl.gc_stop,
+            },
             copy_kind: PageKind::Gc,
-            wear_aware: cfg.ftl.wear_leveling,
-            life_threshold: cfg.ftl.life_threshold,
+            wear_aware: cfg.ftl.wear.wear_leveling,
+            worn: WornRule {
+                threshold: cfg.ftl.wear.life_threshold,
+                average: cfg.ftl.wear.life_average,
+                skip: cfg.ftl.wear.life_skip,
+            },
             active: vec![NIL; g.pools as usize],
             cursor: vec![0; g.pools as usize],
             pace: vec![0; g.pools as usize],
@@ -114,11 +127,15 @@ impl Ftl {
     fn next_victim(&mut self, pool: u32) -> Result<u32, SimError> {
         match self.pslc.dynamic_fifo[pool as usize].pop_front() {
             Some(v) => Ok(v),
-            None => if self.gc.wear_aware {
+            // Wear-aware choice skips worn blocks, which may leave only
+            // victims full of valid data: a pool down to the erased blocks
+            // GC keeps for itself takes the fewest valid units first, so GC
+            // never starves for the sake of wear.
+            None => if self.gc.wear_aware && self.blocks.free_count(pool) > self.gc_reserve() {
                 self.gc.victims.take_wear_aware(
                     pool,
                     &self.blocks,
-                    self.gc.life_threshold,
+                    &self.gc.worn,
                     self.clock,
                     &mut self.rng,
                 )
@@ -149,16 +166,24 @@ impl Ftl {
     }
 
     /// Paced GC's work after a host page: the victim's next pages, and
-    /// further victims while one finishes with the pool still short.
+    /// further victims while one finishes with the pool still short of
+    /// what foreground GC refills to (`[ftl] gc_until`: the low watermark,
+    /// or the high one, as the ZombieNAND paper's GC does).
     #[inline(never)]
     fn paced_gc_steps(&mut self, pool: u32, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
         let p = pool as usize;
         loop {
             if self.gc.active[p] == NIL {
-                if self.blocks.free_count(pool) >= self.gc.start {
+                let free = self.blocks.free_count(pool);
+                if free >= self.gc.refill {
                     return Ok(());
                 }
-                let v = self.next_victim(pool)?;
+                let v = match self.next_victim(pool) {
+                    Ok(v) => v,
+                    // Above the low watermark, nothing to clean is no emergency.
+                    Err(_) if free >= self.gc.start => return Ok(()),
+                    Err(e) => return Err(e),
+                };
                 self.begin_victim(v, pool);
             }
             if !self.relocate_pages(pool, now, tl, self.gc.pace[p])? {
@@ -285,21 +310,48 @@ impl Ftl {
         if dynamic {
             self.pslc.dynamic_in_use[pool as usize] -= 1;
         }
-        if !self.blocks.erase(v, pool) || self.blocks.mode()[vi] != mode {
-            // The pool lost flash (ZombieNAND: lost bits come out of the
-            // reserve). The user capacity never shrinks: the pool must still
-            // hold its share of it plus the blocks GC keeps free (high watermark).
-            let usable = self.blocks.pool_capacity()[pool as usize];
-            let needed = self.guaranteed_units;
-            if usable < needed {
-                return Err(SimError::WornOut {
-                    pool,
-                    usable,
-                    needed,
-                });
-            }
+        let usable = self.blocks.erase(v, pool);
+        if !usable || self.blocks.mode()[vi] != mode {
+            self.lost_flash(pool, usable)?;
         }
         Ok(())
+    }
+
+    /// A block of `pool` lost flash at its erase (retired, or — ZombieNAND —
+    /// switched to a lower mode, `usable`): whether the drive lives on, by
+    /// the death rule. Lost bits come out of the reserve; under `capacity`
+    /// the pool must still hold its share of the user capacity plus the
+    /// blocks GC keeps free (high watermark), under `dead-blocks` it may
+    /// retire up to (R − W)% of its blocks, holding what it can.
+    fn lost_flash(&mut self, pool: u32, usable: bool) -> Result<(), SimError> {
+        let usable_units = self.blocks.pool_capacity()[pool as usize];
+        let needed = self.guaranteed_units;
+        if usable_units < needed && self.capacity_short_at.is_none() {
+            self.capacity_short_at = Some(self.counters.host_write_bytes);
+        }
+        match self.death {
+            DeathRule::Capacity if usable_units < needed => Err(SimError::WornOut {
+                pool,
+                usable: usable_units,
+                needed,
+            }),
+            DeathRule::DeadBlocks if !usable => {
+                let dead = self
+                    .g
+                    .pool_blocks(pool)
+                    .filter(|&b| self.blocks.state()[b as usize] == BlockState::Bad)
+                    .count() as u32;
+                if dead > self.dead_block_limit {
+                    return Err(SimError::TooManyDeadBlocks {
+                        pool,
+                        dead,
+                        limit: self.dead_block_limit,
+                    });
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Reads page `page` (of a block in `mode`) on `die` from `now`; returns

@@ -3,11 +3,13 @@
 //! (Algorithms 2 and 3) chooses within the lowest buckets by remaining life.
 
 use super::buckets::{on_buckets, Buckets};
-use super::VictimPolicy;
+use super::{VictimPolicy, WornRule};
+use crate::config::{LifeAverage, LifeSkip};
 use crate::ftl::blocks::BlockTable;
 use crate::geometry::Geometry;
 use crate::media::CellMode;
 use crate::sanity::Checked;
+use rand::RngExt;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
@@ -28,33 +30,38 @@ impl VictimPolicy for Greedy {
     }
 
     /// In the lowest bucket with a candidate, the early-switch block with
-    /// the most life left, else the normal one with the most life left; a
-    /// normal block with less life left than `life_threshold` × the average
-    /// of its pool's normal blocks in its mode is skipped, and so are blocks
-    /// with nothing invalid. Plain greedy if every block is skipped.
+    /// the most life left (while the pool is in use), else the normal one
+    /// with the most life left; a normal block worn by `rule` (less life
+    /// left than its threshold × the pool's average) is skipped, and so are
+    /// blocks with nothing invalid. Plain greedy if every block is skipped.
     fn take_wear_aware(
         &mut self,
         pool: u32,
         blocks: &BlockTable,
-        life_threshold: f64,
+        rule: &WornRule,
         now: u64,
         rng: &mut Xoshiro256PlusPlus,
     ) -> Option<u32> {
         let b = &self.0;
         let base = b.base(pool as usize);
-        let threshold = CellMode::ALL.map(|m| life_threshold * blocks.average_life(pool, m));
+        let unleveling = blocks.unleveling_on();
+        let limit = match rule.average {
+            LifeAverage::Element if blocks.zombies_hold_data(pool) => {
+                [rule.threshold * blocks.element_life(pool); 4]
+            }
+            _ => CellMode::ALL.map(|m| rule.threshold * blocks.average_life(pool, m)),
+        };
         for level in b.min[pool as usize]..b.units_per_block {
             let mut best: Option<(bool, f64, u32)> = None;
             let mut block = b.head[base + level as usize];
             while block != NIL {
-                let early = blocks.early()[block as usize];
+                let early = blocks.early_switcher(block, unleveling);
                 let life = blocks.remaining_life(block);
                 let better = match best {
                     None => true,
                     Some((e, l, _)) => (early, life) > (e, l),
                 };
-                let worn = life < threshold[blocks.mode()[block as usize].index()];
-                if (early || !worn) && better {
+                if better && (early || !worn(life, limit[blocks.mode()[block as usize].index()], rule.skip, rng)) {
                     best = Some((early, life, block));
                 }
                 block = b.next[block as usize];
@@ -64,5 +71,18 @@ impl VictimPolicy for Greedy {
             }
         }
         self.take(pool, blocks, now, rng)
+    }
+}
+
+/// Whether a normal block with `life` erases left is skipped against its
+/// `limit` (threshold × average): always below it, or (rate-limited, as
+/// DiskSim's `ssd_rate_limit`) taken with probability life / limit.
+fn worn(life: f64, limit: f64, skip: LifeSkip, rng: &mut Xoshiro256PlusPlus) -> bool {
+    if life >= limit {
+        return false;
+    }
+    match skip {
+        LifeSkip::Strict => true,
+        LifeSkip::RateLimited => rng.random::<f64>() >= life / limit,
     }
 }

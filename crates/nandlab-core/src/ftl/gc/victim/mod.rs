@@ -14,11 +14,22 @@ pub mod buckets;
 pub mod seal_order;
 pub mod set;
 
+use crate::config::{LifeAverage, LifeSkip};
 use crate::ftl::blocks::{BlockState, BlockTable};
 use crate::geometry::Geometry;
 use crate::sanity::{ensure, Checked};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
+
+/// How ZombieNAND's usage-table GC judges a normal block too worn to clean
+/// (Algorithm 3): its remaining life below `threshold` × the `average`;
+/// such a block is skipped, always or at random (`skip`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct WornRule {
+    pub threshold: f64,
+    pub average: LifeAverage,
+    pub skip: LifeSkip,
+}
 
 /// A GC victim policy: the sealed native blocks of every pool, organised
 /// to choose a victim fast.
@@ -63,7 +74,7 @@ pub trait VictimPolicy: Sized {
         &mut self,
         pool: u32,
         blocks: &BlockTable,
-        _life_threshold: f64,
+        _rule: &WornRule,
         now: u64,
         rng: &mut Xoshiro256PlusPlus,
     ) -> Option<u32> {
@@ -151,12 +162,12 @@ macro_rules! policies {
                 &mut self,
                 pool: u32,
                 blocks: &BlockTable,
-                life_threshold: f64,
+                rule: &WornRule,
                 now: u64,
                 rng: &mut Xoshiro256PlusPlus,
             ) -> Option<u32> {
                 match self {
-                    $(VictimIndex::$policy(p) => p.take_wear_aware(pool, blocks, life_threshold, now, rng),)*
+                    $(VictimIndex::$policy(p) => p.take_wear_aware(pool, blocks, rule, now, rng),)*
                 }
             }
 
