@@ -38,6 +38,10 @@ GRID_WORKING_SETS = (0.1, 0.25, 0.5, 1.0)
 GRID_READ_LEVELS = {"low": 0.25, "medium": 0.5, "high": 0.75}
 """The paper's read/write ratios are "low", "medium" and "high" without numbers; these are the read
 fractions nandlab uses for them."""
+COMPARISON_COLUMNS = ("lifetime_ratio", "latency_ratio", "latency_ratio_after", *(
+    f"{side}_{key}" for side in ("zombie", "baseline") for key in ("host_write_bytes", "drive_writes", "death")
+))
+"""A comparison's figures in a study's table (a ``lifetime-compare`` sweep's columns)."""
 
 
 def synthetic(
@@ -223,10 +227,9 @@ def grid(
     failed = table.filter(pl.col("status") == "failed")
     if failed.height:
         raise SimulationError(f"{failed.height} grid runs failed; the first: {failed['error'][0]}")
-    sides = [f"{side}_{key}" for side in ("zombie", "baseline") for key in ("host_write_bytes", "drive_writes", "death")]
     return table.select(
         "cell", "reserve", "working_set", "read_level", pl.col("phase.0.read_fraction").alias("read_fraction"),
-        "lifetime_ratio", "latency_ratio", "latency_ratio_after", *sides,
+        *COMPARISON_COLUMNS,
     )
 
 

@@ -20,7 +20,8 @@ def cli() -> None:
 
 for command in (
     run.run, run.resume, presets.list_presets, presets.default_config, report.report_command,
-    lifetime.lifetime_command, lifetime.lifetime_grid_command, chip.chip, fio.fio_command, trace.trace_group,
+    lifetime.lifetime_command, lifetime.lifetime_grid_command, lifetime.lifetime_traces_command, chip.chip,
+    fio.fio_command, trace.trace_group,
     test.test_group, sweep.sweep_command, matrix.matrix_command,
 ):
     cli.add_command(command)

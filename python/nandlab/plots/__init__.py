@@ -25,6 +25,8 @@ from nandlab.plots.procedures import (  # noqa: F401
     matrix_block_sizes,
     power_cuts,
     sections,
+    trace_latency_curves,
+    trace_lifetimes,
 )
 from nandlab.plots.timeseries import (  # noqa: F401
     BIT_MODES,

@@ -247,3 +247,54 @@ def die_scaling(matrices: Matrix | Sequence[Matrix], path: str | os.PathLike[str
         fontsize="medium",
     )
     fig.savefig(path, dpi=110)
+
+
+def trace_lifetimes(table: pl.DataFrame, path: str | os.PathLike[str]) -> None:
+    """Save a PNG of the ZombieNAND trace study's lifetimes (the paper's Fig. 5): per cell type, a
+    group of bars per trace, a bar per reserve, each ZombieNAND's life over the baseline's (1 = as
+    long)."""
+    cells = table["cell"].unique(maintain_order=True).to_list()
+    fig = Figure(figsize=(11, 3.6 * len(cells)), layout="constrained")
+    panels = fig.subplots(len(cells), 1, squeeze=False)[:, 0]
+    for axes, cell in zip(panels, cells):
+        part = table.filter(pl.col("cell") == cell)
+        names = part["trace"].unique(maintain_order=True).to_list()
+        series = {
+            f"{reserve:.0%} reserve": [
+                part.filter((pl.col("trace") == n) & (pl.col("reserve") == reserve))["lifetime_ratio"].max()
+                for n in names
+            ]
+            for reserve in part["reserve"].unique(maintain_order=True)
+        }
+        bar_axes(axes, names, series, annotate=True, rotation=15)
+        axes.axhline(1.0, color="black", linewidth=0.8)
+        axes.set(ylabel="lifetime / baseline's", title=f"{cell.upper()}: trace drive (zombienand-trace-{cell})")
+    fig.suptitle("ZombieNAND on real traces: lifetime relative to the baseline (the paper's Fig. 5)",
+                 fontsize="medium")
+    fig.savefig(path, dpi=110)
+
+
+def trace_latency_curves(curves: pl.DataFrame, path: str | os.PathLike[str]) -> None:
+    """Save a PNG of latency over life in the trace study (the paper's Fig. 6): a panel per cell type
+    and reserve, a line per trace — ZombieNAND's mean latency over the baseline's lifetime mean, against
+    host data written as a percentage of the baseline's life (the baseline dies at 100)."""
+    cells = curves["cell"].unique(maintain_order=True).to_list()
+    reserves = sorted(curves["reserve"].unique().to_list())
+    fig = Figure(figsize=(4.2 * len(reserves) + 1.5, 3.4 * len(cells)), layout="constrained")
+    panels = fig.subplots(len(cells), len(reserves), squeeze=False, sharey=True)
+    zombie = curves.filter(pl.col("side") == "zombie")
+    for row, cell in zip(panels, cells):
+        for axes, reserve in zip(row, reserves):
+            part = zombie.filter((pl.col("cell") == cell) & (pl.col("reserve") == reserve))
+            for n, name in enumerate(part["trace"].unique(maintain_order=True)):
+                line = part.filter(pl.col("trace") == name).sort("life")
+                axes.plot(line["life"], line["latency"], label=name, color=f"C{n}", linewidth=1.0)
+            axes.axvline(100, color="black", linewidth=0.8, linestyle="--")
+            axes.axhline(1.0, color="grey", linewidth=0.6)
+            axes.set_xscale("symlog", linthresh=100)
+            axes.set(title=f"{cell.upper()}, {reserve:.0%} reserve", xlabel="data written (% of baseline's life)")
+        row[0].set_ylabel("latency / baseline's mean")
+    panels[0][-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.suptitle("ZombieNAND on real traces: latency over life (the paper's Fig. 6)\n"
+                 "dashed: the baseline dies", fontsize="medium")
+    fig.savefig(path, dpi=110)

@@ -47,17 +47,18 @@ impl BlockTable {
     }
 
     /// Whether the blocks of `pool` living on in a lower mode (zombies) can
-    /// hold the pool's share of the mapped data: only then does Algorithm
-    /// 3's element average, which sends GC to the zombies (their remaining
-    /// life dwarfs the native blocks'), let hot data settle there; with more
-    /// data than they hold it would only make GC clean fuller blocks.
+    /// hold the pool's share of the mapped data at most two-thirds full:
+    /// only then does Algorithm 3's element average, which sends GC to the
+    /// zombies (their remaining life dwarfs the native blocks'), let hot data
+    /// settle there at a write amplification their faster mode pays for;
+    /// fuller, GC would only clean fuller blocks (at 90 % full, WAF ≈ 6).
     pub fn zombies_hold_data(&self, pool: u32) -> bool {
         let k = pool as usize * 8 + self.native.index();
         let native_blocks = (self.life_count[k] + self.life_count[k + 4]) as u64;
         let zombie_units =
             self.pool_capacity[pool as usize] - native_blocks * self.native_capacity as u64;
         let pools = self.free.len() as u64;
-        zombie_units > 0 && zombie_units >= self.valid_total.div_ceil(pools)
+        zombie_units > 0 && 2 * zombie_units >= 3 * self.valid_total.div_ceil(pools)
     }
 
     /// Whether the early-switch pool is in use: while the flash it loses
