@@ -143,10 +143,6 @@ fn zombie_never_shortens_life() {
             let (_, base) = lifetime(false, reserve, working_set);
             let (sim, zombie) = lifetime(true, reserve, working_set);
             let ratio = zombie.host_write_bytes as f64 / base.host_write_bytes as f64;
-            eprintln!(
-                "{reserve} {working_set} {} {} {:?} {:?}",
-                zombie.host_write_bytes, base.host_write_bytes, zombie.death, base.death
-            );
             assert!(
                 ratio >= 1.0,
                 "reserve {reserve} %, working set {working_set}: lifetime ratio {ratio:.3}"
@@ -262,10 +258,6 @@ fn the_dead_block_rule_outlives_the_advertised_capacity_and_says_so() {
     let short = dead_blocks.capacity_short_since_bytes.unwrap();
     assert!(short > 0 && short < dead_blocks.host_write_bytes);
     // Under the capacity rule the shortfall is the death itself.
-    eprintln!(
-        "{:?} {:?}",
-        capacity.death, capacity.capacity_short_since_bytes
-    );
     assert!(capacity.capacity_short_since_bytes.is_some());
     assert!(capacity
         .death
