@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// GC set-ups under test: `[ftl]` lines, and `[device.wear]` ratings.
-const FTLS: [(&str, &str); 16] = [
+const FTLS: [(&str, &str); 18] = [
     ("gc = \"greedy\"", ""),
     ("gc = \"fifo\"", ""),
     ("gc = \"cost-benefit\"", ""),
@@ -43,6 +43,17 @@ const FTLS: [(&str, &str); 16] = [
     (
         "gc = \"greedy\"\nzombie = true\nwear_unleveling = false\nwear_leveling = true",
         "rated = { slc = 3, mlc = 2, tlc = 1 }",
+    ),
+    // ZombieNAND's other readings: a rolling pool under the dead-block rule
+    // (rate-limited skips, a drive that outlives its capacity); Eq. 1's pool
+    // with the per-mode average and GC running to the high watermark.
+    (
+        "gc = \"greedy\"\nzombie = true\nearly_switch = \"rolling\"\ndeath = \"dead-blocks\"",
+        "rated = { slc = 6, mlc = 2, tlc = 1 }",
+    ),
+    (
+        "gc = \"greedy\"\nzombie = true\nearly_switch = \"eq1\"\nlife_average = \"mode\"\ngc_until = \"stop\"",
+        "rated = { slc = 6, mlc = 3, tlc = 1 }",
     ),
     // A DRAM-less drive (two translation pages cached) that reads ahead.
     (
