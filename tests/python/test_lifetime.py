@@ -145,3 +145,15 @@ def test_lifetime_traces_runs_the_study_and_leaves_out_traces_without_writes(nan
         assert (out / name).stat().st_size > 0, name
     curves = pl.read_parquet(out / "curves.parquet")
     assert set(curves["side"]) == {"zombie", "baseline"} and curves["life"].max() > 100
+
+
+def test_a_looping_trace_that_never_writes_cannot_hang_until_dead(nandlab_cli, tmp_path: Path) -> None:
+    """A pass without writes can never wear the drive out: refused after one pass, not a hang."""
+    trace = tmp_path / "reads.csv"
+    trace.write_text("128166372000000000,host,0,Read,0,4096,100\n128166372000001000,host,0,Read,8192,4096,100\n")
+    config = tmp_path / "ro.toml"
+    config.write_text(f'[device]\npreset = "zombienand-synthetic-tlc"\n[[phase]]\nkind = "trace"\n'
+                      f'trace = "{trace}"\nloop = true\nuntil = "dead"\n')
+    result = nandlab_cli("run", str(config), "-q")
+    assert result.exit_code == 2
+    assert "writes nothing" in result.stderr and 'until = "dead" would never' in result.stderr

@@ -62,6 +62,11 @@ pub(super) fn validate(
         remap,
         unique_bytes: p.unique_bytes.map(|s| s.0),
         looping: p.looping.unwrap_or(false),
+        // `until = "dead"` and nothing else: only writes can end a loop.
+        ends_by_wear: p.until.as_deref() == Some("dead")
+            && p.volume.is_none()
+            && p.requests.is_none()
+            && p.duration.is_none(),
     }))
 }
 

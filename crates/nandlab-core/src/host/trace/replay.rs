@@ -42,6 +42,9 @@ pub struct ReplayConfig {
     pub unique_bytes: Option<u64>,
     /// Start again from the first record when the trace ends.
     pub looping: bool,
+    /// The phase ends only when the drive wears out (`until = "dead"`, no
+    /// other stop): a looping pass that writes nothing would never end it.
+    pub ends_by_wear: bool,
 }
 
 fn format_name<S: serde::Serializer>(f: &Option<TraceFormat>, s: S) -> Result<S::Ok, S::Error> {
@@ -77,6 +80,8 @@ pub struct Replay {
     keeping: bool,
     /// Where a pass from memory is.
     kept_at: Option<usize>,
+    /// Write requests placed in the current pass.
+    pass_writes: u64,
     /// Records read (after the device filter), and passes completed.
     pub records: u64,
     pub passes: u64,
@@ -97,6 +102,7 @@ impl Replay {
             pass_offset: 0,
             last_time: 0,
             pass_records: 0,
+            pass_writes: 0,
             ended: false,
             kept: Vec::new(),
             keeping: cfg.looping,
@@ -192,6 +198,22 @@ impl Replay {
     /// Starts the next pass from the trace's first record, 1 µs after this
     /// pass's last request.
     fn restart(&mut self) -> Result<(), TraceError> {
+        if self.cfg.ends_by_wear && self.pass_writes == 0 {
+            return Err(TraceError {
+                path: self.cfg.path.display().to_string(),
+                line: 0,
+                message: format!(
+                    "a pass of this looping replay writes nothing{}, so until = \"dead\" would never \
+                     come: give a trace (or a larger unique_bytes) with writes, or a volume, \
+                     duration or requests to stop at",
+                    match self.cfg.unique_bytes {
+                        Some(n) => format!(" within its first {n} bytes of distinct addresses (unique_bytes)"),
+                        None => String::new(),
+                    }
+                ),
+            });
+        }
+        self.pass_writes = 0;
         self.passes += 1;
         self.pass_records = 0;
         self.pass_offset = self.last_time.saturating_add(1_000);
@@ -323,6 +345,7 @@ impl Replay {
     }
 
     fn push(&mut self, t: u64, op: Op, offset: u64, len: u64) {
+        self.pass_writes += (op == Op::Write) as u64;
         let mut offset = offset;
         let mut left = len;
         while left > 0 {
