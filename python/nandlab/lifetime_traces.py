@@ -6,7 +6,7 @@ reserve — a ``lifetime-compare`` sweep whose dataset keeps every run's time se
 
     study = lifetime_traces.study(["../shared/traces/msr_rsrch_1.csv"], endurance_scale=10, workers=2)
     study.table        # one row per trace × cell × reserve: lifetime and latency ratios, both sides
-    study.curves       # latency over life (Fig. 6): ZombieNAND's and the baseline's, per run
+    study.curves       # latency over life (Fig. 6): ZombieNAND's over the baseline's, per run
     study.stats        # each trace's composition and address reuse (Table III, Fig. 4)
 
 Each trace is replayed closed-loop at queue depth 1, its addresses numbered in order of first use
@@ -140,21 +140,28 @@ def study(
 
 
 def _curves(results: pl.DataFrame, directory: Path) -> pl.DataFrame:
-    """Latency over life per run (Fig. 6): ``life`` is host bytes written as a percentage of the
-    baseline's life (100 = the baseline dies), ``latency`` each row's mean latency over the
-    baseline's mean over its whole life."""
+    """ZombieNAND's latency over life per run (Fig. 6): ``life`` is host bytes written as a
+    percentage of the baseline's life (100 = the baseline dies); ``latency`` the zombie drive's mean
+    latency over the baseline's at the same point of life (both drives' cells speed up as they wear),
+    past the baseline's death over its mean in its last 5 % of life."""
+    import numpy as np
+
     frames = []
     for row in results.iter_rows(named=True):
         series = pl.read_parquet(directory / "timeseries" / f"run_id={row['run_id']}" / "part-0.parquet")
         life = row["baseline_host_write_bytes"]
-        base = series.filter(pl.col("side") == "baseline")
-        base_latency = lifetime._mean_latency(base)
-        frames.append(
-            series.select(
-                pl.lit(row["trace"]).alias("trace"), pl.lit(row["cell"]).alias("cell"),
-                pl.lit(row["reserve"]).alias("reserve"), "side",
-                (100 * pl.col("host_write_bytes") / life).alias("life"),
-                (pl.col("latency_mean_us") / base_latency).alias("latency"),
-            ).filter(pl.col("latency").is_finite())
-        )
+        base = series.filter((pl.col("side") == "baseline") & pl.col("latency_mean_us").is_finite()).sort(
+            "host_write_bytes")
+        zombie = series.filter((pl.col("side") == "zombie") & pl.col("latency_mean_us").is_finite())
+        if not (life and base.height and zombie.height):
+            continue
+        end = base.filter(pl.col("host_write_bytes") >= 0.95 * life)["latency_mean_us"].mean()
+        at = np.interp(zombie["host_write_bytes"].to_numpy(), base["host_write_bytes"].to_numpy(),
+                       base["latency_mean_us"].to_numpy())
+        reference = np.where(zombie["host_write_bytes"].to_numpy() <= life, at, end)
+        frames.append(pl.DataFrame({
+            "trace": row["trace"], "cell": row["cell"], "reserve": row["reserve"],
+            "life": 100 * zombie["host_write_bytes"].to_numpy() / life,
+            "latency": zombie["latency_mean_us"].to_numpy() / reference,
+        }))
     return pl.concat(frames) if frames else pl.DataFrame()

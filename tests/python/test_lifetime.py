@@ -144,7 +144,7 @@ def test_lifetime_traces_runs_the_study_and_leaves_out_traces_without_writes(nan
     for name in ("lifetime-ratio.png", "latency-over-life.png", "address-reuse.png", "composition.csv", "report.html"):
         assert (out / name).stat().st_size > 0, name
     curves = pl.read_parquet(out / "curves.parquet")
-    assert set(curves["side"]) == {"zombie", "baseline"} and curves["life"].max() > 100
+    assert curves["life"].max() > 100 and curves["latency"].is_finite().all()
 
 
 def test_a_looping_trace_that_never_writes_cannot_hang_until_dead(nandlab_cli, tmp_path: Path) -> None:
