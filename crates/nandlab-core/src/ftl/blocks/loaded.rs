@@ -102,15 +102,12 @@ impl BlockTable {
             life_count[pool * 8 + self.early[b] as usize * 4 + mode.index()] += 1;
         }
         let bad = (0..g.blocks as usize).filter(|&b| !usable(b)).count() as u64;
-        let loss = (self.native_capacity - self.capacity_in(crate::media::CellMode::Slc)) as u64;
-        let early_loss = early_count.iter().map(|&c| c as u64).sum::<u64>() * loss;
         let valid_total = self.valid.iter().map(|&v| v as u64).sum::<u64>();
         ensure(
             by_mode == self.by_mode
                 && pool_capacity == self.pool_capacity
                 && life_count == self.life_count
                 && early_count == self.early_count
-                && early_loss == self.early_loss
                 && early_count.iter().all(|&c| c <= self.early_cap)
                 && valid_total == self.valid_total
                 && bad == self.bad_blocks,

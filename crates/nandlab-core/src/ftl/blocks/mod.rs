@@ -17,7 +17,7 @@
 mod loaded;
 mod wear;
 
-use crate::config::{slc_units_per_block, EarlySwitch, FtlConfig, WearConfig};
+use crate::config::{EarlySwitch, FtlConfig, WearConfig};
 use crate::geometry::Geometry;
 use crate::media::wear::{WearModel, ERASE_LOOPS, PROGRAM_LOOPS};
 use crate::media::CellMode;
@@ -74,11 +74,10 @@ pub struct BlockTable {
     cache_free: Vec<VecDeque<u32>>,
     /// ZombieNAND's early-switch pool: worn on purpose so it switches mode first.
     early: Vec<bool>,
-    /// Per pool: its early-switch blocks, the most it may have (a rolling
-    /// pool grows to it), and the units it loses once they are all SLC.
+    /// Per pool: its early-switch blocks, and the most it may have (a
+    /// rolling pool grows to it).
     early_count: Vec<u32>,
     early_cap: u32,
-    early_loss: u64,
     /// A rolling pool: a normal block joins when it switches mode.
     rolling: bool,
     /// Mapped units (valid units of all blocks), and the user capacity: the
@@ -155,9 +154,6 @@ impl BlockTable {
             early,
             early_count: vec![early_at_start; g.pools as usize],
             early_cap: ftl.wear.early_switch_blocks,
-            early_loss: early_at_start as u64
-                * g.pools as u64
-                * (g.units_per_block - slc_units_per_block(g)) as u64,
             rolling,
             valid_total: 0,
             user_units: g.user_units,

@@ -68,7 +68,9 @@ impl BlockTable {
     /// amplification for the rest of the drive's life).
     #[inline]
     pub fn unleveling_on(&self) -> bool {
-        self.early_loss > 0 && self.valid_total + self.early_loss <= self.user_units
+        let blocks: u64 = self.early_count.iter().map(|&c| c as u64).sum();
+        let loss = blocks * (self.native_capacity - self.capacity_in(CellMode::Slc)) as u64;
+        loss > 0 && self.valid_total + loss <= self.user_units
     }
 
     /// Whether GC and allocation prefer block `block` as an early switcher
@@ -88,7 +90,6 @@ impl BlockTable {
         if self.rolling && !self.early[i] && self.early_count[p] < self.early_cap {
             self.early[i] = true;
             self.early_count[p] += 1;
-            self.early_loss += (self.native_capacity - self.capacity_in(CellMode::Slc)) as u64;
         }
     }
 
