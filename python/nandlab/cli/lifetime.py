@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -103,25 +104,35 @@ def lifetime_grid_command(
             raise click.BadParameter(f"no preset zombienand-synthetic-{kind}; expected tlc or mlc",
                                      param_hint="--cells")
     cells_total = len(kinds) * len(reserves) * len(working_sets) * len(read_levels)
+    _run_study(
+        "grid cells (2 lifetime runs each)", cells_total, out, quiet, workers, "table and heatmaps",
+        lambda on_run: lifetime_grid.run(kinds, reserves, working_sets, read_levels, workers=workers, seed=seed,
+                                         on_run=on_run, out=out / "sweep", death=death),
+    )
+
+
+def _run_study(
+    label: str, total: int | None, out: Path, quiet: bool, workers: int, what: str,
+    runner: Callable[[Callable[[int, int], None]], lifetime_grid.Grid | lifetime_traces.TraceStudy],
+) -> None:
+    """A lifetime study (a sweep of comparisons): ``runner(on_run)`` under a progress bar of ``label``,
+    then its files, report and table in ``out``, and a line saying how long it took."""
     started = time.monotonic()
     with progress_bar(
-        Console(stderr=True, quiet=quiet), TextColumn("grid cells (2 lifetime runs each)"), BarColumn(),
+        Console(stderr=True, quiet=quiet), TextColumn(label), BarColumn(),
         MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
     ) as bar:
-        task = bar.add_task("", total=cells_total)
-        grid = lifetime_grid.run(
-            kinds, reserves, working_sets, read_levels, workers=workers, seed=seed,
-            on_run=lambda done, total: bar.update(task, completed=done, total=total), out=out / "sweep", death=death,
-        )
+        task = bar.add_task("", total=total)
+        result = runner(lambda done, total: bar.update(task, completed=done, total=total))
     wall = time.monotonic() - started
-    grid.write(out)
+    result.write(out)
     from nandlab import report
 
     report.write(out)
     console = stdout_console()
-    grid.print(console)
-    console.print(f"{2 * cells_total} runs in {wall:.0f} s on {workers} workers; table and heatmaps in "
-                  f"{safe(str(out))}/ (the sweep's dataset in {safe(str(out / 'sweep'))}/: run again to resume)")
+    result.print(console)
+    console.print(f"{2 * result.comparisons()} runs in {wall:.0f} s on {workers} workers; {what} in {safe(str(out))}/ "
+                  f"(the sweep's dataset in {safe(str(out / 'sweep'))}/: run again to resume)")
 
 
 @click.command("lifetime-traces")
@@ -149,22 +160,8 @@ def lifetime_traces_command(
     for kind in kinds:
         if f"zombienand-trace-{kind}" not in presets():
             raise click.BadParameter(f"no preset zombienand-trace-{kind}; expected tlc or mlc", param_hint="--cells")
-    started = time.monotonic()
-    with progress_bar(
-        Console(stderr=True, quiet=quiet), TextColumn("trace runs (2 lifetimes each)"), BarColumn(),
-        MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-    ) as bar:
-        task = bar.add_task("", total=None)
-        result = lifetime_traces.run(
-            trace_files, kinds, reserves, endurance_scale=endurance_scale, workers=workers, seed=seed,
-            on_run=lambda done, total: bar.update(task, completed=done, total=total), out=out / "sweep",
-        )
-    wall = time.monotonic() - started
-    result.write(out)
-    from nandlab import report
-
-    report.write(out)
-    console = stdout_console()
-    result.print(console)
-    console.print(f"{2 * result.study.table.height} runs in {wall:.0f} s on {workers} workers; tables and figures "
-                  f"in {safe(str(out))}/ (the sweep's dataset in {safe(str(out / 'sweep'))}/: run again to resume)")
+    _run_study(
+        "trace runs (2 lifetimes each)", None, out, quiet, workers, "tables and figures",
+        lambda on_run: lifetime_traces.run(trace_files, kinds, reserves, endurance_scale=endurance_scale,
+                                           workers=workers, seed=seed, on_run=on_run, out=out / "sweep"),
+    )

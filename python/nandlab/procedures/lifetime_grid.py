@@ -23,6 +23,10 @@ class Grid(ProcedureResult):
     table: pl.DataFrame
     kind = "lifetime-grid"
 
+    def comparisons(self) -> int:
+        """ZombieNAND-against-baseline pairs run (two lifetimes each)."""
+        return self.table.height
+
     def to_dict(self) -> dict[str, Any]:
         return {"grid": self.table.to_dicts()}
 

@@ -29,6 +29,10 @@ class TraceStudy(ProcedureResult):
     study: lifetime_traces.Study
     kind = "lifetime-traces"
 
+    def comparisons(self) -> int:
+        """ZombieNAND-against-baseline pairs run (two lifetimes each)."""
+        return self.study.table.height
+
     def to_dict(self) -> dict[str, Any]:
         s = self.study
         return {"runs": s.table.to_dicts(), "skipped": s.skipped, "endurance_scale": s.endurance_scale}
