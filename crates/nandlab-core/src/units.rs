@@ -99,6 +99,8 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
         "" | "s" => 1e9,
         "min" => 60e9,
         "h" => 3600e9,
+        "d" => 86_400e9,
+        "y" => 365.0 * 86_400e9,
         _ => return Err(expected()),
     };
     let ns = (n * mult).round();

@@ -216,6 +216,20 @@ fn a_lifetime_run_resumes_bit_identical_to_its_death() {
     same_when_resumed("lifetime", LIFETIME, Every::HostBytes(256 << 20), u32::MAX);
 }
 
+/// The small drive with bit errors: the retention clock, the per-block ages
+/// and read counts, and the error model's random stream come back as they were.
+#[test]
+fn bit_errors_resume_bit_identical() {
+    let (head, phases) = PHASES.split_once("[[phase]]").unwrap();
+    let text = format!(
+        "{head}[device.errors]\nmodel = \"power-law\"\n[device.wear]\ninitial = 0.6\n\
+         [[phase]]{phases}[[phase]]\nname = \"bake\"\nkind = \"power-off\"\nduration = \"200h\"\n\
+         temperature_c = 55\n[[phase]]\nname = \"read\"\nread_fraction = 0.95\nduration = \"0.3s\"\n\
+         queue_depth = 4\ntemperature_c = 45\n"
+    );
+    same_when_resumed("errors", &text, Every::SimNs(5_000_000), 1);
+}
+
 #[test]
 fn power_cuts_resume_bit_identical() {
     same_when_resumed("cuts", CUTS, Every::SimNs(30_000_000), 1);

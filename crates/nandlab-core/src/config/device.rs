@@ -3,6 +3,7 @@
 //! mode, and endurance. (The keys that size the flash are the drive's shape,
 //! `shape.rs`.)
 
+use super::errors::ErrorsConfig;
 use super::ftl::GcScope;
 use super::keyword::{FormWord, Keywords, Meaning::*};
 use super::raw::{RawDevice, RawModeTiming, RawWear};
@@ -47,6 +48,8 @@ pub struct DeviceConfig {
     /// Controller DRAM rate, bytes per second, that host write data crosses
     /// into the write buffer (None: not a bottleneck).
     pub dram_rate: Option<u64>,
+    /// `[device.errors]`: bit errors, ECC and read retry (None: off).
+    pub errors: Option<ErrorsConfig>,
 }
 
 /// `[device] suspend` and its datasheet keys: a host read arriving during a
@@ -206,6 +209,7 @@ pub(super) fn validate(d: RawDevice, shape: &Shape) -> Result<DeviceConfig, Conf
     let wear = wear(&d.wear)?;
     let suspend = suspend(&d)?;
     let dram_rate = d.dram_rate.map(|r| r.0);
+    let errors = super::errors::validate(&d.errors, shape.geometry.cell)?;
     Ok(DeviceConfig {
         preset: d.preset,
         capacity: shape.capacity,
@@ -218,6 +222,7 @@ pub(super) fn validate(d: RawDevice, shape: &Shape) -> Result<DeviceConfig, Conf
         wear,
         suspend,
         dram_rate,
+        errors,
     })
 }
 

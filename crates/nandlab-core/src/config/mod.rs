@@ -12,6 +12,7 @@
 
 mod device;
 mod error;
+mod errors;
 mod ftl;
 mod jobs;
 mod keyword;
@@ -31,6 +32,7 @@ pub use device::{
     Capacity, DeviceConfig, Spread, Suspend, SuspendOps, WearConfig, WriteCache, MEASURED,
 };
 pub use error::{did_you_mean, ConfigError};
+pub use errors::ErrorsConfig;
 pub use ftl::{CommandOrder, FtlConfig, GcPolicy, GcScope, GcUntil, StripeDim};
 pub use jobs::MAX_JOBS_PER_PHASE;
 pub use phase::{Arrival, PhaseConfig, PhaseKind};

@@ -25,6 +25,11 @@ pub enum PhaseKind {
     Trim,
     /// Replay a block I/O trace recorded on a real system.
     Trace,
+    /// The drive sits powered off for `duration` at `temperature_c`: its
+    /// data ages on the retention clock; nothing runs and no simulated time
+    /// passes.
+    #[serde(rename = "power-off")]
+    PowerOff,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -80,6 +85,9 @@ pub struct PhaseConfig {
     /// `[[phase.job]]`: workloads that run together, each with its own queue
     /// depth, stop condition and results (empty: the phase is one workload).
     pub jobs: Vec<PhaseConfig>,
+    /// The drive's temperature in this phase, °C (None: `[device.wear]
+    /// temperature_c`): retention ages on its Arrhenius clock.
+    pub temperature_c: Option<f64>,
 }
 
 impl PhaseConfig {
@@ -100,6 +108,7 @@ pub(super) const PHASE_KIND: Keywords<PhaseKind> = Keywords::new(
         ("fill", Is(PhaseKind::Fill)),
         ("trim", Is(PhaseKind::Trim)),
         ("trace", Is(PhaseKind::Trace)),
+        ("power-off", Is(PhaseKind::PowerOff)),
     ],
 );
 
@@ -172,6 +181,15 @@ pub(super) fn validate(
     if !timed {
         untimed(&p, interval, at)?;
     }
+    let temperature_c = match p.temperature_c {
+        Some(t) if !(t.is_finite() && (-40.0..=125.0).contains(&t)) => {
+            return at.err(
+                "temperature_c",
+                format!("expected -40 to 125 °C, found {}", shown(t)),
+            )
+        }
+        t => t,
+    };
     Ok(PhaseConfig {
         name,
         kind,
@@ -200,6 +218,7 @@ pub(super) fn validate(
         power_loss_every_ns,
         order_seed: p.order_seed,
         jobs,
+        temperature_c,
     })
 }
 
@@ -285,6 +304,15 @@ fn stop(
                 return at.err("volume", "fill and trim phases stop after `volume` only");
             }
             Some(v)
+        }
+        PhaseKind::PowerOff => {
+            if volume.is_some() || p.requests.is_some() || until_dead || duration_ns.is_none() {
+                return at.err(
+                    "duration",
+                    "a power-off phase lasts `duration` (\"500h\", \"1y\") and nothing else",
+                );
+            }
+            None
         }
         PhaseKind::Io | PhaseKind::Trace => {
             if !stops && !ends_by_itself {

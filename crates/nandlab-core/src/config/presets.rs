@@ -40,6 +40,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         "tlc-dynamic-pslc",
         include_str!("../../presets/tlc-dynamic-pslc.toml"),
     ),
+    (
+        "tlc-3d-errors",
+        include_str!("../../presets/tlc-3d-errors.toml"),
+    ),
     ("snia-slc", include_str!("../../presets/snia-slc.toml")),
     ("snia-mlc", include_str!("../../presets/snia-mlc.toml")),
 ];

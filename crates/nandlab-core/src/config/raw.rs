@@ -195,6 +195,25 @@ pub struct RawDevice {
     pub timing: RawTimingTable,
     #[serde(default)]
     pub wear: RawWear,
+    #[serde(default)]
+    pub errors: RawErrors,
+}
+
+/// `[device.errors]`: bit errors, ECC and read retry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawErrors {
+    pub model: Option<String>,
+    pub params: Option<String>,
+    pub ecc: Option<String>,
+    pub retry_steps: Option<u32>,
+    pub retry_factor: Option<f64>,
+    pub decode_us: Option<f64>,
+    pub soft_decode_us: Option<f64>,
+    pub soft_reads: Option<u32>,
+    pub activation_ev: Option<f64>,
+    pub reference_c: Option<f64>,
+    pub uber_target: Option<f64>,
 }
 
 /// `[device.wear]`: endurance and how it varies.
@@ -324,6 +343,7 @@ pub struct RawPhase {
     pub looping: Option<bool>,
     pub power_loss: Option<Vec<Duration>>,
     pub power_loss_every: Option<Duration>,
+    pub temperature_c: Option<f64>,
     /// `[[phase.job]]`: workloads run together (each has inherited the
     /// phase's workload keys before deserialisation).
     pub job: Option<Vec<RawPhase>>,

@@ -1,7 +1,8 @@
 //! Host reads at the drive: the units a read covers grouped by flash page
 //! (and plane, with multi-plane reads), sensed on their dies and sent over
 //! the link; units still in the write buffer come from RAM; a sequential
-//! stream is read ahead into the read-ahead window.
+//! stream is read ahead into the read-ahead window. With an error model,
+//! each page read is decoded, retried or reported uncorrectable.
 
 use super::{Drive, ReadGroup};
 use crate::ftl::mapcache::MapAccess;
@@ -91,7 +92,8 @@ impl Drive {
     pub(super) fn read_ahead_page(&mut self, g: ReadGroup, ready: &mut [u64]) {
         self.ftl.counters.flash_reads_host += 1;
         let start = ready.iter().copied().max().unwrap_or(0);
-        let (_, done) = self.tl.host_read(start, g.die, g.read_ns, g.units);
+        let (_, sensed) = self.tl.host_read(start, g.die, g.read_ns, g.units);
+        let done = self.decoded(g, sensed);
         ready.fill(done);
     }
 
@@ -125,6 +127,9 @@ impl Drive {
                 }
             };
             let block = self.ftl.g.block_of_slot(slot);
+            if let Some(e) = &self.ftl.errors {
+                e.prefetch(block);
+            }
             let plane_bit = 1u64 << (self.ftl.g.plane_of_block(block) % ppd);
             let (die, page, read_ns) = self.ftl.read_target(slot);
             if let Some(g) = &mut group {
@@ -162,13 +167,44 @@ impl Drive {
     /// host; returns when the host has it.
     pub(super) fn flash_read_group(&mut self, g: ReadGroup, t: u64, unsent: &mut u64) -> u64 {
         self.ftl.counters.flash_reads_host += g.planes.count_ones() as u64;
-        let (start, in_ram) = self.tl.host_read(t, g.die, g.read_ns, g.units);
+        let (start, sensed) = self.tl.host_read(t, g.die, g.read_ns, g.units);
         self.issued = self.issued.max(start);
+        let in_ram = self.decoded(g, sensed);
         let bytes = (g.units as u64 * self.unit.size).min(*unsent);
         *unsent -= bytes;
         if bytes == 0 {
             return in_ram;
         }
         self.tl.link_transfer(in_ram, bytes, false)
+    }
+
+    /// When a read group sensed and in controller RAM at `t` is decoded:
+    /// with an error model, a hard decode, then each read-retry step (a new
+    /// sensing and transfer, and a hard decode), then a soft decode's extra
+    /// sensings and its decode; an uncorrectable read has taken them all.
+    fn decoded(&mut self, g: ReadGroup, t: u64) -> u64 {
+        let Some(outcome) = self.ftl.decode_read(g.block, g.page, g.units, t) else {
+            return t;
+        };
+        let s = self
+            .ftl
+            .errors
+            .as_ref()
+            .expect("an outcome needs the model")
+            .settings;
+        let mut done = t + s.decode_ns;
+        for _ in 0..outcome.retries {
+            done = self.tl.host_read(done, g.die, g.read_ns, g.units).1 + s.decode_ns;
+        }
+        let mut sensings = outcome.retries as u64;
+        if outcome.soft {
+            for _ in 0..s.soft_reads {
+                done = self.tl.host_read(done, g.die, g.read_ns, g.units).1;
+            }
+            done += s.soft_decode_ns;
+            sensings += s.soft_reads as u64;
+        }
+        self.ftl.counters.flash_reads_host += sensings * g.planes.count_ones().max(1) as u64;
+        done
     }
 }

@@ -155,6 +155,7 @@ impl Ftl {
             .blocks
             .open(pool)
             .ok_or(SimError::NoFreeBlock { pool })?;
+        self.opened(b, now);
         Ok(b)
     }
 

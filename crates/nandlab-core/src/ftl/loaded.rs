@@ -21,6 +21,18 @@ impl Ftl {
         indices("l2p", &self.map.l2p, g.slots + 1, false)?;
         indices("p2l", &self.map.p2l, g.user_units, false)?;
         self.blocks.check_loaded(&fresh.blocks, g)?;
+        match (&self.errors, &fresh.errors) {
+            (None, None) => {}
+            (Some(e), Some(f)) => {
+                same("the error model's settings", &e.settings, &f.settings)?;
+                ensure(e.fits(g.blocks), || {
+                    "the error model's block arrays do not fit the drive".into()
+                })?;
+            }
+            _ => ensure(false, || {
+                "the error model is on in the snapshot or the config, not both".into()
+            })?,
+        }
         self.gc
             .victims
             .check_loaded(&fresh.gc.victims, g, &self.blocks, self.clock)?;

@@ -2,7 +2,8 @@
 //! the logical↔physical [`map`], allocation striped over the flash
 //! ([`alloc`]), garbage collection with its victim policies ([`gc`]), the
 //! pSLC cache ([`pslc`]), the timing of flash operations ([`flash`]), the
-//! [`blocks`] and their wear, the DRAM-less [`mapcache`], and recovery
+//! [`blocks`] and their wear, the DRAM-less [`mapcache`], bit errors on
+//! reads ([`read_errors`]), and recovery
 //! after a power cut. Every flash operation it decides is timed on the
 //! [`Timeline`], so GC competes with host I/O for dies and channels. On a
 //! drive with power cuts every placement, page program and erase is also
@@ -16,6 +17,7 @@ mod loaded;
 pub mod map;
 pub mod mapcache;
 pub mod pslc;
+pub mod read_errors;
 mod recovery;
 
 use crate::config::WriteCache;
@@ -39,6 +41,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
 pub use crate::ftl::alloc::Programmed;
+use crate::ftl::read_errors::{ReadErrors, ReadOutcome};
 
 const NIL: u32 = u32::MAX;
 
@@ -78,6 +81,8 @@ pub struct Ftl {
     volatile_ram: bool,
     /// Host writes replayed from the power-loss dump keep this version.
     replay_version: Option<u32>,
+    /// `[device.errors]`: bit errors, ECC and read retry on host reads.
+    pub errors: Option<Box<ReadErrors>>,
 }
 
 impl Ftl {
@@ -112,8 +117,39 @@ impl Ftl {
             power: None,
             volatile_ram: cfg.device.write_cache != WriteCache::Plp,
             replay_version: None,
+            errors: cfg.device.errors.as_ref().map(|e| {
+                Box::new(ReadErrors::new(
+                    e,
+                    g.blocks,
+                    cfg.device.wear.conditions.temperature_c,
+                    seed,
+                ))
+            }),
             g,
         }
+    }
+
+    /// Block `b` was opened for writing at `now` (its data's retention starts).
+    #[inline]
+    fn opened(&mut self, b: u32, now: u64) {
+        if let Some(e) = self.errors.as_deref_mut() {
+            let bits = self.blocks.run()[b as usize].bits();
+            e.opened(b, now, bits, self.blocks.cycles(b));
+        }
+    }
+
+    /// A host read of `units` units of page `page` of block `b` at `t`: what
+    /// its codewords took to decode (None without an error model).
+    pub fn decode_read(&mut self, b: u32, page: u32, units: u32, t: u64) -> Option<ReadOutcome> {
+        let e = self.errors.as_deref_mut()?;
+        debug_assert_eq!(
+            e.cycles(b),
+            self.blocks.cycles(b),
+            "block {b} changed since opened"
+        );
+        let bytes = units as u64 * self.g.unit_size as u64;
+        let codewords = bytes.div_ceil(e.settings.data_bytes() as u64).max(1) as u32;
+        Some(e.read(b, page, codewords, t))
     }
 
     /// The slot holding `lpn`, if mapped.

@@ -88,6 +88,7 @@ impl Ftl {
         let p = pool as usize;
         while self.pslc.frontier[p] == NIL {
             if let Some(b) = self.blocks.open_static(pool) {
+                self.opened(b, now);
                 self.pslc.frontier[p] = b;
             } else if self.dynamic_may_open(pool) {
                 let b = self
@@ -95,6 +96,7 @@ impl Ftl {
                     .open_dynamic(pool)
                     .expect("free native blocks counted");
                 self.pslc.dynamic_in_use[p] += 1;
+                self.opened(b, now);
                 self.pslc.frontier[p] = b;
             } else if let Some(v) = self.pslc.static_fifo[p].pop_front() {
                 self.fold(v, pool, now, tl)?;

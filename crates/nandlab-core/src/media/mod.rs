@@ -1,9 +1,11 @@
 //! The flash itself: cells and their bit modes, page types and latencies
-//! ([`cell`]), trapped-charge wear and endurance ([`wear`]), and the chip
+//! ([`cell`]), trapped-charge wear and endurance ([`wear`]), bit errors and
+//! ECC ([`errors`]), and the chip
 //! presets with the bench that cycles a chip's blocks to failure ([`chip`]).
 
 pub mod cell;
 pub mod chip;
+pub mod errors;
 pub mod wear;
 
 pub use cell::{CellMode, ModeTiming};

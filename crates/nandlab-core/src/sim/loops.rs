@@ -247,8 +247,11 @@ impl Simulator {
     ) -> Result<Flow, SimError> {
         let can_pause = self.can_pause(run);
         let Work::LayOut { done, end } = &mut run.work else {
-            unreachable!("a fill or trim phase")
+            unreachable!("a fill, trim or power-off phase")
         };
+        if p.kind == PhaseKind::PowerOff {
+            return Ok(Flow::Done(*end));
+        }
         let g = &self.cfg.geometry;
         let unit = g.unit_size as u64;
         let first = (p.working_set_offset * g.user_units as f64) as u64;

@@ -7,7 +7,10 @@ use crate::drive::Drive;
 use crate::host::workload::derive_seed;
 use crate::memory;
 use crate::power::{CutPlan, PowerLossEvent, PowerLossSummary};
-use crate::stats::{Counters, IntegrityCounts, JobSummary, Latency, Row, Summary, SummaryParts};
+use crate::stats::{
+    Counters, ErrorSummary, ErrorTally, IntegrityCounts, JobSummary, Latency, Row, Summary,
+    SummaryParts,
+};
 use crate::SimError;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,6 +93,8 @@ pub(crate) struct PhaseRun {
     seed: u64,
     start: u64,
     before: Counters,
+    /// The error model's tallies at the phase's start (with `[device.errors]`).
+    errors_before: Option<ErrorTally>,
     rec: Recorder,
     reads: Latency,
     writes: Latency,
@@ -214,6 +219,13 @@ impl Simulator {
         let unit = self.cfg.geometry.unit_size as u64;
         let interval = p.interval.unwrap_or_else(|| default_interval(p, user));
         self.drive.set_data_factor(p.data_factor);
+        let temperature = p
+            .temperature_c
+            .unwrap_or(self.cfg.device.wear.conditions.temperature_c);
+        let errors_before = self.drive.ftl.errors.as_deref_mut().map(|e| {
+            e.set_temperature(start, temperature);
+            e.tally.clone()
+        });
         if let Some(reason) = &self.death {
             return Err(SimError::Dead {
                 reason: reason.clone(),
@@ -233,6 +245,18 @@ impl Simulator {
         });
         self.drive.plan_cuts(plan);
         let work = match p.kind {
+            PhaseKind::PowerOff => {
+                let ns = p
+                    .duration_ns
+                    .expect("validated: a power-off phase has a duration");
+                if let Some(e) = self.drive.ftl.errors.as_deref_mut() {
+                    e.bake(ns, temperature);
+                }
+                Work::LayOut {
+                    done: 0,
+                    end: start,
+                }
+            }
             PhaseKind::Fill | PhaseKind::Trim => {
                 let mut end = self.now;
                 if p.kind == PhaseKind::Fill {
@@ -254,6 +278,7 @@ impl Simulator {
             seed,
             start,
             before,
+            errors_before,
             rec: Recorder::new(ordinal as u32, interval, start, before),
             reads: Latency::new(3),
             writes: Latency::new(3),
@@ -307,6 +332,7 @@ impl Simulator {
         let PhaseRun {
             start,
             before,
+            errors_before,
             mut rec,
             mut reads,
             mut writes,
@@ -357,6 +383,7 @@ impl Simulator {
             PhaseKind::Fill => "fill",
             PhaseKind::Trim => "trim",
             PhaseKind::Trace => "trace",
+            PhaseKind::PowerOff => "power-off",
         };
         let trace_skipped = match &run.work {
             Work::Io(st) => match &st.source {
@@ -400,6 +427,7 @@ impl Simulator {
                 capacity_short_since_bytes: self.drive.ftl().capacity_short_since_bytes(),
                 unit_bytes: self.cfg.geometry.unit_size as u64,
                 integrity: self.integrity_counts(),
+                errors: self.error_summary(errors_before.as_ref()),
                 trace_skipped,
                 power_loss: cuts.then(|| {
                     PowerLossSummary::of(
@@ -436,6 +464,7 @@ impl Simulator {
                 capacity_short_since_bytes: self.drive.ftl().capacity_short_since_bytes(),
                 unit_bytes: self.cfg.geometry.unit_size as u64,
                 integrity: self.integrity_counts(),
+                errors: self.error_summary(Some(&ErrorTally::default())),
                 trace_skipped: None,
                 power_loss: self.drive.has_power_model().then(|| {
                     PowerLossSummary::of(
@@ -446,6 +475,13 @@ impl Simulator {
                 }),
             },
         )
+    }
+
+    /// The error model's figures since `before` (None without a model).
+    fn error_summary(&self, before: Option<&ErrorTally>) -> Option<ErrorSummary> {
+        let e = self.drive.ftl().errors.as_deref()?;
+        let target = self.cfg.device.errors.as_ref()?.uber_target;
+        Some(e.tally.since(before?).summary(target))
     }
 
     fn integrity_counts(&self) -> Option<IntegrityCounts> {

@@ -63,6 +63,13 @@ impl Latency {
             .expect("histograms with equal bounds add");
     }
 
+    /// Removes the counts of `earlier`, an earlier copy of this histogram.
+    pub fn subtract(&mut self, earlier: &Latency) {
+        self.0
+            .subtract(&earlier.0)
+            .expect("an earlier copy holds no more than this histogram");
+    }
+
     pub fn reset(&mut self) {
         self.0.reset();
     }

@@ -1,12 +1,15 @@
-//! What a run measures: event [`counters`], [`latency`] histograms, the
+//! What a run measures: event [`counters`], [`latency`] histograms, the bit
+//! error model's tallies ([`errors`]), the
 //! interval time series ([`row`]) and the [`summary`] figures built from them.
 
 pub mod counters;
+pub mod errors;
 pub mod latency;
 pub mod row;
 pub mod summary;
 
 pub use counters::Counters;
+pub use errors::{ErrorSummary, ErrorTally};
 pub use latency::{Latency, LatencySummary};
 pub use row::{Row, ROW_COLUMNS, ROW_INTEGER_COLUMNS};
 pub use summary::{

@@ -1,8 +1,8 @@
 //! Summaries of a phase or a run: rates, latencies, WAF, erase counts,
-//! wear, integrity checks and power cuts, built from counters and latency
+//! wear, integrity checks, bit errors and power cuts, built from counters and latency
 //! distributions; and each `[[phase.job]]`'s own figures.
 
-use super::{Counters, Latency, LatencySummary};
+use super::{Counters, ErrorSummary, Latency, LatencySummary};
 use crate::power::PowerLossSummary;
 use serde::{Deserialize, Serialize};
 
@@ -97,6 +97,9 @@ pub struct Summary {
     pub capacity_short_since_bytes: Option<u64>,
     /// With the integrity oracle on: what it has checked so far on this drive.
     pub integrity: Option<IntegrityCounts>,
+    /// With `[device.errors]`: RBER, read retries, uncorrectable reads, UBER.
+    #[serde(flatten)]
+    pub errors: Option<ErrorSummary>,
     /// SLC programs of paired-page backup.
     pub backup_programs: u64,
     /// Power cuts and what they did (phases with cuts, and the run of a drive with them).
@@ -129,6 +132,7 @@ pub struct SummaryParts<'a> {
     /// Bytes of a mapping unit.
     pub unit_bytes: u64,
     pub integrity: Option<IntegrityCounts>,
+    pub errors: Option<ErrorSummary>,
     pub power_loss: Option<PowerLossSummary>,
     pub trace_skipped: Option<TraceSkipped>,
 }
@@ -189,6 +193,7 @@ impl Summary {
             death: p.death,
             capacity_short_since_bytes: p.capacity_short_since_bytes,
             integrity: p.integrity,
+            errors: p.errors,
             backup_programs: c.backup_programs,
             power_loss: p.power_loss,
             trace_skipped: p.trace_skipped,

@@ -16,6 +16,17 @@ impl BlockTable {
         ((self.model.limit(self.mode[i]) - self.stress[i]) / self.wear_per_erase[i]).max(0.0)
     }
 
+    /// Program/erase cycles of a block for its bit errors: its stress
+    /// (cycles of a nominal block at its native rating), rescaled to the
+    /// mode it runs in — a block living on as SLC (a zombie, or a pSLC cache
+    /// block) is as far through that mode's far longer life.
+    #[inline]
+    pub fn cycles(&self, block: u32) -> f64 {
+        let i = block as usize;
+        let rated = &self.model.rated;
+        self.stress[i] * rated[self.native.index()] / rated[self.run[i].index()]
+    }
+
     /// Adds a usable block's remaining life to its pool's sums, or removes
     /// it (`add` false).
     pub(super) fn count_life(&mut self, block: u32, pool: u32, add: bool) {

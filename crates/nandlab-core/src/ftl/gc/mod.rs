@@ -311,6 +311,9 @@ impl Ftl {
             self.pslc.dynamic_in_use[pool as usize] -= 1;
         }
         let usable = self.blocks.erase(v, pool);
+        if let Some(e) = self.errors.as_deref_mut() {
+            e.erased(v);
+        }
         if !usable || self.blocks.mode()[vi] != mode {
             self.lost_flash(pool, usable)?;
         }

@@ -1,0 +1,231 @@
+//! `[device.errors]`: the bit-error model (off unless a preset or the user
+//! turns it on), its parameter set, the ECC and its read-retry ladder, and
+//! the Arrhenius clock's activation energy and reference temperature.
+
+use super::keyword::{FormWord, Keywords, Meaning::*};
+use super::raw::RawErrors;
+use super::values::{err, shown};
+use super::ConfigError;
+use crate::media::errors::{Ecc, PowerLaw, FAST19_MLC, FAST19_TLC};
+use crate::media::CellMode;
+use crate::units::parse_size;
+use serde::Serialize;
+
+/// The checked `[device.errors]` of a drive whose model is on.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorsConfig {
+    /// The name of the parameter set (`params`).
+    pub params_name: String,
+    pub model: PowerLaw,
+    pub ecc: Ecc,
+    /// Read-retry steps before soft decode (LDPC) or giving up (BCH), and
+    /// how much of the retention and disturb shift each step takes back.
+    pub retry_steps: u32,
+    pub retry_factor: f64,
+    /// Hard decode of a page's codewords, soft decode, and the extra
+    /// sensings a soft decode needs.
+    pub decode_ns: u64,
+    pub soft_decode_ns: u64,
+    pub soft_reads: u32,
+    /// Arrhenius: activation energy (eV) and the temperature the parameter
+    /// set's retention ages were fitted at.
+    pub activation_ev: f64,
+    pub reference_c: f64,
+    /// The uncorrectable bit error rate the drive's class promises (JESD218:
+    /// client 10⁻¹⁵, enterprise 10⁻¹⁶).
+    pub uber_target: f64,
+}
+
+/// `[device.errors] model`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Model {
+    None,
+    PowerLaw,
+}
+
+const MODEL: Keywords<Model> = Keywords::new(
+    "error model",
+    &[
+        ("none", Is(Model::None)),
+        ("power-law", Is(Model::PowerLaw)),
+    ],
+);
+
+/// `[device.errors] params`: the published sets.
+const PARAMS: Keywords<PowerLaw> = Keywords::new(
+    "parameter set",
+    &[
+        ("fast19-mlc", Is(FAST19_MLC)),
+        ("fast19-tlc", Is(FAST19_TLC)),
+    ],
+);
+
+/// `[device.errors] ecc`.
+const ECC: Keywords<Ecc> = Keywords::new(
+    "ECC",
+    &[
+        ("bch:T/SIZE", Form(bch_form)),
+        ("ldpc:HARD/SOFT/SIZE", Form(ldpc_form)),
+    ],
+);
+
+/// `T/SIZE` or `HARD/SOFT/SIZE`: limits in bits, then the codeword's data size.
+fn limits_and_size(w: &FormWord, limits: usize) -> Result<(Vec<u32>, u32), String> {
+    let parts: Vec<&str> = w.args.split('/').map(str::trim).collect();
+    let bad = || {
+        format!(
+            "{} expects {} (for example `{}`), found `{}`",
+            w.form,
+            w.form,
+            example(w),
+            w.word
+        )
+    };
+    if parts.len() != limits + 1 {
+        return Err(bad());
+    }
+    let nums = parts[..limits]
+        .iter()
+        .map(|p| p.parse::<u32>().ok().filter(|&n| (1..=10_000).contains(&n)))
+        .collect::<Option<Vec<u32>>>()
+        .ok_or_else(bad)?;
+    let size = parse_size(parts[limits]).map_err(|e| format!("{}: codeword size: {e}", w.form))?;
+    if !(64..=65_536).contains(&size) {
+        return Err(format!(
+            "{}: a codeword of 64 B to 64 KiB of data, found {size} B",
+            w.form
+        ));
+    }
+    let bits = size as u32 * 8;
+    if nums.iter().any(|&n| n >= bits / 4) {
+        return Err(format!(
+            "{}: a code corrects fewer than a quarter of its bits, found `{}`",
+            w.form, w.word
+        ));
+    }
+    Ok((nums, size as u32))
+}
+
+fn example(w: &FormWord) -> &'static str {
+    if w.name() == "bch" {
+        "bch:40/1KiB"
+    } else {
+        "ldpc:280/520/4KiB"
+    }
+}
+
+fn bch_form(w: &FormWord) -> Result<Ecc, String> {
+    let (t, size) = limits_and_size(w, 1)?;
+    Ok(Ecc::bch(t[0], size))
+}
+
+fn ldpc_form(w: &FormWord) -> Result<Ecc, String> {
+    let (l, size) = limits_and_size(w, 2)?;
+    if l[1] < l[0] {
+        return Err(format!(
+            "{}: soft decode corrects at least what hard decode does, found `{}`",
+            w.form, w.word
+        ));
+    }
+    Ok(Ecc::ldpc(l[0], l[1], size))
+}
+
+/// A number in `lo..=hi`, `default` when not given.
+fn number(
+    key: &str,
+    v: Option<f64>,
+    default: f64,
+    lo: f64,
+    hi: f64,
+    what: &str,
+) -> Result<f64, ConfigError> {
+    match v {
+        None => Ok(default),
+        Some(x) if x.is_finite() && (lo..=hi).contains(&x) => Ok(x),
+        Some(x) => err(
+            key,
+            format!(
+                "expected {what} from {} to {}, found {}",
+                shown(lo),
+                shown(hi),
+                shown(x)
+            ),
+        ),
+    }
+}
+
+/// `[device.errors]` of a drive of `cell` (None: no error model).
+pub(super) fn validate(e: &RawErrors, cell: CellMode) -> Result<Option<ErrorsConfig>, ConfigError> {
+    let key = |k: &str| format!("[device.errors] {k}");
+    let model = MODEL.parse_or(&key("model"), e.model.as_deref(), Model::None)?;
+    if model == Model::None {
+        return Ok(None);
+    }
+    let native_tlc = cell.bits() >= 3;
+    let default_params = if native_tlc {
+        "fast19-tlc"
+    } else {
+        "fast19-mlc"
+    };
+    let params_name = e
+        .params
+        .clone()
+        .unwrap_or_else(|| default_params.to_string());
+    let params = PARAMS.parse(&key("params"), &params_name)?;
+    let default_ecc = if params_name == "fast19-tlc" {
+        "ldpc:280/520/4KiB"
+    } else {
+        "bch:40/1KiB"
+    };
+    let ecc = ECC.parse(&key("ecc"), e.ecc.as_deref().unwrap_or(default_ecc))?;
+    let us = |k: &str, v: Option<f64>, default: f64| -> Result<u64, ConfigError> {
+        Ok((number(&key(k), v, default, 0.0, 1e6, "microseconds")? * 1000.0).round() as u64)
+    };
+    let retry_steps = match e.retry_steps {
+        None => 5,
+        Some(n) if n <= 64 => n,
+        Some(n) => {
+            return err(
+                &key("retry_steps"),
+                format!("expected at most 64 read-retry steps, found {n}"),
+            )
+        }
+    };
+    let soft_reads = match e.soft_reads {
+        None => 4,
+        Some(n) if n <= 16 => n,
+        Some(n) => {
+            return err(
+                &key("soft_reads"),
+                format!("expected at most 16 extra sensings, found {n}"),
+            )
+        }
+    };
+    Ok(Some(ErrorsConfig {
+        params_name,
+        model: params,
+        ecc,
+        retry_steps,
+        retry_factor: number(
+            &key("retry_factor"),
+            e.retry_factor,
+            0.5,
+            0.0,
+            1.0,
+            "a fraction",
+        )?,
+        decode_ns: us("decode_us", e.decode_us, 1.0)?,
+        soft_decode_ns: us("soft_decode_us", e.soft_decode_us, 20.0)?,
+        soft_reads,
+        activation_ev: number(&key("activation_ev"), e.activation_ev, 1.1, 0.1, 3.0, "eV")?,
+        reference_c: number(&key("reference_c"), e.reference_c, 25.0, -40.0, 125.0, "°C")?,
+        uber_target: number(
+            &key("uber_target"),
+            e.uber_target,
+            1e-15,
+            1e-30,
+            1e-3,
+            "a rate",
+        )?,
+    }))
+}

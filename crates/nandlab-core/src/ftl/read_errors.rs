@@ -1,0 +1,262 @@
+//! The controller's side of bit errors: per block, when it was written (on
+//! the retention clock) and how often it has been read since its erase; per
+//! host page read, the page's RBER from the model and whether its codewords
+//! decode on the first pass, after read-retry steps, after a soft decode,
+//! or not at all (reported uncorrectable to the host).
+//!
+//! Whether a codeword decodes is drawn from the exact binomial tail of its
+//! error count (`media::errors::TailTable`): the same outcome as sampling
+//! the count, in O(1) per read whatever the codeword size.
+
+use crate::config::ErrorsConfig;
+use crate::host::workload::derive_seed;
+use crate::media::errors::{
+    acceleration, page_type_factor, PowerLaw, RetentionClock, TailTable, WearTerms, DAY_NS,
+};
+use crate::media::ModeTiming;
+use crate::stats::ErrorTally;
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+
+/// What a page read took to decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOutcome {
+    /// Read-retry steps (each a new sensing, transfer and hard decode).
+    pub retries: u32,
+    /// A soft decode followed the ladder (LDPC).
+    pub soft: bool,
+    /// Nothing decoded it: the host is told the read failed.
+    pub uncorrectable: bool,
+}
+
+/// What the model and the ladder need of `[device.errors]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ErrorSettings {
+    law: PowerLaw,
+    data_bits: u32,
+    retry_steps: u32,
+    retry_factor: f64,
+    reference_c: f64,
+    activation_ev: f64,
+    /// Hard and soft decode times, and a soft decode's extra sensings.
+    pub decode_ns: u64,
+    pub soft_decode_ns: u64,
+    pub soft_reads: u32,
+}
+
+impl ErrorSettings {
+    fn new(c: &ErrorsConfig) -> ErrorSettings {
+        ErrorSettings {
+            law: c.model,
+            data_bits: c.ecc.data_bytes * 8,
+            retry_steps: c.retry_steps,
+            retry_factor: c.retry_factor,
+            reference_c: c.reference_c,
+            activation_ev: c.activation_ev,
+            decode_ns: c.decode_ns,
+            soft_decode_ns: c.soft_decode_ns,
+            soft_reads: c.soft_reads,
+        }
+    }
+
+    /// Data bytes of a codeword.
+    pub fn data_bytes(&self) -> u32 {
+        self.data_bits / 8
+    }
+
+    fn rate(&self, temp_c: f64) -> f64 {
+        acceleration(temp_c, self.reference_c, self.activation_ev)
+    }
+}
+
+/// What the model keeps of a block while it holds data, together so that a
+/// read touches one cache line.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[repr(align(64))]
+struct BlockErrors {
+    /// Retention clock (equivalent ns) when it was opened for writing.
+    written_at: f64,
+    /// Its wear terms at the cycles it had when opened (they change only
+    /// at its next erase).
+    wear: WearTerms,
+    /// Page reads since its erase (read disturb).
+    reads: u32,
+    /// Bits per cell as it runs.
+    bits: u8,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReadErrors {
+    pub settings: ErrorSettings,
+    hard: TailTable,
+    soft: Option<TailTable>,
+    clock: RetentionClock,
+    blocks: Vec<BlockErrors>,
+    rng: Xoshiro256PlusPlus,
+    pub tally: ErrorTally,
+}
+
+impl ReadErrors {
+    /// `blocks` blocks; the drive's temperature `temp_c` (°C).
+    pub fn new(cfg: &ErrorsConfig, blocks: u32, temp_c: f64, seed: u64) -> ReadErrors {
+        let settings = ErrorSettings::new(cfg);
+        let unopened = BlockErrors {
+            written_at: 0.0,
+            wear: settings.law.terms(0.0),
+            reads: 0,
+            bits: 1,
+        };
+        ReadErrors {
+            settings,
+            hard: TailTable::new(cfg.ecc.bits, cfg.ecc.hard_limit),
+            soft: cfg.ecc.soft_limit.map(|l| TailTable::new(cfg.ecc.bits, l)),
+            clock: RetentionClock::new(settings.rate(temp_c)),
+            blocks: vec![unopened; blocks as usize],
+            rng: Xoshiro256PlusPlus::seed_from_u64(derive_seed(seed, "bit-errors", 0)),
+            tally: ErrorTally::default(),
+        }
+    }
+
+    /// Whether this state's block table fits `blocks` blocks.
+    pub fn fits(&self, blocks: u32) -> bool {
+        self.blocks.len() == blocks as usize
+    }
+
+    /// From simulated time `t` the drive is at `temp_c`.
+    pub fn set_temperature(&mut self, t: u64, temp_c: f64) {
+        let rate = self.settings.rate(temp_c);
+        self.clock.set_rate(t, rate);
+    }
+
+    /// The drive sits powered off for `ns` at `temp_c`: its data ages.
+    pub fn bake(&mut self, ns: u64, temp_c: f64) {
+        let rate = self.settings.rate(temp_c);
+        self.clock.bake(ns as f64, rate);
+    }
+
+    /// Block `b`, running at `bits` bits per cell with `cycles` equivalent
+    /// cycles, is opened for writing at `t`.
+    pub fn opened(&mut self, b: u32, t: u64, bits: u32, cycles: f64) {
+        let e = &mut self.blocks[b as usize];
+        e.written_at = self.clock.at(t);
+        e.wear = self.settings.law.terms(cycles);
+        e.bits = bits as u8;
+    }
+
+    #[inline]
+    pub fn erased(&mut self, b: u32) {
+        self.blocks[b as usize].reads = 0;
+    }
+
+    /// Starts loading block `b`'s record into the CPU's cache: a host read
+    /// decodes it only after its work on the timeline, and the drive's
+    /// block table is far larger than the cache.
+    #[inline]
+    pub fn prefetch(&self, b: u32) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(e) = self.blocks.get(b as usize) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            // SAFETY: a prefetch only hints the cache (it cannot fault or
+            // change memory); SSE, which it needs, is in every x86-64 CPU.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((e as *const BlockErrors).cast()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = b;
+    }
+
+    /// The cycles block `b` had when it was opened.
+    pub fn cycles(&self, b: u32) -> f64 {
+        self.blocks[b as usize].wear.cycles
+    }
+
+    /// RBER of page `page` of block `b` read at `t`, and the part of it read
+    /// retry cannot take back.
+    #[inline]
+    pub fn rber(&self, b: u32, page: u32, t: u64) -> (f64, f64) {
+        let e = &self.blocks[b as usize];
+        let days = (self.clock.at(t) - e.written_at).max(0.0) / DAY_NS;
+        let (base, shift) = self.settings.law.parts_of(&e.wear, days, e.reads as f64);
+        let bits = e.bits as u32;
+        let f = page_type_factor(bits, ModeTiming::page_type(page, bits));
+        ((base + shift) * f, base * f)
+    }
+
+    /// A host read of `codewords` codewords of page `page` of block `b` at
+    /// `t` (see [`ReadErrors::rber`]). Each step of the ladder decodes every
+    /// codeword, or the read goes on; the expected uncorrectable codewords
+    /// add up P(every step fails) whether or not this read did.
+    pub fn read(&mut self, b: u32, page: u32, codewords: u32, t: u64) -> ReadOutcome {
+        let (rber, base) = self.rber(b, page, t);
+        let r = &mut self.blocks[b as usize].reads;
+        *r = r.saturating_add(1);
+        let cfg = self.settings;
+        self.tally.page(rber, codewords, cfg.data_bits);
+        let n = codewords as f64;
+        // Whether all codewords decode at a codeword failure probability of
+        // e^ln_q: a draw, unless failing is below the draw's resolution.
+        let all_pass = |ln_q: f64, rng: &mut Xoshiro256PlusPlus| {
+            ln_q < NEVER_DRAWN - LN_MAX_CODEWORDS
+                || ln_q + n.ln() < NEVER_DRAWN
+                || rng.random::<f64>() < (n * (-ln_q.exp()).ln_1p()).exp()
+        };
+        let mut ln_fail_all = 0.0;
+        let mut shift = rber - base;
+        let mut outcome = ReadOutcome {
+            retries: 0,
+            soft: false,
+            uncorrectable: false,
+        };
+        let mut decoded = false;
+        let steps = cfg.retry_steps + 1 + self.soft.is_some() as u32;
+        for step in 0..=cfg.retry_steps {
+            let ln_q = self.hard.ln_fail(base + shift);
+            ln_fail_all += ln_q;
+            if !decoded && all_pass(ln_q, &mut self.rng) {
+                decoded = true;
+                outcome.retries = step;
+            }
+            // Later steps fail no more often than this one: once even that
+            // bound leaves nothing to add, the read is done.
+            if decoded && ln_fail_all + (steps - 1 - step) as f64 * ln_q < NEGLIGIBLE {
+                return self.tally(outcome, 0.0);
+            }
+            shift *= cfg.retry_factor;
+        }
+        shift /= cfg.retry_factor.max(f64::MIN_POSITIVE);
+        if let Some(soft) = &self.soft {
+            let ln_q = soft.ln_fail(base + shift);
+            ln_fail_all += ln_q;
+            if !decoded {
+                outcome.retries = cfg.retry_steps;
+                outcome.soft = true;
+                decoded = all_pass(ln_q, &mut self.rng);
+            }
+        }
+        if !decoded {
+            outcome.retries = cfg.retry_steps;
+            outcome.uncorrectable = true;
+        }
+        self.tally(outcome, n * ln_fail_all.exp())
+    }
+
+    fn tally(&mut self, outcome: ReadOutcome, expected_uncorrectable: f64) -> ReadOutcome {
+        let t = &mut self.tally;
+        t.expected_uncorrectable += expected_uncorrectable;
+        t.retries += outcome.retries as u64;
+        t.soft_decodes += outcome.soft as u64;
+        t.uncorrectable_reads += outcome.uncorrectable as u64;
+        outcome
+    }
+}
+
+/// ln of a probability a uniform f64 draw cannot tell from 0 (2⁻⁵³).
+const NEVER_DRAWN: f64 = -36.8;
+
+/// More than ln of the codewords any page read has (pages of at most 1 MiB,
+/// codewords of at least 64 B: 2¹⁴ < e^11.1).
+const LN_MAX_CODEWORDS: f64 = 11.1;
+
+/// ln of an expected count below what f64 adds to any tally (e^-745 is the
+/// smallest subnormal).
+const NEGLIGIBLE: f64 = -745.0;

@@ -1,0 +1,391 @@
+//! Raw bit errors and what ECC makes of them: the power-law RBER model of
+//! Kim, Choi & Min (FAST 2019, "Design Tradeoffs for SSD Reliability") with
+//! its two published parameter sets, per page type; ECC codewords with a
+//! hard (and, for LDPC, a soft) correction limit; the read-retry ladder; the
+//! Arrhenius clock that ages retention faster when hot (JESD218's
+//! equivalences); and the exact binomial tail a read's codewords fail by.
+
+use serde::{Deserialize, Serialize};
+
+/// RBER = ε + α·cᵏ + β·cᵐ·tⁿ + γ·cᵖ·(r / read_unit)^q: c the block's
+/// program/erase cycles, t its retention age in days at the reference
+/// temperature, r the reads of its block since its erase.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PowerLaw {
+    pub epsilon: f64,
+    pub alpha: f64,
+    pub k: f64,
+    pub beta: f64,
+    pub m: f64,
+    pub n: f64,
+    pub gamma: f64,
+    pub p: f64,
+    pub q: f64,
+    /// Reads per unit of r in the fit (1: reads; 1000: thousands of reads).
+    pub read_unit: f64,
+}
+
+/// 2y-nm planar MLC (FAST 2019, Table 2; the set SimpleSSD's read reclaim
+/// uses): t in days, r in reads. At 8,000 cycles and 10⁵ reads the disturb
+/// term is 1.0·10⁻³, as Cai et al. (DSN 2015) measured on such chips.
+pub const FAST19_MLC: PowerLaw = PowerLaw {
+    epsilon: 8.34e-5,
+    alpha: 3.30e-11,
+    k: 1.71,
+    beta: 5.56e-19,
+    m: 2.49,
+    n: 3.33,
+    gamma: 6.26e-13,
+    p: 1.76,
+    q: 0.47,
+    read_unit: 1.0,
+};
+
+/// 72-layer 3D TLC (FAST 2019): t in days, r in thousands of reads — with r
+/// in reads the disturb term would pass 0.2 after 10⁴ reads of a block at
+/// 1,000 cycles, which no chip survives; in thousands it is 4.9·10⁻³ after
+/// 10⁶ reads, in line with 3D TLC's measured read disturb.
+pub const FAST19_TLC: PowerLaw = PowerLaw {
+    epsilon: 1.48e-3,
+    alpha: 3.90e-10,
+    k: 2.05,
+    beta: 6.28e-5,
+    m: 0.14,
+    n: 0.54,
+    gamma: 3.73e-9,
+    p: 0.33,
+    q: 1.71,
+    read_unit: 1000.0,
+};
+
+/// A block's wear terms of [`PowerLaw`] at its cycles c: what cycling leaves
+/// (ε + α·cᵏ) and the coefficients of retention (β·cᵐ) and disturb (γ·cᵖ).
+/// They change only when the block's cycles do, so a controller keeps them
+/// per block.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WearTerms {
+    pub cycles: f64,
+    pub base: f64,
+    pub retention: f64,
+    pub disturb: f64,
+}
+
+impl PowerLaw {
+    /// The wear terms at `cycles`.
+    pub fn terms(&self, cycles: f64) -> WearTerms {
+        let c = cycles.max(0.0);
+        WearTerms {
+            cycles,
+            base: self.epsilon + self.alpha * c.powf(self.k),
+            retention: self.beta * c.powf(self.m),
+            disturb: self.gamma * c.powf(self.p),
+        }
+    }
+
+    /// The RBER's two parts for a block with wear terms `w`: what cycling
+    /// leaves (ε + wear), which read retry cannot move, and the shift of
+    /// retention and read disturb, which re-centred read references take back.
+    #[inline]
+    pub fn parts_of(&self, w: &WearTerms, days: f64, reads: f64) -> (f64, f64) {
+        let mut shift = 0.0;
+        if days > 0.0 && w.retention > 0.0 {
+            shift += w.retention * days.powf(self.n);
+        }
+        if reads > 0.0 && w.disturb > 0.0 {
+            shift += w.disturb * (reads / self.read_unit).powf(self.q);
+        }
+        (w.base, shift)
+    }
+
+    /// The two parts at `cycles` (see [`PowerLaw::parts_of`]).
+    pub fn parts(&self, cycles: f64, days: f64, reads: f64) -> (f64, f64) {
+        self.parts_of(&self.terms(cycles), days, reads)
+    }
+
+    /// The model's RBER (before per-page-type factors).
+    pub fn rber(&self, cycles: f64, days: f64, reads: f64) -> f64 {
+        let (base, shift) = self.parts(cycles, days, reads);
+        base + shift
+    }
+}
+
+/// Boltzmann's constant in eV/K.
+const BOLTZMANN_EV: f64 = 8.617_333e-5;
+
+/// How much faster retention ages at `temp_c` than at `reference_c`
+/// (Arrhenius, activation energy `ea` eV).
+pub fn acceleration(temp_c: f64, reference_c: f64, ea: f64) -> f64 {
+    let kelvin = |c: f64| c + 273.15;
+    (ea / BOLTZMANN_EV * (1.0 / kelvin(reference_c) - 1.0 / kelvin(temp_c))).exp()
+}
+
+/// The retention clock: equivalent time at the reference temperature, which
+/// runs `rate` times faster than simulated time at the drive's temperature.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RetentionClock {
+    /// Equivalent ns at `anchor` (simulated ns).
+    base: f64,
+    anchor: u64,
+    rate: f64,
+}
+
+impl RetentionClock {
+    pub fn new(rate: f64) -> RetentionClock {
+        RetentionClock {
+            base: 0.0,
+            anchor: 0,
+            rate,
+        }
+    }
+
+    /// Equivalent ns at simulated time `t`.
+    #[inline]
+    pub fn at(&self, t: u64) -> f64 {
+        self.base + t.saturating_sub(self.anchor) as f64 * self.rate
+    }
+
+    /// From simulated time `t` on, the clock runs `rate` times faster.
+    pub fn set_rate(&mut self, t: u64, rate: f64) {
+        self.base = self.at(t);
+        self.anchor = self.anchor.max(t);
+        self.rate = rate;
+    }
+
+    /// Power off for `ns` at `rate`: retention ages, no simulated time passes.
+    pub fn bake(&mut self, ns: f64, rate: f64) {
+        self.base += ns * rate;
+    }
+}
+
+/// Nanoseconds in a day (the model's unit of retention age).
+pub const DAY_NS: f64 = 86_400e9;
+
+/// The error-correcting code: codewords of `data_bits` (+ parity), the
+/// errors a hard decode corrects, and, for LDPC, a soft decode's.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Ecc {
+    pub data_bytes: u32,
+    /// Bits of a whole codeword, data and parity: the binomial's trials.
+    pub bits: u32,
+    pub hard_limit: u32,
+    pub soft_limit: Option<u32>,
+}
+
+impl Ecc {
+    /// BCH correcting `t` bits in `data_bytes`: parity t·m bits, m the bit
+    /// length of the data bits (2ᵐ above the codeword length).
+    pub fn bch(t: u32, data_bytes: u32) -> Ecc {
+        let data_bits = data_bytes * 8;
+        let m = 32 - data_bits.leading_zeros();
+        Ecc {
+            data_bytes,
+            bits: data_bits + t * m,
+            hard_limit: t,
+            soft_limit: None,
+        }
+    }
+
+    /// LDPC of rate 8/9 whose hard decode corrects `hard` bits and soft decode `soft`.
+    pub fn ldpc(hard: u32, soft: u32, data_bytes: u32) -> Ecc {
+        Ecc {
+            data_bytes,
+            bits: data_bytes * 8 * 9 / 8,
+            hard_limit: hard,
+            soft_limit: Some(soft),
+        }
+    }
+}
+
+/// `ln P(X > limit)` for X ~ Binomial(`n`, `p`), summed exactly in log space
+/// (no underflow down to 10⁻³⁰⁰).
+pub fn ln_tail(n: u32, p: f64, limit: u32) -> f64 {
+    if limit >= n || p <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if p >= 1.0 {
+        return 0.0;
+    }
+    let (lp, lq) = (p.ln(), (-p).ln_1p());
+    let first = limit + 1;
+    // ln C(n, first), term by term.
+    let mut ln_c = 0.0;
+    for i in 0..first {
+        ln_c += ((n - i) as f64).ln() - ((i + 1) as f64).ln();
+    }
+    let mut term = ln_c + first as f64 * lp + (n - first) as f64 * lq;
+    let (mut max, mut sum) = (term, 1.0f64);
+    for j in first..n {
+        // ln P(X = j + 1) from ln P(X = j).
+        term += ((n - j) as f64).ln() - ((j + 1) as f64).ln() + lp - lq;
+        if term > max {
+            sum = sum * (max - term).exp() + 1.0;
+            max = term;
+        } else {
+            sum += (term - max).exp();
+            if term < max - 46.0 && (j as f64) > n as f64 * p {
+                break;
+            }
+        }
+    }
+    (max + sum.ln()).min(0.0)
+}
+
+/// Points per decade of RBER in a [`TailTable`], and its range.
+const PER_DECADE: f64 = 64.0;
+const LOG_MIN: f64 = -9.0;
+const LOG_MAX: f64 = 0.0;
+
+/// P(a codeword has more errors than a limit) against RBER, tabulated on a
+/// log grid and interpolated in log space: O(1) per read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TailTable {
+    ln_tail: Vec<f64>,
+}
+
+impl TailTable {
+    pub fn new(bits: u32, limit: u32) -> TailTable {
+        let points = ((LOG_MAX - LOG_MIN) * PER_DECADE) as usize + 1;
+        let ln_tail = (0..points)
+            .map(|i| ln_tail(bits, 10f64.powf(LOG_MIN + i as f64 / PER_DECADE), limit))
+            .collect();
+        TailTable { ln_tail }
+    }
+
+    /// ln P(X > limit) at `rber` (clamped to the table's 10⁻⁹..1).
+    #[inline]
+    pub fn ln_fail(&self, rber: f64) -> f64 {
+        let x = ((rber.max(1e-300).log10() - LOG_MIN) * PER_DECADE)
+            .clamp(0.0, (self.ln_tail.len() - 1) as f64);
+        let i = (x as usize).min(self.ln_tail.len() - 2);
+        let (a, b) = (self.ln_tail[i], self.ln_tail[i + 1]);
+        if a == f64::NEG_INFINITY {
+            return if x - i as f64 >= 1.0 {
+                b
+            } else {
+                f64::NEG_INFINITY
+            };
+        }
+        a + (b - a) * (x - i as f64)
+    }
+}
+
+/// Per page type, how a page's RBER compares with its block's mean: the
+/// lower pages sense one reference and err least, the upper ones most.
+pub fn page_type_factor(bits: u32, page_type: usize) -> f64 {
+    const MLC: [f64; 2] = [0.7, 1.3];
+    const TLC: [f64; 3] = [0.6, 1.0, 1.4];
+    const QLC: [f64; 4] = [0.5, 0.8, 1.2, 1.5];
+    match bits {
+        2 => MLC[page_type],
+        3 => TLC[page_type],
+        4 => QLC[page_type],
+        _ => 1.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn power_law_is_the_published_formula() {
+        let (c, t, r) = (3000.0, 30.0, 1e5);
+        let m = FAST19_MLC;
+        let expected = 8.34e-5
+            + 3.30e-11 * 3000f64.powf(1.71)
+            + 5.56e-19 * 3000f64.powf(2.49) * 30f64.powf(3.33)
+            + 6.26e-13 * 3000f64.powf(1.76) * 1e5f64.powf(0.47);
+        assert!((m.rber(c, t, r) / expected - 1.0).abs() < 1e-12);
+        // Cai et al.: ~10⁻³ of read-disturb errors at 8K cycles after 10⁵ reads.
+        let (_, shift) = m.parts(8000.0, 0.0, 1e5);
+        assert!((0.8e-3..1.3e-3).contains(&shift), "{shift}");
+        let tlc = FAST19_TLC.rber(1000.0, 0.0, 1e6);
+        let expected = 1.48e-3
+            + 3.90e-10 * 1000f64.powf(2.05)
+            + 3.73e-9 * 1000f64.powf(0.33) * 1000f64.powf(1.71);
+        assert!((tlc / expected - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn arrhenius_matches_jesd218_equivalences() {
+        // JESD218: 1 year at 30 °C ≈ 500 h at 52 °C ≈ 96 h at 66 °C (Ea 1.1 eV).
+        let year_h = 365.0 * 24.0;
+        let at52 = year_h / acceleration(52.0, 30.0, 1.1);
+        let at66 = year_h / acceleration(66.0, 30.0, 1.1);
+        assert!((at52 / 500.0 - 1.0).abs() < 0.05, "{at52} h");
+        assert!((at66 / 96.0 - 1.0).abs() < 0.06, "{at66} h");
+        assert_eq!(acceleration(30.0, 30.0, 1.1), 1.0);
+    }
+
+    #[test]
+    fn retention_clock_runs_at_its_rate_and_bakes() {
+        let mut c = RetentionClock::new(1.0);
+        assert_eq!(c.at(100), 100.0);
+        c.set_rate(100, 10.0);
+        assert_eq!(c.at(110), 200.0);
+        c.bake(1000.0, 2.0);
+        assert_eq!(c.at(110), 2200.0);
+    }
+
+    /// Exact P(X > limit) by direct summation in f64 (small n only).
+    fn direct_tail(n: u32, p: f64, limit: u32) -> f64 {
+        let mut pmf = vec![0.0f64; n as usize + 1];
+        pmf[0] = (1.0 - p).powi(n as i32);
+        for j in 0..n as usize {
+            pmf[j + 1] = pmf[j] * (n as f64 - j as f64) / (j as f64 + 1.0) * p / (1.0 - p);
+        }
+        pmf[limit as usize + 1..].iter().sum()
+    }
+
+    #[test]
+    fn binomial_tail_is_exact() {
+        for (n, p, limit) in [
+            (200, 0.01, 3),
+            (500, 0.02, 15),
+            (1000, 0.001, 0),
+            (300, 0.3, 100),
+        ] {
+            let exact = direct_tail(n, p, limit);
+            let ours = ln_tail(n, p, limit).exp();
+            assert!(
+                (ours / exact - 1.0).abs() < 1e-9,
+                "n {n} p {p} limit {limit}: {ours} vs {exact}"
+            );
+        }
+        // Deep in the tail: P(X > 40) for a 1 KiB BCH codeword at RBER 10⁻³
+        // (mean 8.8 errors) is 2.4·10⁻¹⁵, summed term by term both ways.
+        let bch = Ecc::bch(40, 1024);
+        assert_eq!(bch.bits, 8192 + 40 * 14);
+        let ours = ln_tail(bch.bits, 1e-3, 40).exp();
+        let exact = direct_tail(bch.bits, 1e-3, 40);
+        assert!(
+            (ours / exact - 1.0).abs() < 1e-9 && (1e-15..1e-14).contains(&ours),
+            "{ours} vs {exact}"
+        );
+    }
+
+    #[test]
+    fn tail_table_interpolates_within_a_percent_of_exact() {
+        let ecc = Ecc::bch(40, 1024);
+        let table = TailTable::new(ecc.bits, ecc.hard_limit);
+        for rber in [1e-4, 7.3e-4, 2e-3, 4.1e-3, 1e-2] {
+            let exact = ln_tail(ecc.bits, rber, 40);
+            let ours = table.ln_fail(rber);
+            assert!(
+                (ours - exact).abs() < 0.02 * exact.abs().max(1.0),
+                "{rber}: {ours} vs {exact}"
+            );
+        }
+    }
+
+    #[test]
+    fn page_type_factors_average_one() {
+        for bits in 2..=4 {
+            let mean: f64 = (0..bits as usize)
+                .map(|t| page_type_factor(bits, t))
+                .sum::<f64>()
+                / bits as f64;
+            assert!((mean - 1.0).abs() < 1e-12);
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! Bit errors on a running drive (`[device.errors]`): a fresh page reads
+//! with no retry and costs exactly one hard decode; a page past its ECC's
+//! limit climbs the whole read-retry ladder (each step a new sensing, one
+//! more flash read) and is reported uncorrectable; retention (on the
+//! Arrhenius clock, in `power-off` phases) and wear raise RBER, retries and
+//! the read tail; JESD218's equivalent bakes age data alike; the same seed
+//! gives the same errors; bad keys are refused with their name.
+
+use nandlab_core::stats::Summary;
+use nandlab_core::{Config, Simulator};
+
+/// A 1 GiB `tlc-3d-errors` drive (the 72-layer TLC set, LDPC 280/520 per
+/// 4 KiB, rated 2,000 cycles) with `wear` in `[device.wear]` (`FRESH`,
+/// `RATED`, `TWICE_RATED`), `errors` added to `[device.errors]`, filled, and
+/// `phases` after the fill.
+fn run(wear: &str, errors: &str, phases: &str) -> Vec<Summary> {
+    run_with_seed(wear, errors, phases, 4)
+}
+
+const FRESH: &str = "initial = 0.0";
+/// Every block at its 2,000 rated cycles (the rating raised, as `nandlab
+/// test retention` does, so that the weak blocks of the spread live).
+const RATED: &str = "initial = 0.5\nrated = { tlc = 4000 }";
+/// Every block at 4,000 cycles.
+const TWICE_RATED: &str = "initial = 0.5\nrated = { tlc = 8000 }";
+
+fn run_with_seed(wear: &str, errors: &str, phases: &str, seed: u64) -> Vec<Summary> {
+    let text = format!(
+        r#"
+seed = {seed}
+[device]
+preset = "tlc-3d-errors"
+capacity = "1GiB"
+pages_per_block = 64
+[device.wear]
+{wear}
+[device.errors]
+{errors}
+[[phase]]
+name = "fill"
+kind = "fill"
+{phases}
+"#
+    );
+    let mut sim =
+        Simulator::new(Config::from_toml(&text, "test").unwrap_or_else(|e| panic!("{e}")));
+    sim.drive_mut().ftl.enable_oracle();
+    let results = sim.run_all(&mut |_| true).unwrap();
+    sim.drive().ftl.check_invariants().unwrap();
+    results.into_iter().map(|r| r.summary).collect()
+}
+
+/// 3,000 random 4 KiB reads at queue depth 1.
+const READS: &str = r#"
+[[phase]]
+name = "read"
+read_fraction = 1.0
+block_size = "4KiB"
+requests = 3000
+"#;
+
+fn bake(duration: &str, temperature: f64) -> String {
+    format!(
+        "[[phase]]\nname = \"bake\"\nkind = \"power-off\"\nduration = \"{duration}\"\ntemperature_c = {temperature}\n"
+    )
+}
+
+fn last(s: &[Summary]) -> &Summary {
+    s.last().unwrap()
+}
+
+#[test]
+fn an_idle_read_of_a_fresh_page_costs_one_hard_decode_and_no_retry() {
+    let on = run(FRESH, "", READS);
+    let off = run(FRESH, "model = \"none\"", READS);
+    let (on, off) = (last(&on), last(&off));
+    let e = on.errors.expect("the preset turns errors on");
+    assert!(off.errors.is_none());
+    assert_eq!(e.ecc_page_reads, 3000);
+    assert_eq!(
+        (e.read_retries, e.soft_decodes, e.uncorrectable_reads),
+        (0, 0, 0)
+    );
+    // Fresh 3D TLC: ε = 1.48·10⁻³, page types 0.6/1.0/1.4 around it.
+    assert!(
+        (1.3e-3..1.7e-3).contains(&e.rber_mean),
+        "rber {}",
+        e.rber_mean
+    );
+    assert!(
+        e.rber_max <= 1.48e-3 * 1.4 * 1.01,
+        "rber max {}",
+        e.rber_max
+    );
+    assert!(e.uber < 1e-30, "uber {}", e.uber);
+    assert_eq!(on.flash_reads, off.flash_reads);
+    // The same reads at the same times, each 1 µs (decode_us) later.
+    let extra = on.read_latency_us.mean - off.read_latency_us.mean;
+    assert!((extra - 1.0).abs() < 0.02, "decode adds {extra} µs");
+}
+
+#[test]
+fn a_page_past_its_ecc_limit_climbs_the_ladder_then_is_reported_uncorrectable() {
+    let off = run(FRESH, "model = \"none\"", READS);
+    let off = last(&off);
+    // BCH correcting 1 bit per 4 KiB: every codeword of every page fails
+    // every step; 5 retries each, then the host is told.
+    let bch = run(FRESH, "ecc = \"bch:1/4KiB\"", READS);
+    let bch = last(&bch);
+    let e = bch.errors.unwrap();
+    assert_eq!(e.uncorrectable_reads, 3000);
+    assert_eq!(e.read_retries, 5 * 3000);
+    assert_eq!(e.soft_decodes, 0);
+    assert!(e.uber > 1e-6, "uber {}", e.uber);
+    assert!(!e.uber_pass);
+    assert_eq!(bch.flash_reads, 6 * off.flash_reads);
+    // Six sensings and six decodes instead of one sensing.
+    assert!(
+        bch.read_latency_us.mean > 5.0 * off.read_latency_us.mean,
+        "{} vs {}",
+        bch.read_latency_us.mean,
+        off.read_latency_us.mean
+    );
+    // LDPC adds a soft decode after the ladder: 4 more sensings and 20 µs.
+    let ldpc = run(FRESH, "ecc = \"ldpc:1/2/4KiB\"", READS);
+    let ldpc = last(&ldpc);
+    let l = ldpc.errors.unwrap();
+    assert_eq!(
+        (l.uncorrectable_reads, l.soft_decodes, l.read_retries),
+        (3000, 3000, 5 * 3000)
+    );
+    assert_eq!(ldpc.flash_reads, 10 * off.flash_reads);
+    assert!(ldpc.read_latency_us.mean > bch.read_latency_us.mean + 20.0);
+}
+
+#[test]
+fn wear_and_retention_raise_rber_retries_and_the_read_tail() {
+    let fresh = run(FRESH, "", READS);
+    let worn = run(RATED, "", READS);
+    let baked = run(RATED, "", &format!("{}{READS}", bake("1y", 30.0)));
+    let over = run(TWICE_RATED, "", &format!("{}{READS}", bake("1y", 30.0)));
+    let [f, w, b, o] = [&fresh, &worn, &baked, &over].map(|s| {
+        let s = last(s);
+        (s.errors.unwrap(), s.read_latency_us)
+    });
+    assert!(f.0.rber_mean < w.0.rber_mean && w.0.rber_mean < b.0.rber_mean);
+    assert!(b.0.rber_mean < o.0.rber_mean);
+    // At its rating a year powered off still decodes, with retries...
+    assert!(b.0.retries_per_read > 0.2, "{:?}", b.0);
+    assert_eq!(b.0.uncorrectable_reads, 0);
+    assert!(b.0.uber_pass, "uber {}", b.0.uber);
+    // ...and twice past it, it does not.
+    assert!(!o.0.uber_pass, "uber {}", o.0.uber);
+    assert!(o.0.retries_per_read > b.0.retries_per_read);
+    // The ladder is the read tail.
+    assert!(f.1.p99 <= w.1.p99 && w.1.p99 < b.1.p99, "{f:?} {w:?} {b:?}");
+    assert!(b.1.p50 < o.1.p50 && b.1.mean < o.1.mean, "{b:?} {o:?}");
+}
+
+#[test]
+fn jesd218s_equivalent_bakes_age_data_alike() {
+    // 1 year at 30 °C ≈ 500 h at 52 °C ≈ 96 h at 66 °C (1.1 eV).
+    let rber = |duration: &str, temperature: f64| {
+        let s = run(
+            RATED,
+            "",
+            &format!("{}{READS}", bake(duration, temperature)),
+        );
+        last(&s).errors.unwrap().rber_mean
+    };
+    let year = rber("1y", 30.0);
+    for (d, c) in [("500h", 52.0), ("96h", 66.0)] {
+        let r = rber(d, c);
+        assert!((r / year - 1.0).abs() < 0.1, "{d} at {c} °C: {r} vs {year}");
+    }
+    // A bake at the reference temperature is that many days on the clock;
+    // a cold one ages far less.
+    assert!(rber("1y", 0.0) < 0.8 * year);
+}
+
+#[test]
+fn a_power_off_phase_takes_no_simulated_time_and_moves_nothing() {
+    let s = run(RATED, "", &bake("30d", 40.0));
+    let b = last(&s);
+    assert_eq!(b.kind, "power-off");
+    assert_eq!((b.host_write_bytes, b.host_read_bytes), (0, 0));
+    assert_eq!(b.sim_seconds, 0.0);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_errors() {
+    let phases = format!("{}{READS}", bake("1y", 30.0));
+    let a = run_with_seed(RATED, "", &phases, 9);
+    let b = run_with_seed(RATED, "", &phases, 9);
+    let strip = |s: &[Summary]| {
+        s.iter()
+            .map(|s| (s.errors, s.read_latency_us, s.flash_reads))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&a), strip(&b));
+    let c = run_with_seed(RATED, "", &phases, 10);
+    assert_ne!(
+        last(&a).errors.unwrap().read_retries,
+        last(&c).errors.unwrap().read_retries
+    );
+}
+
+#[test]
+fn bad_error_settings_are_refused_with_the_key() {
+    let bad = |errors: &str, phase: &str| {
+        let text = format!(
+            "[device]\npreset = \"swissbit-standard\"\ncapacity = \"4GiB\"\n[device.errors]\n{errors}\n[[phase]]\n{phase}\n"
+        );
+        Config::from_toml(&text, "test").unwrap_err().to_string()
+    };
+    let io = "requests = 1";
+    let e = bad("model = \"gauss\"", io);
+    assert!(
+        e.contains("[device.errors] model") && e.contains("power-law"),
+        "{e}"
+    );
+    let e = bad("model = \"power-law\"\nparams = \"fast19-qlc\"", io);
+    assert!(e.contains("params") && e.contains("fast19-tlc"), "{e}");
+    let e = bad("model = \"power-law\"\necc = \"bch:40\"", io);
+    assert!(e.contains("ecc") && e.contains("bch:40/1KiB"), "{e}");
+    let e = bad("model = \"power-law\"\necc = \"ldpc:300/200/4KiB\"", io);
+    assert!(e.contains("ecc") && e.contains("soft"), "{e}");
+    let e = bad("model = \"power-law\"\necc = \"bch:40/1MiB\"", io);
+    assert!(e.contains("ecc"), "{e}");
+    let e = bad("model = \"power-law\"\nactivation_ev = 9", io);
+    assert!(e.contains("activation_ev") && e.contains("eV"), "{e}");
+    let e = bad("model = \"power-law\"\nuber_target = 2", io);
+    assert!(e.contains("uber_target"), "{e}");
+    let e = bad("model = \"power-law\"\nretry_steps = 1000", io);
+    assert!(e.contains("retry_steps"), "{e}");
+    let e = bad("model = \"power-law\"\ncolour = 1", io);
+    assert!(e.contains("colour"), "{e}");
+    let e = bad("", "kind = \"power-off\"");
+    assert!(e.contains("duration") && e.contains("power-off"), "{e}");
+    let e = bad("", "kind = \"power-off\"\nduration = \"1d\"\nvolume = 1.0");
+    assert!(e.contains("power-off"), "{e}");
+    let e = bad("", "requests = 1\ntemperature_c = 300");
+    assert!(e.contains("temperature_c"), "{e}");
+}
+
+/// Blocks that change mode (a dynamic pSLC cache's, ZombieNAND's) are read
+/// at the mode and cycles they were written with (debug builds check the
+/// model's record against the block table on every read).
+#[test]
+fn blocks_that_change_mode_are_read_as_written() {
+    for (preset, extra, stop) in [
+        (
+            "tlc-dynamic-pslc",
+            "capacity = \"1GiB\"\npages_per_block = 64",
+            "volume = 3.0",
+        ),
+        (
+            "zombienand-synthetic-tlc",
+            "capacity = \"32MiB\"\nreserve = 0.2\n[device.wear.rated]\ntlc = 30\nmlc = 200\nslc = 1000",
+            "until = \"dead\"",
+        ),
+    ] {
+        let text = format!(
+            r#"
+seed = 2
+[device]
+preset = "{preset}"
+{extra}
+[device.errors]
+model = "power-law"
+[[phase]]
+name = "mixed"
+read_fraction = 0.5
+working_set = 0.5
+block_size = "16KiB"
+queue_depth = 4
+{stop}
+"#
+        );
+        let mut sim = Simulator::new(Config::from_toml(&text, "test").unwrap_or_else(|e| panic!("{e}")));
+        sim.drive_mut().ftl.enable_oracle();
+        let results = sim.run_all(&mut |_| true).unwrap();
+        sim.drive().ftl.check_invariants().unwrap();
+        let s = &results[0].summary;
+        let e = s.errors.unwrap();
+        assert!(e.ecc_page_reads > 1000, "{preset}: {e:?}");
+    }
+}
