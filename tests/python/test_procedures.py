@@ -65,7 +65,7 @@ def test_each_procedure_is_registered_once_with_a_report() -> None:
         assert procedure.result.report.__func__ is not procedures.ProcedureResult.report.__func__, name
     assert set(sweep.sweepable()) == {"run", "lifetime-compare"}
     group = test_commands.test_group
-    assert group.list_commands(None) == ["pslc-fill", "read-sections", "write-sections"]
+    assert group.list_commands(None) == ["pslc-fill", "read-sections", "retention", "write-sections"]
     assert all(group.get_command(None, name).name == name for name in group.list_commands(None))
 
 
@@ -80,3 +80,40 @@ def test_results_cross_the_binding_as_objects_and_numpy_columns(tiny_toml: str) 
     assert list(sim.device) == sorted(sim.device) and list(sim.config) == sorted(sim.config)
     assert isinstance(phase["summary"]["host_write_bytes"], int)
     assert json.loads(json.dumps(phase["summary"], allow_nan=False)) == phase["summary"]
+
+
+def test_retention_passes_at_the_rating_and_fails_well_beyond(nandlab_cli, tmp_path: Path) -> None:
+    """JESD218's client bake (500 h at 52 °C ≈ 1 year at 30 °C) on the preset rated 2,000 cycles: at
+    its rating the predicted UBER stays under 1e-15 with read retries; at 1.5× it fails."""
+
+    def retention(cycles: int, *extra: object) -> dict:
+        result = nandlab_cli("test", "retention", "--device", "tlc-3d-errors", "--cycles", cycles, "--hours", 500,
+                             "--temperature", 52, "--capacity", "2GiB", "--json", *extra)
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)
+
+    rated = retention(2000, "--out", tmp_path / "out")
+    assert {"uber", "rber_mean", "retries_per_read", "pass"} <= rated.keys()
+    assert rated["pass"] and rated["uber"] < 1e-15 and rated["uncorrectable_reads"] == 0
+    assert rated["retries_per_read"] > 0.5 and 5e-3 < rated["rber_mean"] < 2e-2
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["kind"] == "retention"
+    assert "Read-back" in (tmp_path / "out" / "report.html").read_text()
+    beyond = retention(3000)
+    assert not beyond["pass"] and beyond["uber"] > 1e-10 and beyond["rber_mean"] > rated["rber_mean"]
+    result = nandlab_cli("test", "retention", "--device", "swissbit-standard", "--cycles", 100, "--hours", 1,
+                         "--capacity", "2GiB", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["params"] == "fast19-tlc", result.stderr
+
+
+def test_error_figures_are_summary_keys_of_phases_and_runs(tmp_path: Path) -> None:
+    config = {"device": {"preset": "tlc-3d-errors", "capacity": "2GiB", "wear": {"initial": 0.3}},
+              "phase": [{"kind": "fill"}, {"kind": "power-off", "duration": "30d", "temperature_c": 40},
+                        {"read_fraction": 1.0, "requests": 2000, "temperature_c": 45}]}
+    result = nandlab.run(config, progress=False)
+    read = result.phases[-1]
+    for key in ("rber_mean", "rber_p99", "read_retries", "uncorrectable_reads", "uber", "retries_per_read"):
+        assert key in read and key in result.summary, key
+    assert read["ecc_page_reads"] == 2000 and result.phases[1]["kind"] == "power-off"
+    plain = nandlab.run({"device": {"preset": "swissbit-standard", "capacity": "2GiB"},
+                         "phase": [{"read_fraction": 1.0, "requests": 10}]}, progress=False)
+    assert "rber_mean" not in plain.summary

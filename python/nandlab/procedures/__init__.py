@@ -19,6 +19,7 @@ from nandlab.procedures import (
     matrix,
     pslc_fill,
     read_sections,
+    retention,
     run,
     sweep,
     trace,
@@ -43,6 +44,7 @@ PROCEDURES: dict[str, Procedure] = {procedure.name: procedure for procedure in (
     write_sections.PROCEDURE,
     read_sections.PROCEDURE,
     pslc_fill.PROCEDURE,
+    retention.PROCEDURE,
     matrix.PROCEDURE,
     sweep.PROCEDURE,
 )}

@@ -1,0 +1,139 @@
+"""``nandlab test retention``: JESD218's data-retention test on a simulated drive. Every block is
+cycled to ``--cycles`` program/erase cycles (an aged drive, as ``[device.wear] initial`` ages one),
+the drive is filled, powered off for ``--hours`` at ``--temperature`` (retention ages on the
+Arrhenius clock of ``[device.errors]``), then read end to end. It passes when the uncorrectable bit
+error rate the model predicts stays under the class's target (``uber_target``: client 10⁻¹⁵)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from nandlab import api, qualify
+from nandlab._core import ConfigError
+from nandlab.output import number
+from nandlab.procedures.base import Procedure, ProcedureResult
+from nandlab.report.page import Report, read_json
+from nandlab.terminal import safe
+
+CELLS = ("slc", "mlc", "tlc", "qlc")
+READ_BLOCK = "128KiB"
+"""The read-back pass's request size: sequential, at queue depth 1."""
+FIGURES = ("uber", "uber_target", "rber_mean", "rber_p99", "rber_max", "retries_per_read", "soft_decodes",
+           "uncorrectable_reads", "ecc_page_reads")
+"""The read-back phase's error figures the result carries."""
+
+
+@dataclass(frozen=True)
+class Retention(ProcedureResult):
+    """The test's settings, the read-back's figures and ``pass``."""
+
+    kind = "retention"
+    document: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.document
+
+    def files(self, out: Path) -> list[Path]:
+        """result.json."""
+        path = out / "result.json"
+        path.write_text(self.to_json() + "\n", encoding="utf-8")
+        return [path]
+
+    def print(self, console: Console) -> None:
+        d = self.document
+        verdict = "[green]PASS[/]" if d["pass"] else "[red]FAIL[/]"
+        title = (f"nandlab test retention: {safe(d['device'])}, {number(d['cycles'])} cycles, "
+                 f"{number(d['hours'])} h at {number(d['temperature_c'])} °C — {verdict}")
+        table = Table(box=box.SIMPLE_HEAD, title=title,
+                      caption="UBER: uncorrectable errors per bit read that the model predicts, against the "
+                      "class's target; RBER: raw bit error rate of the pages read.", caption_justify="left")
+        for header in ("UBER", "Target", "RBER mean", "RBER p99", "Retries/read", "Soft decodes", "Uncorrectable",
+                       "Read p99 µs", "Read p99.9 µs"):
+            table.add_column(header, justify="right")
+        table.add_row(f"{d['uber']:.2e}", f"{d['uber_target']:.0e}", f"{d['rber_mean']:.2e}", f"{d['rber_p99']:.2e}",
+                      f"{d['retries_per_read']:.3g}", str(d["soft_decodes"]), str(d["uncorrectable_reads"]),
+                      number(d["read_latency_us"]["p99"]), number(d["read_latency_us"]["p999"]))
+        console.print(table)
+
+    @classmethod
+    def report(cls, directory: Path) -> Report:
+        d = read_json(directory / "result.json")
+        r = Report(directory, f"nandlab test retention: {d['device']}", "JESD218-style data retention")
+        for key in ("cycles", "hours", "temperature_c", "params", "pass"):
+            r.fact(key, str(d[key]))
+        r.table("Read-back", [{k: d[k] for k in FIGURES}])
+        return r
+
+
+def run(
+    device: qualify.DeviceSource,
+    cycles: float,
+    hours: float,
+    temperature: float,
+    capacity: str | int | None = None,
+    seed: int = qualify.SEED,
+    progress: Any = None,
+) -> Retention:
+    """Age the drive to ``cycles``, fill it, bake it ``hours`` at ``temperature`` °C powered off,
+    read it all back; the result's ``pass`` is UBER ≤ ``uber_target``. Past its rating a drive's
+    blocks would be retired: the test raises the rating (as a bench cycles a chip past it) so that
+    every block lives to be read, and its bit errors alone decide."""
+    config = qualify.device_config(device, capacity)
+    errors = config["device"].setdefault("errors", {})
+    if errors.setdefault("model", "power-law") == "none":
+        raise ConfigError('[device.errors] model: the retention test needs an error model ("power-law")')
+    resolved = api.make_simulator({**config, "phase": [{"kind": "trim"}]}).config
+    cell = CELLS.index(resolved["geometry"]["cell"])
+    rated = list(resolved["device"]["wear"]["rated"])
+    # A nominal block's cycles are its stress: initial × rating; a rating 4× the cycles keeps the
+    # weakest blocks of the spread alive.
+    rated[cell] = max(rated[cell], 4.0 * cycles)
+    wear = config["device"].setdefault("wear", {})
+    wear["rated"] = dict(zip(CELLS, rated))
+    wear["initial"] = cycles / rated[cell]
+    phases = [
+        {"name": "fill", "kind": "fill"},
+        {"name": "bake", "kind": "power-off", "duration": f"{hours}h", "temperature_c": temperature},
+        {"name": "read-back", "read_fraction": 1.0, "pattern": "sequential", "block_size": READ_BLOCK,
+         "volume": 1.0, "queue_depth": 1},
+    ]
+    result = api.run({**config, "phase": phases}, seed=seed, progress=progress)
+    read = result.phases[-1]
+    settings = result.config["device"]["errors"]
+    document = {
+        "device": qualify._label(device),
+        "cycles": cycles,
+        "hours": hours,
+        "temperature_c": temperature,
+        "params": settings["params_name"],
+        **{key: read[key] for key in FIGURES},
+        "read_latency_us": read["read_latency_us"],
+        "pass": bool(read["uber"] <= read["uber_target"]),
+    }
+    return Retention(document)
+
+
+PROCEDURE = Procedure(
+    "retention", "nandlab test retention", Retention, run,
+    options=[
+        click.option("--cycles", type=click.FloatRange(0, 1e7), required=True, metavar="N",
+                     help="Program/erase cycles every block has had."),
+        click.option("--hours", type=click.FloatRange(0, 1e7), required=True, metavar="H",
+                     help="Hours powered off (JESD218 client: 1 year at 30 °C, or 500 h at 52 °C)."),
+        click.option("--temperature", type=click.FloatRange(-40, 125), default=30.0, show_default=True,
+                     metavar="C", help="°C while powered off."),
+    ],
+    short_help="JESD218 data retention: cycle, bake powered off, read back; UBER against the target.",
+    help="""JESD218-style data retention: every block at --cycles program/erase cycles, the drive
+    filled, powered off --hours at --temperature (retention ages on the Arrhenius clock of
+    [device.errors]), then read back end to end; prints uber, rber_mean, retries_per_read and pass
+    (UBER under the class's uber_target). The device's [device.errors] model is turned on
+    (power-law) unless it sets one.""",
+)
