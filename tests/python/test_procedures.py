@@ -111,7 +111,8 @@ def test_error_figures_are_summary_keys_of_phases_and_runs(tmp_path: Path) -> No
                         {"read_fraction": 1.0, "requests": 2000, "temperature_c": 45}]}
     result = nandlab.run(config, progress=False)
     read = result.phases[-1]
-    for key in ("rber_mean", "rber_p99", "read_retries", "uncorrectable_reads", "uber", "retries_per_read"):
+    for key in ("rber_mean", "rber_p99", "read_retries", "uncorrectable_reads", "uber", "retries_per_read",
+                "reclaim_programs", "refresh_programs"):
         assert key in read and key in result.summary, key
     assert read["ecc_page_reads"] == 2000 and result.phases[1]["kind"] == "power-off"
     plain = nandlab.run({"device": {"preset": "swissbit-standard", "capacity": "2GiB"},

@@ -286,3 +286,87 @@ queue_depth = 4
         assert!(e.ecc_page_reads > 1000, "{preset}: {e:?}");
     }
 }
+
+/// `phases` repeated `n` times.
+fn times(n: usize, phases: &str) -> String {
+    phases.repeat(n)
+}
+
+/// Powered on for two minutes of light use (idle time for patrol; the
+/// writes move the frontiers on, whose open blocks patrol leaves alone).
+const POWERED_ON: &str = r#"
+[[phase]]
+name = "on"
+read_fraction = 0.9
+block_size = "16KiB"
+rate = 10
+duration = "120s"
+"#;
+
+/// Cai et al. (ICCD 2012): periodic refresh. Two years at 30 °C in eight
+/// spells of three months, the drive powered on for two minutes between
+/// them; then everything is read back. Patrol refreshes every block each
+/// time it is powered on: the read-back's RBER falls to the wear floor and
+/// its ladder nearly idles; the refresh writes count in WAF.
+#[test]
+fn patrol_refresh_takes_retention_back() {
+    let spells = times(8, &format!("{}{POWERED_ON}", bake("91d", 30.0)));
+    let read_back = "[[phase]]\nname = \"read-back\"\nread_fraction = 1.0\npattern = \"sequential\"\nblock_size = \"128KiB\"\nvolume = 1.0\n";
+    let phases = format!("{spells}{read_back}");
+    let plain = run(RATED, "", &phases);
+    let refreshed = run(RATED, "refresh_at = 0.5", &phases);
+    let (p, r) = (
+        last(&plain).errors.unwrap(),
+        last(&refreshed).errors.unwrap(),
+    );
+    assert!(r.rber_mean < p.rber_mean / 3.0, "{p:?}\n{r:?}");
+    assert!(
+        r.retries_per_read < p.retries_per_read / 10.0,
+        "{p:?}\n{r:?}"
+    );
+    assert!(r.uber < p.uber / 5.0, "{p:?}\n{r:?}");
+    let on = |s: &[Summary]| {
+        s.iter()
+            .filter(|s| s.name == "on")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    for s in on(&refreshed) {
+        let e = s.errors.unwrap();
+        // Every block it holds data in, each time (1 GiB: about 1,040).
+        assert!(e.refreshes > 1000 && e.refresh_programs > 60_000, "{e:?}");
+        assert!(s.flash_programs >= e.refresh_programs);
+    }
+    assert!(on(&plain).iter().all(|s| s.errors.unwrap().refreshes == 0));
+}
+
+#[test]
+fn read_reclaim_relocates_a_block_read_past_its_threshold() {
+    // 20,000 reads of 4 KiB within 4 MiB (about 5,000 per block): each
+    // block there is read past 1,000 reads since its erase and relocated,
+    // right after that read. The MLC set, whose disturb term counts reads.
+    let hot = "[[phase]]\nname = \"hot\"\nread_fraction = 1.0\nworking_set = \"4MiB\"\nrequests = 20000\n";
+    let mlc = "params = \"fast19-mlc\"";
+    let plain = run(RATED, mlc, hot);
+    let reclaimed = run(RATED, &format!("{mlc}\nread_reclaim = 1000"), hot);
+    let (p, r) = (last(&plain), last(&reclaimed));
+    let (pe, re) = (p.errors.unwrap(), r.errors.unwrap());
+    assert_eq!(
+        (pe.read_reclaims, pe.reclaim_programs, p.flash_programs),
+        (0, 0, 0)
+    );
+    assert!(re.read_reclaims >= 4, "{re:?}");
+    assert!(
+        re.reclaim_programs > 0 && r.flash_programs >= re.reclaim_programs,
+        "{re:?}"
+    );
+    // Read disturb is reset with each relocation.
+    assert!(re.rber_max < pe.rber_max, "{pe:?}\n{re:?}");
+}
+
+#[test]
+fn bad_scrub_settings_are_refused_with_the_key() {
+    let text = "[device]\npreset = \"tlc-3d-errors\"\ncapacity = \"4GiB\"\n[device.errors]\nrefresh_at = 3\n[[phase]]\nrequests = 1\n";
+    let e = Config::from_toml(text, "test").unwrap_err().to_string();
+    assert!(e.contains("refresh_at"), "{e}");
+}

@@ -34,6 +34,12 @@ pub struct ErrorsConfig {
     /// The uncorrectable bit error rate the drive's class promises (JESD218:
     /// client 10⁻¹⁵, enterprise 10⁻¹⁶).
     pub uber_target: f64,
+    /// The firmware's answers: relocate a block once it has been read this
+    /// often since its erase (0: never), and in idle time refresh a block
+    /// whose retention and disturb have used this share of the headroom its
+    /// wear leaves below the hard decode's limit.
+    pub read_reclaim: u32,
+    pub refresh_at: Option<f64>,
 }
 
 /// `[device.errors] model`.
@@ -227,5 +233,17 @@ pub(super) fn validate(e: &RawErrors, cell: CellMode) -> Result<Option<ErrorsCon
             1e-3,
             "a rate",
         )?,
+        read_reclaim: e.read_reclaim.unwrap_or(0),
+        refresh_at: match e.refresh_at {
+            None => None,
+            Some(x) => Some(number(
+                &key("refresh_at"),
+                Some(x),
+                0.5,
+                0.01,
+                1.0,
+                "a share of the headroom below the hard-decode limit",
+            )?),
+        },
     }))
 }

@@ -214,6 +214,8 @@ pub struct RawErrors {
     pub activation_ev: Option<f64>,
     pub reference_c: Option<f64>,
     pub uber_target: Option<f64>,
+    pub read_reclaim: Option<u32>,
+    pub refresh_at: Option<f64>,
 }
 
 /// `[device.wear]`: endurance and how it varies.

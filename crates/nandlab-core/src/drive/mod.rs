@@ -182,7 +182,8 @@ impl Drive {
     /// The host is idle until `until`: background work (GC, idle folding)
     /// runs while the dies would otherwise be idle.
     pub fn idle(&mut self, until: u64) -> Result<(), SimError> {
-        self.ftl.background_gc(until, &mut self.tl)
+        self.ftl.background_gc(until, &mut self.tl)?;
+        self.ftl.patrol(until, &mut self.tl)
     }
 
     /// When every die, channel and the link have finished what is booked.
@@ -267,7 +268,9 @@ impl Drive {
                 if self.ftl.oracle.is_some() {
                     self.verify(req)?;
                 }
-                Ok(self.read(req, t))
+                let done = self.read(req, t);
+                self.ftl.reclaim_due(t, &mut self.tl)?;
+                Ok(done)
             }
             Op::Trim => Ok(self.trim(req, t)),
         }

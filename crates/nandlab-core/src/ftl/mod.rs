@@ -3,7 +3,7 @@
 //! ([`alloc`]), garbage collection with its victim policies ([`gc`]), the
 //! pSLC cache ([`pslc`]), the timing of flash operations ([`flash`]), the
 //! [`blocks`] and their wear, the DRAM-less [`mapcache`], bit errors on
-//! reads ([`read_errors`]), and recovery
+//! reads ([`read_errors`]) and the firmware's answer to them (`scrub`), and recovery
 //! after a power cut. Every flash operation it decides is timed on the
 //! [`Timeline`], so GC competes with host I/O for dies and channels. On a
 //! drive with power cuts every placement, page program and erase is also
@@ -19,6 +19,7 @@ pub mod mapcache;
 pub mod pslc;
 pub mod read_errors;
 mod recovery;
+mod scrub;
 
 use crate::config::WriteCache;
 use crate::config::{Config, DeathRule};

@@ -43,6 +43,12 @@ pub struct ErrorSettings {
     pub decode_ns: u64,
     pub soft_decode_ns: u64,
     pub soft_reads: u32,
+    /// Reads since erase that send a block to read reclaim (0: never).
+    pub read_reclaim: u32,
+    /// Patrol refresh (None: never): the hard decode's limit as an RBER
+    /// (correctable bits per codeword bit) and the share of the headroom
+    /// below it that retention and disturb may use.
+    pub refresh: Option<(f64, f64)>,
 }
 
 impl ErrorSettings {
@@ -57,6 +63,10 @@ impl ErrorSettings {
             decode_ns: c.decode_ns,
             soft_decode_ns: c.soft_decode_ns,
             soft_reads: c.soft_reads,
+            read_reclaim: c.read_reclaim,
+            refresh: c
+                .refresh_at
+                .map(|share| (c.ecc.hard_limit as f64 / c.ecc.bits as f64, share)),
         }
     }
 
@@ -84,6 +94,8 @@ struct BlockErrors {
     reads: u32,
     /// Bits per cell as it runs.
     bits: u8,
+    /// Waiting in the read-reclaim queue.
+    queued: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -93,6 +105,10 @@ pub struct ReadErrors {
     soft: Option<TailTable>,
     clock: RetentionClock,
     blocks: Vec<BlockErrors>,
+    /// Blocks read past `read_reclaim`, for the firmware to relocate.
+    pub reclaim_due: Vec<u32>,
+    /// The next block patrol checks.
+    pub patrol_at: u32,
     rng: Xoshiro256PlusPlus,
     pub tally: ErrorTally,
 }
@@ -106,6 +122,7 @@ impl ReadErrors {
             wear: settings.law.terms(0.0),
             reads: 0,
             bits: 1,
+            queued: false,
         };
         ReadErrors {
             settings,
@@ -113,6 +130,8 @@ impl ReadErrors {
             soft: cfg.ecc.soft_limit.map(|l| TailTable::new(cfg.ecc.bits, l)),
             clock: RetentionClock::new(settings.rate(temp_c)),
             blocks: vec![unopened; blocks as usize],
+            reclaim_due: Vec::new(),
+            patrol_at: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(derive_seed(seed, "bit-errors", 0)),
             tally: ErrorTally::default(),
         }
@@ -149,6 +168,31 @@ impl ReadErrors {
         self.blocks[b as usize].reads = 0;
     }
 
+    /// Block `b` has left the read-reclaim queue (relocated, or not
+    /// relocatable now: its next read queues it again).
+    pub fn dequeued(&mut self, b: u32) {
+        self.blocks[b as usize].queued = false;
+    }
+
+    /// The predicted RBER of block `b`'s most error-prone page type at `t`,
+    /// and what it would be rewritten now (wear's part alone).
+    pub fn worst_rber(&self, b: u32, t: u64) -> (f64, f64) {
+        let (base, shift, bits) = self.parts(b, t);
+        let worst = (0..bits as usize)
+            .map(|p| page_type_factor(bits, p))
+            .fold(0.0, f64::max);
+        ((base + shift) * worst, base * worst)
+    }
+
+    /// Block `b`'s RBER parts at `t` (before page-type factors), and its bits per cell.
+    #[inline]
+    fn parts(&self, b: u32, t: u64) -> (f64, f64, u32) {
+        let e = &self.blocks[b as usize];
+        let days = (self.clock.at(t) - e.written_at).max(0.0) / DAY_NS;
+        let (base, shift) = self.settings.law.parts_of(&e.wear, days, e.reads as f64);
+        (base, shift, e.bits as u32)
+    }
+
     /// Starts loading block `b`'s record into the CPU's cache: a host read
     /// decodes it only after its work on the timeline, and the drive's
     /// block table is far larger than the cache.
@@ -174,10 +218,7 @@ impl ReadErrors {
     /// retry cannot take back.
     #[inline]
     pub fn rber(&self, b: u32, page: u32, t: u64) -> (f64, f64) {
-        let e = &self.blocks[b as usize];
-        let days = (self.clock.at(t) - e.written_at).max(0.0) / DAY_NS;
-        let (base, shift) = self.settings.law.parts_of(&e.wear, days, e.reads as f64);
-        let bits = e.bits as u32;
+        let (base, shift, bits) = self.parts(b, t);
         let f = page_type_factor(bits, ModeTiming::page_type(page, bits));
         ((base + shift) * f, base * f)
     }
@@ -188,8 +229,13 @@ impl ReadErrors {
     /// add up P(every step fails) whether or not this read did.
     pub fn read(&mut self, b: u32, page: u32, codewords: u32, t: u64) -> ReadOutcome {
         let (rber, base) = self.rber(b, page, t);
-        let r = &mut self.blocks[b as usize].reads;
-        *r = r.saturating_add(1);
+        let e = &mut self.blocks[b as usize];
+        e.reads = e.reads.saturating_add(1);
+        let reclaim = self.settings.read_reclaim;
+        if reclaim > 0 && e.reads >= reclaim && !e.queued {
+            e.queued = true;
+            self.reclaim_due.push(b);
+        }
         let cfg = self.settings;
         self.tally.page(rber, codewords, cfg.data_bits);
         let n = codewords as f64;

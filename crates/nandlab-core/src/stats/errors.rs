@@ -23,6 +23,12 @@ pub struct ErrorTally {
     pub rber_sum: f64,
     /// Σ over codewords read of P(uncorrectable after the whole ladder).
     pub expected_uncorrectable: f64,
+    /// Blocks relocated by read reclaim and by patrol refresh, and the page
+    /// programs they cost.
+    pub reclaims: u64,
+    pub reclaim_programs: u64,
+    pub refreshes: u64,
+    pub refresh_programs: u64,
     rber: Latency,
 }
 
@@ -37,6 +43,10 @@ impl Default for ErrorTally {
             uncorrectable_reads: 0,
             rber_sum: 0.0,
             expected_uncorrectable: 0.0,
+            reclaims: 0,
+            reclaim_programs: 0,
+            refreshes: 0,
+            refresh_programs: 0,
             rber: Latency::new(3),
         }
     }
@@ -66,6 +76,10 @@ impl ErrorTally {
             uncorrectable_reads: self.uncorrectable_reads - before.uncorrectable_reads,
             rber_sum: self.rber_sum - before.rber_sum,
             expected_uncorrectable: self.expected_uncorrectable - before.expected_uncorrectable,
+            reclaims: self.reclaims - before.reclaims,
+            reclaim_programs: self.reclaim_programs - before.reclaim_programs,
+            refreshes: self.refreshes - before.refreshes,
+            refresh_programs: self.refresh_programs - before.refresh_programs,
             rber,
         }
     }
@@ -89,6 +103,10 @@ impl ErrorTally {
             uber,
             uber_target,
             uber_pass: uber <= uber_target,
+            read_reclaims: self.reclaims,
+            reclaim_programs: self.reclaim_programs,
+            refreshes: self.refreshes,
+            refresh_programs: self.refresh_programs,
         }
     }
 }
@@ -112,4 +130,11 @@ pub struct ErrorSummary {
     pub uber: f64,
     pub uber_target: f64,
     pub uber_pass: bool,
+    /// Blocks relocated by read reclaim (read past `read_reclaim` since
+    /// their erase) and by patrol refresh (predicted RBER at `refresh_at`),
+    /// and the page programs each cost (counted in WAF too).
+    pub read_reclaims: u64,
+    pub reclaim_programs: u64,
+    pub refreshes: u64,
+    pub refresh_programs: u64,
 }

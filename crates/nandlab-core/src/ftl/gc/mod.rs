@@ -203,7 +203,12 @@ impl Ftl {
     ) -> Result<(), SimError> {
         if self.gc.active[pool as usize] != NIL {
             // The paced victim first: one relocation at a time per pool.
+            let was = self.blocks.state()[v as usize];
             self.relocate_pages(pool, now, tl, u32::MAX)?;
+            if self.blocks.state()[v as usize] != was {
+                // The GC that copy needed has cleaned `v` meanwhile.
+                return Ok(());
+            }
         }
         self.begin_victim(v, pool);
         self.relocate_pages(pool, now, tl, u32::MAX).map(|_| ())

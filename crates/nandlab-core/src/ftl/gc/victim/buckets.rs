@@ -29,6 +29,10 @@ macro_rules! on_buckets {
             self.0.invalidated(block, valid, capacity, now);
         }
 
+        fn remove(&mut self, block: u32, blocks: &BlockTable) {
+            self.0.remove(block, blocks);
+        }
+
         fn check_members(
             &self,
             g: &Geometry,

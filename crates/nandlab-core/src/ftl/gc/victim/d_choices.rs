@@ -34,6 +34,10 @@ impl VictimPolicy for DChoices {
         self.set.insert(block);
     }
 
+    fn remove(&mut self, block: u32, _: &BlockTable) {
+        self.set.remove(block);
+    }
+
     fn take(&mut self, pool: u32, blocks: &BlockTable, _: u64, rng: &mut Xoshiro256PlusPlus) -> Option<u32> {
         self.set.take_best_of(pool as usize, self.d, blocks, rng)
     }

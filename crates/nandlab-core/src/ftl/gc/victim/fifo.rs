@@ -24,6 +24,10 @@ impl VictimPolicy for Fifo {
         self.0.insert(block);
     }
 
+    fn remove(&mut self, block: u32, _: &BlockTable) {
+        self.0.remove(block);
+    }
+
     fn take(&mut self, pool: u32, _: &BlockTable, _: u64, _: &mut Xoshiro256PlusPlus) -> Option<u32> {
         self.0.of(pool).pop_front()
     }

@@ -58,6 +58,10 @@ pub trait VictimPolicy: Sized {
     /// A sealed block's valid count dropped from `valid + 1` to `valid`.
     fn invalidated(&mut self, _block: u32, _valid: u32, _capacity: u32, _now: u64) {}
 
+    /// Takes member `block` out: the firmware relocates it for a reason of
+    /// its own (read reclaim, refresh).
+    fn remove(&mut self, block: u32, blocks: &BlockTable);
+
     /// Chooses and removes a victim from `pool` (`blocks` gives valid
     /// counts, capacities and wear); None if the pool has no sealed block.
     fn take(
@@ -146,6 +150,10 @@ macro_rules! policies {
             #[inline]
             pub fn invalidated(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
                 match self { $(VictimIndex::$policy(p) => p.invalidated(block, valid, capacity, now),)* }
+            }
+
+            pub fn remove(&mut self, block: u32, blocks: &BlockTable) {
+                match self { $(VictimIndex::$policy(p) => p.remove(block, blocks),)* }
             }
 
             pub fn take(

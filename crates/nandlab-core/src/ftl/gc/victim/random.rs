@@ -22,6 +22,10 @@ impl VictimPolicy for Random {
         self.0.insert(block);
     }
 
+    fn remove(&mut self, block: u32, _: &BlockTable) {
+        self.0.remove(block);
+    }
+
     fn take(&mut self, pool: u32, blocks: &BlockTable, _: u64, rng: &mut Xoshiro256PlusPlus) -> Option<u32> {
         self.0.take_best_of(pool as usize, 1, blocks, rng)
     }

@@ -25,6 +25,15 @@ impl SealOrder {
         self.queues[pool].push_back(block);
     }
 
+    /// Takes member `block` out (a search of its pool's queue: the firmware
+    /// does it rarely).
+    pub fn remove(&mut self, block: u32) {
+        let q = &mut self.queues[self.fast.pool_of_block(block)];
+        if let Some(i) = q.iter().position(|&b| b == block) {
+            q.remove(i);
+        }
+    }
+
     /// `pool`'s sealed blocks, oldest first.
     pub fn of(&mut self, pool: u32) -> &mut VecDeque<u32> {
         &mut self.queues[pool as usize]

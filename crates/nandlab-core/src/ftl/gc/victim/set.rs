@@ -53,15 +53,21 @@ impl Set {
                 best = c;
             }
         }
-        let i = self.pos[best as usize] as usize;
+        self.remove(best);
+        Some(best)
+    }
+
+    /// Takes member `block` out.
+    pub fn remove(&mut self, block: u32) {
+        let pool = self.fast.pool_of_block(block);
+        let i = self.pos[block as usize] as usize;
         let m = &mut self.members[pool];
-        let last = *m.last().expect("not empty");
+        let last = *m.last().expect("a member");
         m.swap_remove(i);
-        if last != best {
+        if last != block {
             self.pos[last as usize] = i as u32;
         }
-        self.pos[best as usize] = NIL;
-        Some(best)
+        self.pos[block as usize] = NIL;
     }
 
     /// For a loaded snapshot: the shape `g` gives, each member's position right.

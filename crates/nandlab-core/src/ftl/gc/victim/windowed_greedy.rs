@@ -38,6 +38,10 @@ impl VictimPolicy for WindowedGreedy {
         self.sealed.insert(block);
     }
 
+    fn remove(&mut self, block: u32, _: &BlockTable) {
+        self.sealed.remove(block);
+    }
+
     fn take(&mut self, pool: u32, blocks: &BlockTable, _: u64, _: &mut Xoshiro256PlusPlus) -> Option<u32> {
         let q = self.sealed.of(pool);
         let valid = blocks.valid();
