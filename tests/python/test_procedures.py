@@ -65,7 +65,7 @@ def test_each_procedure_is_registered_once_with_a_report() -> None:
         assert procedure.result.report.__func__ is not procedures.ProcedureResult.report.__func__, name
     assert set(sweep.sweepable()) == {"run", "lifetime-compare"}
     group = test_commands.test_group
-    assert group.list_commands(None) == ["pslc-fill", "read-sections", "retention", "write-sections"]
+    assert group.list_commands(None) == ["pslc-fill", "read-disturb", "read-sections", "retention", "write-sections"]
     assert all(group.get_command(None, name).name == name for name in group.list_commands(None))
 
 
@@ -109,12 +109,30 @@ def test_error_figures_are_summary_keys_of_phases_and_runs(tmp_path: Path) -> No
     config = {"device": {"preset": "tlc-3d-errors", "capacity": "2GiB", "wear": {"initial": 0.3}},
               "phase": [{"kind": "fill"}, {"kind": "power-off", "duration": "30d", "temperature_c": 40},
                         {"read_fraction": 1.0, "requests": 2000, "temperature_c": 45}]}
-    result = nandlab.run(config, progress=False)
+    result = nandlab.run(config, progress=None)
     read = result.phases[-1]
     for key in ("rber_mean", "rber_p99", "read_retries", "uncorrectable_reads", "uber", "retries_per_read",
-                "reclaim_programs", "refresh_programs"):
+                "reclaim_programs", "refresh_programs", "energy_joules", "average_power_w", "iops_per_watt"):
         assert key in read and key in result.summary, key
+    assert {"power_w", "rber_mean", "retries_per_read"} <= set(result.timeseries.columns)
+    assert result.timeseries.filter(result.timeseries["phase_name"] == "phase-3")["rber_mean"].max() > 1e-3
     assert read["ecc_page_reads"] == 2000 and result.phases[1]["kind"] == "power-off"
     plain = nandlab.run({"device": {"preset": "swissbit-standard", "capacity": "2GiB"},
-                         "phase": [{"read_fraction": 1.0, "requests": 10}]}, progress=False)
-    assert "rber_mean" not in plain.summary
+                         "phase": [{"read_fraction": 1.0, "requests": 10}]}, progress=None)
+    assert "rber_mean" not in plain.summary and plain.summary["energy_joules"] > 0
+
+
+def test_read_disturb_shows_rber_against_reads_and_what_reclaim_costs(nandlab_cli, tmp_path: Path) -> None:
+    """The MLC set counts disturb in reads: a worn drive's hot spot read 200,000 times grows its RBER;
+    read reclaim relocates the hot blocks and takes it back, at a cost in programs."""
+    out = tmp_path / "rd"
+    result = nandlab_cli("test", "read-disturb", "--device", "swissbit-standard", "--capacity", "2GiB", "--cycles",
+                         2000, "--reads", 200_000, "--reclaim", 10_000, "--json", "--out", out)
+    assert result.exit_code == 0, result.stderr
+    d = json.loads(result.stdout)
+    assert d["params"] == "fast19-tlc" and d["read_reclaim"] == 10_000
+    without, with_ = d["without"], d["with"]
+    assert without["read_reclaims"] == 0 and with_["read_reclaims"] > 0 and with_["reclaim_programs"] > 0
+    curve = [row for row in d["curves"] if row["firmware"] == "without reclaim"]
+    assert curve[-1]["reads"] == 200_000 and curve[-1]["rber_mean"] >= curve[0]["rber_mean"]
+    assert {"result.json", "curves.csv", "read-disturb.png", "report.html"} <= {p.name for p in out.iterdir()}

@@ -31,7 +31,7 @@ use std::fmt;
 
 /// A run that cannot go on. Config problems are caught before a run starts
 /// ([`ConfigError`]); these are states the workload drove the drive into.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum SimError {
     /// A plane ran out of erased blocks.
     NoFreeBlock {
@@ -51,6 +51,12 @@ pub enum SimError {
         pool: u32,
         usable: u64,
         needed: u64,
+    },
+    /// The reads of a time-series interval of an `until = "dead"` phase
+    /// had an expected uncorrectable bit error rate past the class target.
+    Uncorrectable {
+        uber: f64,
+        target: f64,
     },
     /// A pool retired more blocks than `death = "dead-blocks"` allows.
     TooManyDeadBlocks {
@@ -137,6 +143,11 @@ impl fmt::Display for SimError {
                 "worn out: GC pool {pool} has {usable} usable mapping units left, fewer than the {needed} \
                  its share of the user capacity and the GC high watermark need"
             ),
+            SimError::Uncorrectable { uber, target } => write!(
+                f,
+                "worn out by bit errors: the reads of the last interval had an uncorrectable bit \
+                 error rate of {uber:.2e}, past the class target {target:.0e} ([device.errors] uber_target)"
+            ),
             SimError::TooManyDeadBlocks { pool, dead, limit } => write!(
                 f,
                 "worn out: GC pool {pool} has {dead} retired blocks, more than the {limit} its reserve \
@@ -158,6 +169,7 @@ impl SimError {
             SimError::NoFreeBlock { .. }
                 | SimError::NoReclaimableSpace { .. }
                 | SimError::WornOut { .. }
+                | SimError::Uncorrectable { .. }
                 | SimError::TooManyDeadBlocks { .. }
         )
     }

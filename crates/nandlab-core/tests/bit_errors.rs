@@ -370,3 +370,19 @@ fn bad_scrub_settings_are_refused_with_the_key() {
     let e = Config::from_toml(text, "test").unwrap_err().to_string();
     assert!(e.contains("refresh_at"), "{e}");
 }
+
+#[test]
+fn a_drive_run_until_dead_also_dies_of_its_bit_errors() {
+    // An LDPC far too weak for 3D TLC (60 bits hard, 80 soft per 4 KiB,
+    // where a fresh MSB page has about 76 raw errors): the first interval's
+    // reads are past the client target, and the drive is dead by its errors.
+    let life =
+        "[[phase]]\nname = \"life\"\nread_fraction = 0.5\nqueue_depth = 4\nuntil = \"dead\"\n";
+    let s = run(FRESH, "ecc = \"ldpc:60/80/4KiB\"", life);
+    let death = last(&s).death.clone().expect("dead");
+    assert!(
+        death.contains("bit errors") && death.contains("uber_target"),
+        "{death}"
+    );
+    assert!(last(&s).host_write_bytes < 1 << 30, "died late: {death}");
+}

@@ -24,6 +24,7 @@ from nandlab.plots.procedures import (  # noqa: F401
     fill_curves,
     matrix_block_sizes,
     power_cuts,
+    read_disturb,
     sections,
     trace_latency_curves,
     trace_lifetimes,

@@ -59,6 +59,28 @@ def endurance(run: dict, path: str | os.PathLike[str]) -> None:
     fig.savefig(path, dpi=110)
 
 
+def read_disturb(curves: pl.DataFrame, result: dict, path: str | os.PathLike[str]) -> None:
+    """Save a PNG of ``nandlab test read-disturb``: each pass's mean RBER (top) and read-retry steps per
+    read (bottom) against the hot spot's reads."""
+    fig = Figure(figsize=(10, 7), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    for (firmware,), part in curves.group_by("firmware", maintain_order=True):
+        top.plot(part["reads"], part["rber_mean"], marker=".", label=firmware)
+        bottom.plot(part["reads"], part["retries_per_read"], marker=".", label=firmware)
+    top.set_ylabel("RBER of the interval's page reads")
+    top.set_yscale("log")
+    bottom.set_ylabel("read-retry steps per read")
+    bottom.set_xlabel("reads of the hot spot")
+    for axes in (top, bottom):
+        axes.grid(True, alpha=0.3)
+        axes.legend(fontsize="small")
+    fig.suptitle(
+        f"nandlab test read-disturb — {result['device']}: {result['hot_bytes'] >> 20} MiB read "
+        f"{result['reads']:,} times; reclaim at {result['read_reclaim']:,} reads since erase"
+    )
+    fig.savefig(path, dpi=110)
+
+
 def power_cuts(cuts: pl.DataFrame, path: str | os.PathLike[str]) -> None:
     """Save a PNG of a run's power cuts (``output.power_loss_table``): each cut's recovery time, and
     the units it cost (acknowledged and unacknowledged writes lost) or recovery moved, over simulated

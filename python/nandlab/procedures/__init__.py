@@ -18,6 +18,7 @@ from nandlab.procedures import (
     lifetime_traces,
     matrix,
     pslc_fill,
+    read_disturb,
     read_sections,
     retention,
     run,
@@ -45,6 +46,7 @@ PROCEDURES: dict[str, Procedure] = {procedure.name: procedure for procedure in (
     read_sections.PROCEDURE,
     pslc_fill.PROCEDURE,
     retention.PROCEDURE,
+    read_disturb.PROCEDURE,
     matrix.PROCEDURE,
     sweep.PROCEDURE,
 )}

@@ -72,6 +72,29 @@ class Retention(ProcedureResult):
         return r
 
 
+def aged_with_errors(
+    device: qualify.DeviceSource, capacity: str | int | None, cycles: float, test: str
+) -> dict[str, Any]:
+    """The device's config with its error model on (power-law unless it sets one) and every block at
+    ``cycles`` program/erase cycles. Past its rating a drive's blocks would be retired: the rating is
+    raised (as a bench cycles a chip past it) so that every block lives to be read."""
+    config = qualify.device_config(device, capacity)
+    errors = config["device"].setdefault("errors", {})
+    if errors.setdefault("model", "power-law") == "none":
+        raise ConfigError(f'[device.errors] model: the {test} test needs an error model ("power-law")')
+    if cycles > 0:
+        resolved = api.make_simulator({**config, "phase": [{"kind": "trim"}]}).config
+        cell = CELLS.index(resolved["geometry"]["cell"])
+        rated = list(resolved["device"]["wear"]["rated"])
+        # A nominal block's cycles are its stress: initial × rating; a rating 4× the cycles keeps
+        # the weakest blocks of the spread alive.
+        rated[cell] = max(rated[cell], 4.0 * cycles)
+        wear = config["device"].setdefault("wear", {})
+        wear["rated"] = dict(zip(CELLS, rated))
+        wear["initial"] = cycles / rated[cell]
+    return config
+
+
 def run(
     device: qualify.DeviceSource,
     cycles: float,
@@ -81,23 +104,10 @@ def run(
     seed: int = qualify.SEED,
     progress: Any = None,
 ) -> Retention:
-    """Age the drive to ``cycles``, fill it, bake it ``hours`` at ``temperature`` °C powered off,
-    read it all back; the result's ``pass`` is UBER ≤ ``uber_target``. Past its rating a drive's
-    blocks would be retired: the test raises the rating (as a bench cycles a chip past it) so that
-    every block lives to be read, and its bit errors alone decide."""
-    config = qualify.device_config(device, capacity)
-    errors = config["device"].setdefault("errors", {})
-    if errors.setdefault("model", "power-law") == "none":
-        raise ConfigError('[device.errors] model: the retention test needs an error model ("power-law")')
-    resolved = api.make_simulator({**config, "phase": [{"kind": "trim"}]}).config
-    cell = CELLS.index(resolved["geometry"]["cell"])
-    rated = list(resolved["device"]["wear"]["rated"])
-    # A nominal block's cycles are its stress: initial × rating; a rating 4× the cycles keeps the
-    # weakest blocks of the spread alive.
-    rated[cell] = max(rated[cell], 4.0 * cycles)
-    wear = config["device"].setdefault("wear", {})
-    wear["rated"] = dict(zip(CELLS, rated))
-    wear["initial"] = cycles / rated[cell]
+    """Age the drive to ``cycles`` (``aged_with_errors``), fill it, bake it ``hours`` at
+    ``temperature`` °C powered off, read it all back; the result's ``pass`` is UBER ≤ ``uber_target``:
+    its bit errors alone decide."""
+    config = aged_with_errors(device, capacity, cycles, "retention")
     phases = [
         {"name": "fill", "kind": "fill"},
         {"name": "bake", "kind": "power-off", "duration": f"{hours}h", "temperature_c": temperature},

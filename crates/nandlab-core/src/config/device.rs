@@ -3,6 +3,7 @@
 //! mode, and endurance. (The keys that size the flash are the drive's shape,
 //! `shape.rs`.)
 
+use super::energy::EnergyConfig;
 use super::errors::ErrorsConfig;
 use super::ftl::GcScope;
 use super::keyword::{FormWord, Keywords, Meaning::*};
@@ -50,6 +51,8 @@ pub struct DeviceConfig {
     pub dram_rate: Option<u64>,
     /// `[device.errors]`: bit errors, ECC and read retry (None: off).
     pub errors: Option<ErrorsConfig>,
+    /// `[device.energy]`: power per operation, link and controller.
+    pub energy: EnergyConfig,
 }
 
 /// `[device] suspend` and its datasheet keys: a host read arriving during a
@@ -210,6 +213,7 @@ pub(super) fn validate(d: RawDevice, shape: &Shape) -> Result<DeviceConfig, Conf
     let suspend = suspend(&d)?;
     let dram_rate = d.dram_rate.map(|r| r.0);
     let errors = super::errors::validate(&d.errors, shape.geometry.cell)?;
+    let energy = super::energy::validate(&d.energy, &interface)?;
     Ok(DeviceConfig {
         preset: d.preset,
         capacity: shape.capacity,
@@ -223,6 +227,7 @@ pub(super) fn validate(d: RawDevice, shape: &Shape) -> Result<DeviceConfig, Conf
         suspend,
         dram_rate,
         errors,
+        energy,
     })
 }
 

@@ -11,6 +11,7 @@
 //! one table each (`keyword.rs`); `raw.rs` is the file as written.
 
 mod device;
+mod energy;
 mod error;
 mod errors;
 mod ftl;
@@ -31,6 +32,7 @@ mod zombie;
 pub use device::{
     Capacity, DeviceConfig, Spread, Suspend, SuspendOps, WearConfig, WriteCache, MEASURED,
 };
+pub use energy::EnergyConfig;
 pub use error::{did_you_mean, ConfigError};
 pub use errors::ErrorsConfig;
 pub use ftl::{CommandOrder, FtlConfig, GcPolicy, GcScope, GcUntil, StripeDim};

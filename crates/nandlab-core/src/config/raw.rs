@@ -197,6 +197,21 @@ pub struct RawDevice {
     pub wear: RawWear,
     #[serde(default)]
     pub errors: RawErrors,
+    #[serde(default)]
+    pub energy: RawEnergy,
+}
+
+/// `[device.energy]`: what each operation and the controller draw.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEnergy {
+    pub read_mw: Option<f64>,
+    pub program_mw: Option<f64>,
+    pub erase_mw: Option<f64>,
+    pub channel_pj_per_byte: Option<f64>,
+    pub link_w: Option<f64>,
+    pub controller_active_w: Option<f64>,
+    pub controller_idle_w: Option<f64>,
 }
 
 /// `[device.errors]`: bit errors, ECC and read retry.

@@ -25,6 +25,7 @@ use crate::ftl::{Ftl, Programmed};
 use crate::host::workload::{Op, Request};
 use crate::power::{CutPlan, PowerLossEvent};
 use crate::sanity::{ensure, same, Checked};
+use crate::stats::Activity;
 use crate::stats::Counters;
 use crate::units::CLOCK_LIMIT_NS;
 use crate::SimError;
@@ -186,6 +187,11 @@ impl Drive {
         self.ftl.patrol(until, &mut self.tl)
     }
 
+    /// What the dies, channels, link and controller have done so far (energy).
+    pub fn activity(&self) -> Activity {
+        self.tl.activity
+    }
+
     /// When every die, channel and the link have finished what is booked.
     pub fn all_idle_at(&self) -> u64 {
         self.tl.all_idle_at()
@@ -245,18 +251,23 @@ impl Drive {
                 t as f64 / 1e9,
             )));
         }
+        let arrival = t;
         let t = if t >= self.power_check || t < self.back_at {
             self.power_path(t)?
         } else {
             t
         };
-        let Some(free) = self.dispatch_free else {
-            return self.run(req, t);
+        let done = match self.dispatch_free {
+            None => self.run(req, t)?,
+            // In order: the controller takes this command once the previous
+            // one's flash operations have been issued.
+            Some(free) => {
+                let done = self.run(req, t.max(free))?;
+                self.dispatch_free = Some(self.issued);
+                done
+            }
         };
-        // In order: the controller takes this command once the previous
-        // one's flash operations have been issued.
-        let done = self.run(req, t.max(free))?;
-        self.dispatch_free = Some(self.issued);
+        self.tl.activity.command(arrival, done);
         Ok(done)
     }
 

@@ -18,6 +18,7 @@ use super::die_queue::{Die, OpKind};
 use crate::config::{Config, Suspend};
 use crate::geometry::FastDiv;
 use crate::sanity::{ensure, same, Checked};
+use crate::stats::energy::Activity;
 use crate::units::transfer_ns;
 use serde::{Deserialize, Serialize};
 
@@ -108,6 +109,9 @@ pub struct Timeline {
     /// Channel transfer time of k mapping units, k = 0..=units per multi-plane page.
     chan_units_ns: Vec<u64>,
     dies_per_channel: FastDiv,
+    unit_bytes: u64,
+    /// What the dies, channels, link and controller have done (energy).
+    pub activity: Activity,
 }
 
 impl Timeline {
@@ -117,7 +121,13 @@ impl Timeline {
     pub fn check_loaded(&self, fresh: &Timeline) -> Checked {
         let settings = |t: &Timeline| {
             let dies: Vec<bool> = t.dies.iter().map(Die::has_priority).collect();
-            let fixed = (t.out, t.command_ns, t.link_rate, t.dies_per_channel);
+            let fixed = (
+                t.out,
+                t.command_ns,
+                t.link_rate,
+                t.dies_per_channel,
+                t.unit_bytes,
+            );
             let dram = t.dram.as_ref().map(|d| d.1);
             let queue = (t.depth, t.suspend, dram);
             (
@@ -156,7 +166,16 @@ impl Timeline {
                 .map(|k| transfer_ns(k * g.unit_size as u64, d.channel_rate))
                 .collect(),
             dies_per_channel: g.fast.dies_per_channel,
+            unit_bytes: g.unit_size as u64,
+            activity: Activity::default(),
         }
+    }
+
+    /// A sensing of `read_ns` and `units` units over the channel.
+    #[inline]
+    fn worked_read(&mut self, read_ns: u64, units: u32) {
+        self.activity.read_ns += read_ns;
+        self.activity.channel_bytes += units as u64 * self.unit_bytes;
     }
 
     #[inline]
@@ -184,6 +203,7 @@ impl Timeline {
         if self.link_memo.0 != bytes {
             self.link_memo = (bytes, transfer_ns(bytes, self.link_rate));
         }
+        self.activity.link_ns += self.link_memo.1;
         self.links[i].book(self.link_now, t, self.link_memo.1)
     }
 
@@ -209,6 +229,7 @@ impl Timeline {
             return t;
         }
         let (d, c) = (die as usize, self.channel(die));
+        self.worked_read(read_ns, units);
         let start = t.max(self.dies[d].free);
         let xfer_end =
             self.channels[c].book(t, start + read_ns, self.chan_units_ns[units as usize]);
@@ -227,6 +248,7 @@ impl Timeline {
             return (t, t);
         }
         let (d, c) = (die as usize, self.channel(die));
+        self.worked_read(read_ns, units);
         let slot = self.dies[d].read_start(t, self.depth, &self.suspend);
         let xfer_end =
             self.channels[c].book(t, slot.start + read_ns, self.chan_units_ns[units as usize]);
@@ -242,6 +264,8 @@ impl Timeline {
             return t;
         }
         let (d, c) = (die as usize, self.channel(die));
+        self.activity.program_ns += program_ns;
+        self.activity.channel_bytes += units as u64 * self.unit_bytes;
         // The die's data register takes the page while the previous operation
         // finishes (cache program), not earlier.
         let xfer = self.chan_units_ns[units as usize];
@@ -260,6 +284,7 @@ impl Timeline {
             return t;
         }
         let d = die as usize;
+        self.activity.erase_ns += erase_ns;
         let start = t.max(self.dies[d].free);
         self.dies[d].book(self.link_now, start, start + erase_ns, OpKind::Erase);
         start + erase_ns

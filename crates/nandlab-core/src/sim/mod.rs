@@ -8,8 +8,8 @@ use crate::host::workload::derive_seed;
 use crate::memory;
 use crate::power::{CutPlan, PowerLossEvent, PowerLossSummary};
 use crate::stats::{
-    Counters, ErrorSummary, ErrorTally, IntegrityCounts, JobSummary, Latency, Row, Summary,
-    SummaryParts,
+    Activity, Counters, EnergySummary, ErrorSummary, ErrorTally, IntegrityCounts, JobSummary,
+    Latency, Row, Summary, SummaryParts,
 };
 use crate::SimError;
 use serde::{Deserialize, Serialize};
@@ -95,6 +95,8 @@ pub(crate) struct PhaseRun {
     before: Counters,
     /// The error model's tallies at the phase's start (with `[device.errors]`).
     errors_before: Option<ErrorTally>,
+    /// The drive's activity at the phase's start (energy).
+    activity_before: Activity,
     rec: Recorder,
     reads: Latency,
     writes: Latency,
@@ -279,7 +281,15 @@ impl Simulator {
             start,
             before,
             errors_before,
-            rec: Recorder::new(ordinal as u32, interval, start, before),
+            activity_before: self.drive.activity(),
+            rec: Recorder::new(
+                ordinal as u32,
+                interval,
+                start,
+                before,
+                &self.drive,
+                self.cfg.device.energy,
+            ),
             reads: Latency::new(3),
             writes: Latency::new(3),
             wall_seconds: 0.0,
@@ -333,6 +343,7 @@ impl Simulator {
             start,
             before,
             errors_before,
+            activity_before,
             mut rec,
             mut reads,
             mut writes,
@@ -411,8 +422,10 @@ impl Simulator {
                 .collect(),
             Work::LayOut { .. } => Vec::new(),
         };
+        let counters = after - before;
+        let energy = self.energy_summary(&activity_before, self.now - start, counters.requests());
         let summary = Summary::new(
-            &(after - before),
+            &counters,
             SummaryParts {
                 name: &p.name,
                 kind,
@@ -428,6 +441,7 @@ impl Simulator {
                 unit_bytes: self.cfg.geometry.unit_size as u64,
                 integrity: self.integrity_counts(),
                 errors: self.error_summary(errors_before.as_ref()),
+                energy,
                 trace_skipped,
                 power_loss: cuts.then(|| {
                     PowerLossSummary::of(
@@ -448,8 +462,10 @@ impl Simulator {
 
     /// The summary of every phase run so far.
     pub fn run_summary(&self) -> Summary {
+        let counters = self.drive.counters();
+        let energy = self.energy_summary(&Activity::default(), self.now, counters.requests());
         Summary::new(
-            &self.drive.counters(),
+            &counters,
             SummaryParts {
                 name: "total",
                 kind: "run",
@@ -465,6 +481,7 @@ impl Simulator {
                 unit_bytes: self.cfg.geometry.unit_size as u64,
                 integrity: self.integrity_counts(),
                 errors: self.error_summary(Some(&ErrorTally::default())),
+                energy,
                 trace_skipped: None,
                 power_loss: self.drive.has_power_model().then(|| {
                     PowerLossSummary::of(
@@ -475,6 +492,13 @@ impl Simulator {
                 }),
             },
         )
+    }
+
+    /// What the drive drew since `before`, over `ns` of simulated time with
+    /// `requests` host commands.
+    fn energy_summary(&self, before: &Activity, ns: u64, requests: u64) -> EnergySummary {
+        let since = self.drive.activity().since(before);
+        since.summary(&self.cfg.device.energy, ns as f64 * 1e-9, requests)
     }
 
     /// The error model's figures since `before` (None without a model).

@@ -162,6 +162,19 @@ impl Simulator {
             }
             let c = self.drive.counters();
             rec.row(t, c, &tally.run_start, &self.drive);
+            // A drive run until it dies also dies of its bit errors.
+            if let (true, Some(uber), Some(e)) = (
+                tally.until_dead,
+                rec.interval_uber,
+                self.cfg.device.errors.as_ref(),
+            ) {
+                if uber > e.uber_target {
+                    return Err(SimError::Uncorrectable {
+                        uber,
+                        target: e.uber_target,
+                    });
+                }
+            }
         }
         if tally.issued & 0x3FF == 0 {
             if let Some((every, due)) = tally.snapshot_due {

@@ -2,9 +2,9 @@
 //! moved or requests), with the interval's throughput, latencies, WAF and
 //! the drive's state at its end.
 
-use crate::config::{Interval, PhaseConfig};
+use crate::config::{EnergyConfig, Interval, PhaseConfig};
 use crate::drive::Drive;
-use crate::stats::{Counters, Latency, Row};
+use crate::stats::{Activity, Counters, Latency, Row};
 use serde::{Deserialize, Serialize};
 
 /// Time-series rows a phase takes by default.
@@ -18,13 +18,28 @@ pub(super) struct Recorder {
     pub(super) next_mark: u64,
     pub(super) last_t: u64,
     pub(super) last: Counters,
+    /// The drive's activity and error tallies (page reads, RBER sum, retry
+    /// steps) at the last row, and how activity is priced.
+    last_activity: Activity,
+    last_errors: ErrorTallies,
+    /// The last row's interval: expected uncorrectable codewords per bit
+    /// read (None: no page read in it, or no error model).
+    pub(super) interval_uber: Option<f64>,
+    energy: EnergyConfig,
     pub(super) reads: Latency,
     pub(super) writes: Latency,
     pub(super) rows: Vec<Row>,
 }
 
 impl Recorder {
-    pub(super) fn new(phase: u32, interval: Interval, start_t: u64, c: Counters) -> Recorder {
+    pub(super) fn new(
+        phase: u32,
+        interval: Interval,
+        start_t: u64,
+        c: Counters,
+        drive: &Drive,
+        energy: EnergyConfig,
+    ) -> Recorder {
         let step = match interval {
             Interval::Time(x) | Interval::Bytes(x) | Interval::Requests(x) => x,
         };
@@ -34,6 +49,10 @@ impl Recorder {
             next_mark: step,
             last_t: start_t,
             last: c,
+            last_activity: drive.activity(),
+            last_errors: error_tallies(drive),
+            interval_uber: None,
+            energy,
             reads: Latency::new(2),
             writes: Latency::new(2),
             rows: Vec::new(),
@@ -59,6 +78,21 @@ impl Recorder {
         let dt = t.saturating_sub(self.last_t) as f64 / 1e9;
         let rate = |x: f64| if dt > 0.0 { x / dt } else { 0.0 };
         let unit = ftl.g.unit_size as u64;
+        let activity = drive.activity();
+        let power = activity
+            .since(&self.last_activity)
+            .summary(&self.energy, dt, d.requests());
+        let errors = error_tallies(drive);
+        let last = self.last_errors;
+        let (pages, rber_sum, retries) = (
+            errors.pages - last.pages,
+            errors.rber_sum - last.rber_sum,
+            errors.retries - last.retries,
+        );
+        let bits = errors.bits - last.bits;
+        self.interval_uber =
+            (bits > 0).then(|| (errors.uncorrectable - last.uncorrectable).max(0.0) / bits as f64);
+        let per_page = |x: f64| if pages > 0 { x / pages as f64 } else { 0.0 };
         self.rows.push(Row {
             phase: self.phase,
             sim_seconds: t as f64 / 1e9,
@@ -102,12 +136,41 @@ impl Recorder {
             write_max_us: self.writes.max_us(),
             buffer_dirty_bytes: drive.buffer_dirty_units(t) * unit,
             die_backlog_ms: drive.die_backlog_ns(t) as f64 / 1e6,
+            power_w: power.average_power_w,
+            rber_mean: per_page(rber_sum),
+            retries_per_read: per_page(retries as f64),
         });
         self.reads.reset();
         self.writes.reset();
         self.last = c;
         self.last_t = t;
+        self.last_activity = activity;
+        self.last_errors = errors;
     }
+}
+
+/// What the error model has tallied so far (zeros without one).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+struct ErrorTallies {
+    pages: u64,
+    rber_sum: f64,
+    retries: u64,
+    bits: u64,
+    uncorrectable: f64,
+}
+
+fn error_tallies(drive: &Drive) -> ErrorTallies {
+    drive
+        .ftl()
+        .errors
+        .as_deref()
+        .map_or(ErrorTallies::default(), |e| ErrorTallies {
+            pages: e.tally.page_reads,
+            rber_sum: e.tally.rber_sum,
+            retries: e.tally.retries,
+            bits: e.tally.bits,
+            uncorrectable: e.tally.expected_uncorrectable,
+        })
 }
 
 pub(super) fn default_interval(p: &PhaseConfig, user: u64) -> Interval {

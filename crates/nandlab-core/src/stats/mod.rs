@@ -3,12 +3,14 @@
 //! interval time series ([`row`]) and the [`summary`] figures built from them.
 
 pub mod counters;
+pub mod energy;
 pub mod errors;
 pub mod latency;
 pub mod row;
 pub mod summary;
 
 pub use counters::Counters;
+pub use energy::{Activity, EnergySummary};
 pub use errors::{ErrorSummary, ErrorTally};
 pub use latency::{Latency, LatencySummary};
 pub use row::{Row, ROW_COLUMNS, ROW_INTEGER_COLUMNS};

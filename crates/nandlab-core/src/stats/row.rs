@@ -102,6 +102,12 @@ row! {
     buffer_dirty_bytes: u64,
     /// Flash work booked beyond the row's end on the busiest die, ms.
     die_backlog_ms: f64,
+    /// The interval's average power, W (`[device.energy]`).
+    power_w: f64,
+    /// With `[device.errors]`: the interval's mean RBER of host page reads,
+    /// and read-retry steps per page read (0 without the model).
+    rber_mean: f64,
+    retries_per_read: f64,
 }
 
 #[cfg(test)]
@@ -110,7 +116,7 @@ mod tests {
 
     #[test]
     fn the_columns_are_the_fields_with_whole_numbers_marked() {
-        assert_eq!(ROW_COLUMNS.len(), 33);
+        assert_eq!(ROW_COLUMNS.len(), 36);
         assert_eq!(
             ROW_COLUMNS[..3],
             ["phase", "sim_seconds", "host_write_bytes"]

@@ -2,7 +2,7 @@
 //! wear, integrity checks, bit errors and power cuts, built from counters and latency
 //! distributions; and each `[[phase.job]]`'s own figures.
 
-use super::{Counters, ErrorSummary, Latency, LatencySummary};
+use super::{Counters, EnergySummary, ErrorSummary, Latency, LatencySummary};
 use crate::power::PowerLossSummary;
 use serde::{Deserialize, Serialize};
 
@@ -100,6 +100,9 @@ pub struct Summary {
     /// With `[device.errors]`: RBER, read retries, uncorrectable reads, UBER.
     #[serde(flatten)]
     pub errors: Option<ErrorSummary>,
+    /// What the drive drew (`[device.energy]`).
+    #[serde(flatten)]
+    pub energy: EnergySummary,
     /// SLC programs of paired-page backup.
     pub backup_programs: u64,
     /// Power cuts and what they did (phases with cuts, and the run of a drive with them).
@@ -133,6 +136,7 @@ pub struct SummaryParts<'a> {
     pub unit_bytes: u64,
     pub integrity: Option<IntegrityCounts>,
     pub errors: Option<ErrorSummary>,
+    pub energy: EnergySummary,
     pub power_loss: Option<PowerLossSummary>,
     pub trace_skipped: Option<TraceSkipped>,
 }
@@ -194,6 +198,7 @@ impl Summary {
             capacity_short_since_bytes: p.capacity_short_since_bytes,
             integrity: p.integrity,
             errors: p.errors,
+            energy: p.energy,
             backup_programs: c.backup_programs,
             power_loss: p.power_loss,
             trace_skipped: p.trace_skipped,
