@@ -70,6 +70,22 @@ class ProcedureResult:
 
 
 @dataclass(frozen=True)
+class DocumentResult(ProcedureResult):
+    """A result that is one JSON document, written as ``result.json`` (and what a subclass adds)."""
+
+    document: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.document
+
+    def files(self, out: Path) -> list[Path]:
+        """result.json."""
+        path = out / "result.json"
+        path.write_text(self.to_json() + "\n", encoding="utf-8")
+        return [path]
+
+
+@dataclass(frozen=True)
 class Procedure:
     """A registered procedure.
 

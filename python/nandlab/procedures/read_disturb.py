@@ -18,7 +18,7 @@ from rich.table import Table
 
 from nandlab import api, plots, qualify
 from nandlab.output import number
-from nandlab.procedures.base import Procedure, ProcedureResult
+from nandlab.procedures.base import DocumentResult, Procedure
 from nandlab.procedures.retention import aged_with_errors
 from nandlab.report.page import Report, existing_figure, read_json
 from nandlab.terminal import safe
@@ -34,19 +34,14 @@ FIGURE = "read-disturb.png"
 
 
 @dataclass(frozen=True)
-class ReadDisturb(ProcedureResult):
+class ReadDisturb(DocumentResult):
     """The test's settings, each pass's figures and its curve (RBER and retries against reads)."""
 
     kind = "read-disturb"
-    document: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.document
 
     def files(self, out: Path) -> list[Path]:
         """result.json, curves.csv and the figure."""
-        path = out / "result.json"
-        path.write_text(self.to_json() + "\n", encoding="utf-8")
+        [path] = super().files(out)
         curves = pl.DataFrame(self.document["curves"])
         curves.write_csv(out / "curves.csv")
         plots.read_disturb(curves, self.document, out / FIGURE)

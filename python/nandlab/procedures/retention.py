@@ -18,7 +18,7 @@ from rich.table import Table
 from nandlab import api, qualify
 from nandlab._core import ConfigError
 from nandlab.output import number
-from nandlab.procedures.base import Procedure, ProcedureResult
+from nandlab.procedures.base import DocumentResult, Procedure
 from nandlab.report.page import Report, read_json
 from nandlab.terminal import safe
 
@@ -31,20 +31,10 @@ FIGURES = ("uber", "uber_target", "rber_mean", "rber_p99", "rber_max", "retries_
 
 
 @dataclass(frozen=True)
-class Retention(ProcedureResult):
+class Retention(DocumentResult):
     """The test's settings, the read-back's figures and ``pass``."""
 
     kind = "retention"
-    document: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.document
-
-    def files(self, out: Path) -> list[Path]:
-        """result.json."""
-        path = out / "result.json"
-        path.write_text(self.to_json() + "\n", encoding="utf-8")
-        return [path]
 
     def print(self, console: Console) -> None:
         d = self.document
