@@ -98,6 +98,10 @@ def test_retention_passes_at_the_rating_and_fails_well_beyond(nandlab_cli, tmp_p
     assert rated["retries_per_read"] > 0.5 and 5e-3 < rated["rber_mean"] < 2e-2
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["kind"] == "retention"
     assert "Read-back" in (tmp_path / "out" / "report.html").read_text()
+    assert (tmp_path / "out" / "retention.png").stat().st_size > 10_000
+    # The figure's lines: RBER grows with cycles and with the bake.
+    curves = {(row["cycles"], row["hours"]): row["rber_mean"] for row in rated["curves"]}
+    assert curves[(2000, 500)] > curves[(2000, 0)] and curves[(4000, 500)] > curves[(2000, 500)]
     beyond = retention(3000)
     assert not beyond["pass"] and beyond["uber"] > 1e-10 and beyond["rber_mean"] > rated["rber_mean"]
     result = nandlab_cli("test", "retention", "--device", "swissbit-standard", "--cycles", 100, "--hours", 1,

@@ -25,6 +25,7 @@ from nandlab.plots.procedures import (  # noqa: F401
     matrix_block_sizes,
     power_cuts,
     read_disturb,
+    retention,
     sections,
     trace_latency_curves,
     trace_lifetimes,

@@ -81,6 +81,33 @@ def read_disturb(curves: pl.DataFrame, result: dict, path: str | os.PathLike[str
     fig.savefig(path, dpi=110)
 
 
+def retention(result: dict, path: str | os.PathLike[str]) -> None:
+    """Save a PNG of ``nandlab test retention``: sample reads' mean RBER (top) and predicted UBER
+    against the class target (bottom) over the bake, a line per cycle count."""
+    curves = pl.DataFrame(result["curves"])
+    fig = Figure(figsize=(10, 7), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    for (cycles,), part in curves.group_by("cycles", maintain_order=True):
+        label = f"{cycles:,.0f} cycles"
+        top.plot(part["hours"], part["rber_mean"], marker="o", label=label)
+        uber = part["uber"].clip(lower_bound=1e-30)
+        bottom.plot(part["hours"], uber, marker="o", label=label)
+    bottom.axhline(result["uber_target"], color="tab:red", linestyle="--", label="class target")
+    top.set_ylabel("RBER of sample reads")
+    bottom.set_ylabel("UBER (predicted)")
+    bottom.set_xlabel(f"hours powered off at {result['temperature_c']:g} °C")
+    for axes in (top, bottom):
+        axes.set_yscale("log")
+        axes.grid(True, alpha=0.3)
+        axes.legend(fontsize="small")
+    verdict = "PASS" if result["pass"] else "FAIL"
+    fig.suptitle(
+        f"nandlab test retention — {result['device']} ({result['params']}): {result['cycles']:,.0f} cycles, "
+        f"{result['hours']:g} h at {result['temperature_c']:g} °C: {verdict}"
+    )
+    fig.savefig(path, dpi=110)
+
+
 def power_cuts(cuts: pl.DataFrame, path: str | os.PathLike[str]) -> None:
     """Save a PNG of a run's power cuts (``output.power_loss_table``): each cut's recovery time, and
     the units it cost (acknowledged and unacknowledged writes lost) or recovery moved, over simulated

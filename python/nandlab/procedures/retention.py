@@ -15,16 +15,23 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import api, qualify
+from nandlab import api, plots, qualify
 from nandlab._core import ConfigError
 from nandlab.output import number
 from nandlab.procedures.base import DocumentResult, Procedure
-from nandlab.report.page import Report, read_json
+from nandlab.report.page import Report, existing_figure, read_json
 from nandlab.terminal import safe
 
 CELLS = ("slc", "mlc", "tlc", "qlc")
 READ_BLOCK = "128KiB"
 """The read-back pass's request size: sequential, at queue depth 1."""
+CURVE_CYCLES = (0.5, 1.0, 1.5, 2.0)
+"""The figure's lines: these shares of ``--cycles``."""
+CURVE_STEPS = 4
+"""The figure's points per line: the bake split in this many spells, a sample read after each."""
+CURVE_READS = 2000
+"""Random 4 KiB reads per sample."""
+FIGURE = "retention.png"
 FIGURES = ("uber", "uber_target", "rber_mean", "rber_p99", "rber_max", "retries_per_read", "soft_decodes",
            "uncorrectable_reads", "ecc_page_reads")
 """The read-back phase's error figures the result carries."""
@@ -35,6 +42,12 @@ class Retention(DocumentResult):
     """The test's settings, the read-back's figures and ``pass``."""
 
     kind = "retention"
+
+    def files(self, out: Path) -> list[Path]:
+        """result.json and the figure of RBER against cycles and retention."""
+        paths = super().files(out)
+        plots.retention(self.document, out / FIGURE)
+        return [*paths, out / FIGURE]
 
     def print(self, console: Console) -> None:
         d = self.document
@@ -59,6 +72,9 @@ class Retention(DocumentResult):
         for key in ("cycles", "hours", "temperature_c", "params", "pass"):
             r.fact(key, str(d[key]))
         r.table("Read-back", [{k: d[k] for k in FIGURES}])
+        existing_figure(r, directory, "RBER against cycles and retention", FIGURE,
+                        "Sample reads (2,000 random 4 KiB) before the bake and after each quarter of it, at "
+                        "half, once, 1.5 and twice the test's cycles; UBER below 1e-30 is drawn at 1e-30.")
         return r
 
 
@@ -116,8 +132,33 @@ def run(
         **{key: read[key] for key in FIGURES},
         "read_latency_us": read["read_latency_us"],
         "pass": bool(read["uber"] <= read["uber_target"]),
+        "curves": _curves(device, capacity, cycles, hours, temperature, seed),
     }
     return Retention(document)
+
+
+def _curves(
+    device: qualify.DeviceSource, capacity: str | int | None, cycles: float, hours: float, temperature: float,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """RBER, retries and UBER of sample reads at shares of ``cycles`` (one line each) after each
+    spell of the bake split in ``CURVE_STEPS``."""
+    sample = {"read_fraction": 1.0, "block_size": "4KiB", "requests": CURVE_READS, "queue_depth": 1}
+    spell = {"kind": "power-off", "duration": f"{hours / CURVE_STEPS}h", "temperature_c": temperature}
+    rows = []
+    for share in CURVE_CYCLES if cycles > 0 else (1.0,):
+        config = aged_with_errors(device, capacity, share * cycles, "retention")
+        phases: list[dict[str, Any]] = [{"kind": "fill"}, {"name": "sample-0", **sample}]
+        for k in range(1, CURVE_STEPS + 1):
+            phases += [spell, {"name": f"sample-{k}", **sample}]
+        result = api.run({**config, "phase": phases}, seed=seed)
+        for phase in result.phases:
+            if phase["name"].startswith("sample-"):
+                k = int(phase["name"].removeprefix("sample-"))
+                rows.append({"cycles": share * cycles, "hours": hours * k / CURVE_STEPS,
+                             "rber_mean": phase["rber_mean"], "retries_per_read": phase["retries_per_read"],
+                             "uber": phase["uber"]})
+    return rows
 
 
 PROCEDURE = Procedure(
