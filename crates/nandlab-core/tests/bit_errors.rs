@@ -386,3 +386,48 @@ fn a_drive_run_until_dead_also_dies_of_its_bit_errors() {
     );
     assert!(last(&s).host_write_bytes < 1 << 30, "died late: {death}");
 }
+
+/// Retention relaxation (Wang et al.'s poster; Liu et al., FAST 2012):
+/// relaxed programs hold their data a week (`relaxed_retention`) where
+/// the parameter set's hold a year, so retention ages 52× faster; patrol
+/// refresh is then on by itself, and its writes are the price.
+#[test]
+fn relaxed_programs_age_fast_and_pay_in_refresh_writes() {
+    let relaxed = |wear: &str| format!("{wear}\nretention_relaxed = true");
+    let week = run(&relaxed(RATED), "", &format!("{}{READS}", bake("7d", 25.0)));
+    let year = run(RATED, "", &format!("{}{READS}", bake("365d", 25.0)));
+    let (w, y) = (last(&week).errors.unwrap(), last(&year).errors.unwrap());
+    assert!(
+        (w.rber_mean / y.rber_mean - 1.0).abs() < 0.05,
+        "{w:?}\n{y:?}"
+    );
+    // Powered on between five-day spells: relaxed data is refreshed each
+    // time (on by itself), the normal drive's is not yet due.
+    let spells = times(3, &format!("{}{POWERED_ON}", bake("5d", 25.0)));
+    let on = |s: &[Summary]| -> (u64, u64) {
+        s.iter()
+            .filter(|s| s.name == "on")
+            .fold((0, 0), |(r, p), s| {
+                let e = s.errors.unwrap();
+                (r + e.refreshes, p + s.flash_programs)
+            })
+    };
+    let (relaxed_refreshes, relaxed_programs) = on(&run(&relaxed(RATED), "", &spells));
+    let (normal_refreshes, normal_programs) = on(&run(RATED, "", &spells));
+    assert_eq!(normal_refreshes, 0);
+    assert!(relaxed_refreshes > 1000, "{relaxed_refreshes}");
+    assert!(
+        relaxed_programs > 10 * normal_programs.max(1),
+        "{relaxed_programs} vs {normal_programs}"
+    );
+    let e = Config::from_toml(
+        "[device]\npreset = \"tlc-3d-errors\"\ncapacity = \"4GiB\"\n[device.errors]\nrelaxed_retention = \"3d\"\n[[phase]]\nrequests = 1\n",
+        "test",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("relaxed_retention") && e.contains("retention_relaxed"),
+        "{e}"
+    );
+}

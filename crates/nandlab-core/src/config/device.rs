@@ -212,7 +212,7 @@ pub(super) fn validate(d: RawDevice, shape: &Shape) -> Result<DeviceConfig, Conf
     let wear = wear(&d.wear)?;
     let suspend = suspend(&d)?;
     let dram_rate = d.dram_rate.map(|r| r.0);
-    let errors = super::errors::validate(&d.errors, shape.geometry.cell)?;
+    let errors = super::errors::validate(&d.errors, shape.geometry.cell, wear.conditions.relaxed)?;
     let energy = super::energy::validate(&d.energy, &interface)?;
     Ok(DeviceConfig {
         preset: d.preset,

@@ -40,6 +40,11 @@ pub struct ErrorsConfig {
     /// wear leaves below the hard decode's limit.
     pub read_reclaim: u32,
     pub refresh_at: Option<f64>,
+    /// With `[device.wear] retention_relaxed`: how long relaxed programs
+    /// hold their data, against the parameter set's year; retention then
+    /// ages that much faster, and patrol refresh is on (`refresh_at` 0.5
+    /// unless set).
+    pub retention_scale: f64,
 }
 
 /// `[device.errors] model`.
@@ -161,7 +166,14 @@ fn number(
 }
 
 /// `[device.errors]` of a drive of `cell` (None: no error model).
-pub(super) fn validate(e: &RawErrors, cell: CellMode) -> Result<Option<ErrorsConfig>, ConfigError> {
+/// A year: the retention the parameter sets' drives are rated for (JESD218 client).
+const RATED_RETENTION_NS: f64 = 365.0 * 86_400e9;
+
+pub(super) fn validate(
+    e: &RawErrors,
+    cell: CellMode,
+    relaxed: bool,
+) -> Result<Option<ErrorsConfig>, ConfigError> {
     let key = |k: &str| format!("[device.errors] {k}");
     let model = MODEL.parse_or(&key("model"), e.model.as_deref(), Model::None)?;
     if model == Model::None {
@@ -234,7 +246,30 @@ pub(super) fn validate(e: &RawErrors, cell: CellMode) -> Result<Option<ErrorsCon
             "a rate",
         )?,
         read_reclaim: e.read_reclaim.unwrap_or(0),
+        retention_scale: match (relaxed, e.relaxed_retention) {
+            (false, None) => 1.0,
+            (false, Some(_)) => {
+                return err(
+                    &key("relaxed_retention"),
+                    "needs [device.wear] retention_relaxed = true",
+                )
+            }
+            (true, None) => RATED_RETENTION_NS / (7.0 * 86_400e9),
+            (true, Some(d)) if d.0 >= 60_000_000_000 && (d.0 as f64) <= RATED_RETENTION_NS => {
+                RATED_RETENTION_NS / d.0 as f64
+            }
+            (true, Some(d)) => {
+                return err(
+                    &key("relaxed_retention"),
+                    format!(
+                        "expected from a minute to a year, found {:.3e} s",
+                        d.0 as f64 / 1e9
+                    ),
+                )
+            }
+        },
         refresh_at: match e.refresh_at {
+            None if relaxed => Some(0.5),
             None => None,
             Some(x) => Some(number(
                 &key("refresh_at"),

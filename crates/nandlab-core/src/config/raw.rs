@@ -231,6 +231,7 @@ pub struct RawErrors {
     pub uber_target: Option<f64>,
     pub read_reclaim: Option<u32>,
     pub refresh_at: Option<f64>,
+    pub relaxed_retention: Option<Duration>,
 }
 
 /// `[device.wear]`: endurance and how it varies.

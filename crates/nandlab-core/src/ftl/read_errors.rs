@@ -45,6 +45,8 @@ pub struct ErrorSettings {
     pub soft_reads: u32,
     /// Reads since erase that send a block to read reclaim (0: never).
     pub read_reclaim: u32,
+    /// How much faster retention ages than the parameter set's (relaxed programs).
+    retention_scale: f64,
     /// Patrol refresh (None: never): the hard decode's limit as an RBER
     /// (correctable bits per codeword bit) and the share of the headroom
     /// below it that retention and disturb may use.
@@ -64,6 +66,7 @@ impl ErrorSettings {
             soft_decode_ns: c.soft_decode_ns,
             soft_reads: c.soft_reads,
             read_reclaim: c.read_reclaim,
+            retention_scale: c.retention_scale,
             refresh: c
                 .refresh_at
                 .map(|share| (c.ecc.hard_limit as f64 / c.ecc.bits as f64, share)),
@@ -188,7 +191,8 @@ impl ReadErrors {
     #[inline]
     fn parts(&self, b: u32, t: u64) -> (f64, f64, u32) {
         let e = &self.blocks[b as usize];
-        let days = (self.clock.at(t) - e.written_at).max(0.0) / DAY_NS;
+        let days =
+            (self.clock.at(t) - e.written_at).max(0.0) / DAY_NS * self.settings.retention_scale;
         let (base, shift) = self.settings.law.parts_of(&e.wear, days, e.reads as f64);
         (base, shift, e.bits as u32)
     }
