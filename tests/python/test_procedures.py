@@ -140,3 +140,15 @@ def test_read_disturb_shows_rber_against_reads_and_what_reclaim_costs(nandlab_cl
     curve = [row for row in d["curves"] if row["firmware"] == "without reclaim"]
     assert curve[-1]["reads"] == 200_000 and curve[-1]["rber_mean"] >= curve[0]["rber_mean"]
     assert {"result.json", "curves.csv", "read-disturb.png", "report.html"} <= {p.name for p in out.iterdir()}
+
+
+def test_the_run_table_shows_power_and_a_bit_error_table(nandlab_cli, tmp_path: Path) -> None:
+    config = tmp_path / "errors.toml"
+    config.write_text('[device]\npreset = "tlc-3d-errors"\ncapacity = "2GiB"\n[device.wear]\ninitial = 0.4\n'
+                      '[[phase]]\nkind = "fill"\n[[phase]]\nname = "bake"\nkind = "power-off"\nduration = "200h"\n'
+                      'temperature_c = 52\n[[phase]]\nname = "reads"\nread_fraction = 1.0\nrequests = 5000\n')
+    result = nandlab_cli("run", config, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    assert "Avg" in result.stdout and "Bit errors" in result.stdout and "Retries/read" in result.stdout
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert "avg W" in report

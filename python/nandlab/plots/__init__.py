@@ -31,6 +31,7 @@ from nandlab.plots.procedures import (  # noqa: F401
     trace_lifetimes,
 )
 from nandlab.plots.timeseries import (  # noqa: F401
+    BIT_ERRORS,
     BIT_MODES,
     FREE_BLOCKS,
     GIB,
@@ -38,7 +39,9 @@ from nandlab.plots.timeseries import (  # noqa: F401
     LINE_STYLES,
     MAX_LEGEND,
     MEAN_LATENCY,
+    POWER,
     PSLC,
+    RETRIES,
     SERIES_STYLES,
     THROUGHPUT,
     WAF,

@@ -59,6 +59,15 @@ WEAR = Panel("share used", ("wear_used", "reserve_used"))
 PSLC = Panel("pSLC cache (bytes)", ("pslc_bytes", "folded_bytes", "direct_bytes"))
 
 
+POWER = Panel("power (W)", ("power_w",), zero_is_gap=True)
+
+
+BIT_ERRORS = Panel("RBER of host page reads", ("rber_mean",), log=True, zero_is_gap=True)
+
+
+RETRIES = Panel("read-retry steps per read", ("retries_per_read",))
+
+
 SERIES_STYLES = {  # time-series column: (legend label, colour, line style)
     "write_mbps": ("write", "tab:blue", "-"),
     "read_mbps": ("read", "tab:orange", "-"),
@@ -79,6 +88,9 @@ SERIES_STYLES = {  # time-series column: (legend label, colour, line style)
     "pslc_bytes": ("in the pSLC cache", "tab:blue", "-"),
     "folded_bytes": ("folded", "tab:orange", "-"),
     "direct_bytes": ("written direct", "tab:green", "-"),
+    "power_w": ("average power", "tab:red", "-"),
+    "rber_mean": ("RBER mean", "tab:purple", "-"),
+    "retries_per_read": ("retries per read", "tab:purple", "-"),
 }
 
 

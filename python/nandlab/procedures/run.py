@@ -54,6 +54,7 @@ class RunResult(ProcedureResult):
             "IOPS",
             "MB/s",
             "WAF",
+            "Avg\nW",
             "Sim\ns",
             "Wall\ns",
             "Mreq per\nwall-s",
@@ -68,6 +69,7 @@ class RunResult(ProcedureResult):
         table.add_row(*_row("total", self.result.summary), style="bold")
         console.print(table)
         _latency_table(console, self.result)
+        _bit_error_table(console, self.result)
         for note in output.skipped_trace_lines(self.result.phases) + output.wear_out_lines(self.result.summary):
             console.print(safe(note), style="yellow", highlight=False)
         _power_cut_tables(console, self.result)
@@ -129,6 +131,7 @@ def _row(label: str, summary: dict[str, Any]) -> list[str]:
         number(summary["iops"]),
         number(summary["mbps"]),
         f"{summary['waf']:.2f}" if summary["host_write_bytes"] else "–",
+        f"{summary['average_power_w']:.2f}" if summary["sim_seconds"] else "–",
         number(summary["sim_seconds"]),
         number(summary["wall_seconds"]),
         number(summary["requests_per_wall_second"] / 1e6),
@@ -145,10 +148,35 @@ def _job_row(job: dict[str, Any]) -> list[str]:
         number(job["iops"]),
         number(job["mbps"]),
         "",
+        "",
         number(job["sim_seconds"]),
         "",
         "",
     ]
+
+
+BIT_ERROR_FIGURES = (("RBER mean", "rber_mean", "{:.2e}"), ("RBER p99", "rber_p99", "{:.2e}"),
+                     ("Retries/read", "retries_per_read", "{:.3g}"), ("Soft decodes", "soft_decodes", "{:,}"),
+                     ("Uncorrectable", "uncorrectable_reads", "{:,}"), ("UBER", "uber", "{:.2e}"),
+                     ("Reclaims", "read_reclaims", "{:,}"), ("Refreshes", "refreshes", "{:,}"))
+"""The bit-error table's columns: header, summary key, format."""
+
+
+def _bit_error_table(console: Console, result: api.Result) -> None:
+    """With ``[device.errors]``: what bit errors did in each phase that read (and the run)."""
+    rows = [(p["name"], p) for p in result.phases if p.get("ecc_page_reads")]
+    if not rows:
+        return
+    target = result.summary["uber_target"]
+    table = Table(box=box.SIMPLE_HEAD, title="Bit errors", title_justify="left", caption_justify="left",
+                  caption=f"UBER: expected uncorrectable errors per bit read (target {target:.0e}).")
+    table.add_column("Phase")
+    for header, _, _ in BIT_ERROR_FIGURES:
+        table.add_column(header, justify="right")
+    for name, p in [*rows, ("total", result.summary)]:
+        table.add_row(safe(name), *(fmt.format(p[key]) for _, key, fmt in BIT_ERROR_FIGURES),
+                      style="bold" if name == "total" else None)
+    console.print(table)
 
 
 LATENCY_FIGURES = ("mean", "p50", "p99", "p999", "max")
@@ -241,7 +269,8 @@ def run_report(d: Path, fio: Callable[[Report], None] | None = None) -> Report:
         path = r.figure_path("throughput-latency.png")
         plots.timeseries_panels(ts, (plots.THROUGHPUT, plots.LATENCY), path, phases=names)
         r.figure(heading, path, "throughput and latency percentiles, phases marked")
-    drive = plots.with_data(ts, (plots.WAF, plots.FREE_BLOCKS, plots.BIT_MODES, plots.WEAR, plots.PSLC))
+    drive = plots.with_data(ts, (plots.WAF, plots.FREE_BLOCKS, plots.BIT_MODES, plots.WEAR, plots.PSLC,
+                                 plots.POWER, plots.BIT_ERRORS, plots.RETRIES))
     if ts.height and drive:
         path = r.figure_path("drive.png")
         plots.timeseries_panels(ts, drive, path, phases=names, title="the drive over the run")
@@ -288,6 +317,7 @@ def _summary_row(s: Mapping[str, Any]) -> dict[str, Any]:
         "IOPS": s["iops"],
         "MB/s": s["mbps"],
         "WAF": s["waf"] if s.get("waf") is not None and s["host_write_bytes"] else None,
+        "avg W": s.get("average_power_w") if s.get("sim_seconds") and "average_power_w" in s else None,
         "read p50 / p99 / p99.9": _percentiles(s["read_latency_us"]),
         "write p50 / p99 / p99.9": _percentiles(s["write_latency_us"]),
         "erases": s.get("erases"),
