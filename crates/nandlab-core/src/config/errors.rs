@@ -22,6 +22,10 @@ pub struct ErrorsConfig {
     /// how much of the retention and disturb shift each step takes back.
     pub retry_steps: u32,
     pub retry_factor: f64,
+    /// The share of the shift the best read references still leave (Cai et
+    /// al., HPCA 2015: optimal read references cut retention errors by
+    /// about 2–3×, not to zero).
+    pub retry_floor: f64,
     /// Hard decode of a page's codewords, soft decode, and the extra
     /// sensings a soft decode needs.
     pub decode_ns: u64,
@@ -224,6 +228,14 @@ pub(super) fn validate(
         model: params,
         ecc,
         retry_steps,
+        retry_floor: number(
+            &key("retry_floor"),
+            e.retry_floor,
+            0.3,
+            0.0,
+            1.0,
+            "a fraction",
+        )?,
         retry_factor: number(
             &key("retry_factor"),
             e.retry_factor,

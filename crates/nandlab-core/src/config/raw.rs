@@ -223,6 +223,7 @@ pub struct RawErrors {
     pub ecc: Option<String>,
     pub retry_steps: Option<u32>,
     pub retry_factor: Option<f64>,
+    pub retry_floor: Option<f64>,
     pub decode_us: Option<f64>,
     pub soft_decode_us: Option<f64>,
     pub soft_reads: Option<u32>,

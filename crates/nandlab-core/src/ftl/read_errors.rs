@@ -37,6 +37,7 @@ pub struct ErrorSettings {
     data_bits: u32,
     retry_steps: u32,
     retry_factor: f64,
+    retry_floor: f64,
     reference_c: f64,
     activation_ev: f64,
     /// Hard and soft decode times, and a soft decode's extra sensings.
@@ -60,6 +61,7 @@ impl ErrorSettings {
             data_bits: c.ecc.data_bytes * 8,
             retry_steps: c.retry_steps,
             retry_factor: c.retry_factor,
+            retry_floor: c.retry_floor,
             reference_c: c.reference_c,
             activation_ev: c.activation_ev,
             decode_ns: c.decode_ns,
@@ -251,7 +253,11 @@ impl ReadErrors {
                 || rng.random::<f64>() < (n * (-ln_q.exp()).ln_1p()).exp()
         };
         let mut ln_fail_all = 0.0;
-        let mut shift = rber - base;
+        // Each step takes back `retry_factor` of what is left of the shift
+        // above its floor: the best read references leave `retry_floor` of it.
+        let full = rber - base;
+        let floor = full * cfg.retry_floor;
+        let mut shift = full;
         let mut outcome = ReadOutcome {
             retries: 0,
             soft: false,
@@ -271,9 +277,10 @@ impl ReadErrors {
             if decoded && ln_fail_all + (steps - 1 - step) as f64 * ln_q < NEGLIGIBLE {
                 return self.tally(outcome, 0.0);
             }
-            shift *= cfg.retry_factor;
+            if step < cfg.retry_steps {
+                shift = floor + (shift - floor) * cfg.retry_factor;
+            }
         }
-        shift /= cfg.retry_factor.max(f64::MIN_POSITIVE);
         if let Some(soft) = &self.soft {
             let ln_q = soft.ln_fail(base + shift);
             ln_fail_all += ln_q;
