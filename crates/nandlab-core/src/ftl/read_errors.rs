@@ -317,3 +317,45 @@ const LN_MAX_CODEWORDS: f64 = 11.1;
 /// ln of an expected count below what f64 adds to any tally (e^-745 is the
 /// smallest subnormal).
 const NEGLIGIBLE: f64 = -745.0;
+
+#[cfg(test)]
+mod tests {
+    use super::ReadErrors;
+    use crate::config::Config;
+
+    /// Reads decide against the exact binomial probabilities: one 1 KiB
+    /// codeword of BCH correcting 1 bit, at the MLC set's fresh RBER (ε,
+    /// no retention or disturb, so every retry step is the same draw): a
+    /// read needs a retry with P(X > 1), and fails the whole ladder with
+    /// P(X > 1)^6, X ~ Binomial(codeword bits, ε).
+    #[test]
+    fn outcomes_follow_the_exact_binomial_probabilities() {
+        let text = "[device]\npreset = \"zombienand-synthetic-mlc\"\n[device.errors]\nmodel = \"power-law\"\n\
+                    params = \"fast19-mlc\"\necc = \"bch:1/1KiB\"\n[[phase]]\nrequests = 1\n";
+        let cfg = Config::from_toml(text, "test").unwrap();
+        let e = cfg.device.errors.as_ref().unwrap();
+        let mut errors = ReadErrors::new(e, 4, 25.0, 1);
+        errors.opened(0, 0, 1, 0.0);
+        let (n, r) = (e.ecc.bits as f64, 8.34e-5);
+        let p = 1.0 - (1.0f64 - r).powf(n) - n * r * (1.0f64 - r).powf(n - 1.0);
+        let reads = 40_000;
+        let (mut retried, mut failed) = (0, 0);
+        for _ in 0..reads {
+            let o = errors.read(0, 0, 1, 0);
+            retried += (o.retries > 0) as u32;
+            failed += o.uncorrectable as u32;
+        }
+        let share = retried as f64 / reads as f64;
+        let sigma = (p * (1.0 - p) / reads as f64).sqrt();
+        assert!((share - p).abs() < 4.0 * sigma, "{share} vs {p}");
+        let all = p.powi(6);
+        let expected = all * reads as f64;
+        assert!(
+            (failed as f64 - expected).abs() < 4.0 * expected.sqrt() + 1.0,
+            "{failed} vs {expected}"
+        );
+        // The tally's expectation is the same probability, read by read.
+        let mean = errors.tally.expected_uncorrectable / reads as f64;
+        assert!((mean / all - 1.0).abs() < 0.02, "{mean} vs {all}");
+    }
+}
