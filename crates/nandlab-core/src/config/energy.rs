@@ -8,7 +8,7 @@
 //! at 3 K-IOPS/W, about 2.7 W).
 
 use super::raw::RawEnergy;
-use super::values::{err, shown};
+use super::values::{err, number, shown};
 use super::ConfigError;
 use crate::host::interface::Interface;
 use serde::{Deserialize, Serialize};
@@ -26,19 +26,15 @@ pub struct EnergyConfig {
 }
 
 pub(super) fn validate(e: &RawEnergy, interface: &Interface) -> Result<EnergyConfig, ConfigError> {
-    let value = |k: &str, v: Option<f64>, default: f64, hi: f64| -> Result<f64, ConfigError> {
-        match v {
-            None => Ok(default),
-            Some(x) if x.is_finite() && (0.0..=hi).contains(&x) => Ok(x),
-            Some(x) => err(
-                &format!("[device.energy] {k}"),
-                format!(
-                    "expected a value from 0 to {}, found {}",
-                    shown(hi),
-                    shown(x)
-                ),
-            ),
-        }
+    let value = |k: &str, v: Option<f64>, default: f64, hi: f64| {
+        number(
+            &format!("[device.energy] {k}"),
+            v,
+            default,
+            0.0,
+            hi,
+            "a value",
+        )
     };
     let link = if interface.name.starts_with("nvme") {
         0.8

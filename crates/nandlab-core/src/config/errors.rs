@@ -4,7 +4,7 @@
 
 use super::keyword::{FormWord, Keywords, Meaning::*};
 use super::raw::RawErrors;
-use super::values::{err, shown};
+use super::values::{err, number};
 use super::ConfigError;
 use crate::media::errors::{Ecc, PowerLaw, FAST19_MLC, FAST19_TLC};
 use crate::media::CellMode;
@@ -145,34 +145,26 @@ fn ldpc_form(w: &FormWord) -> Result<Ecc, String> {
     Ok(Ecc::ldpc(l[0], l[1], size))
 }
 
-/// A number in `lo..=hi`, `default` when not given.
-fn number(
+/// A count up to `max`, `default` when not given.
+fn at_most(
     key: &str,
-    v: Option<f64>,
-    default: f64,
-    lo: f64,
-    hi: f64,
+    v: Option<u32>,
+    default: u32,
+    max: u32,
     what: &str,
-) -> Result<f64, ConfigError> {
+) -> Result<u32, ConfigError> {
     match v {
         None => Ok(default),
-        Some(x) if x.is_finite() && (lo..=hi).contains(&x) => Ok(x),
-        Some(x) => err(
-            key,
-            format!(
-                "expected {what} from {} to {}, found {}",
-                shown(lo),
-                shown(hi),
-                shown(x)
-            ),
-        ),
+        Some(n) if n <= max => Ok(n),
+        Some(n) => err(key, format!("expected at most {max} {what}, found {n}")),
     }
 }
 
-/// `[device.errors]` of a drive of `cell` (None: no error model).
 /// A year: the retention the parameter sets' drives are rated for (JESD218 client).
 const RATED_RETENTION_NS: f64 = 365.0 * 86_400e9;
 
+/// `[device.errors]` of a drive of `cell` (None: no error model); `relaxed`:
+/// `[device.wear] retention_relaxed`.
 pub(super) fn validate(
     e: &RawErrors,
     cell: CellMode,
@@ -203,26 +195,14 @@ pub(super) fn validate(
     let us = |k: &str, v: Option<f64>, default: f64| -> Result<u64, ConfigError> {
         Ok((number(&key(k), v, default, 0.0, 1e6, "microseconds")? * 1000.0).round() as u64)
     };
-    let retry_steps = match e.retry_steps {
-        None => 5,
-        Some(n) if n <= 64 => n,
-        Some(n) => {
-            return err(
-                &key("retry_steps"),
-                format!("expected at most 64 read-retry steps, found {n}"),
-            )
-        }
-    };
-    let soft_reads = match e.soft_reads {
-        None => 4,
-        Some(n) if n <= 16 => n,
-        Some(n) => {
-            return err(
-                &key("soft_reads"),
-                format!("expected at most 16 extra sensings, found {n}"),
-            )
-        }
-    };
+    let retry_steps = at_most(
+        &key("retry_steps"),
+        e.retry_steps,
+        5,
+        64,
+        "read-retry steps",
+    )?;
+    let soft_reads = at_most(&key("soft_reads"), e.soft_reads, 4, 16, "extra sensings")?;
     Ok(Some(ErrorsConfig {
         params_name,
         model: params,
@@ -280,12 +260,12 @@ pub(super) fn validate(
                 )
             }
         },
-        refresh_at: match e.refresh_at {
-            None if relaxed => Some(0.5),
+        // Relaxed programs must be refreshed: patrol is on by default then.
+        refresh_at: match e.refresh_at.or(relaxed.then_some(0.5)) {
             None => None,
-            Some(x) => Some(number(
+            share => Some(number(
                 &key("refresh_at"),
-                Some(x),
+                share,
                 0.5,
                 0.01,
                 1.0,

@@ -46,6 +46,30 @@ pub(super) fn positive(
     }
 }
 
+/// A number in `lo..=hi`, `default` when not given.
+pub(super) fn number(
+    key: &str,
+    v: Option<f64>,
+    default: f64,
+    lo: f64,
+    hi: f64,
+    what: &str,
+) -> Result<f64, ConfigError> {
+    match v {
+        None => Ok(default),
+        Some(x) if x.is_finite() && (lo..=hi).contains(&x) => Ok(x),
+        Some(x) => err(
+            key,
+            format!(
+                "expected {what} from {} to {}, found {}",
+                shown(lo),
+                shown(hi),
+                shown(x)
+            ),
+        ),
+    }
+}
+
 /// A number from `lo` to `hi`.
 pub(super) fn fraction_in(key: &str, v: f64, lo: f64, hi: f64) -> Result<f64, ConfigError> {
     if v.is_finite() && v >= lo && v <= hi {
