@@ -109,6 +109,17 @@ def test_retention_passes_at_the_rating_and_fails_well_beyond(nandlab_cli, tmp_p
     assert result.exit_code == 0 and json.loads(result.stdout)["params"] == "fast19-tlc", result.stderr
 
 
+def test_retention_rates_the_threshold_voltage_model_alike(nandlab_cli) -> None:
+    """The shipped example turns on `model = "vt"` on the same preset: it too holds a year at its
+    1,500-cycle rating."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "tlc-3d-vt.toml"
+    result = nandlab_cli("test", "retention", "--device", example, "--cycles", 1500, "--hours", 500,
+                         "--temperature", 52, "--capacity", "2GiB", "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["params"] == "vt-tlc" and doc["pass"] and doc["retries_per_read"] > 0.2, doc
+
+
 def test_error_figures_are_summary_keys_of_phases_and_runs(tmp_path: Path) -> None:
     config = {"device": {"preset": "tlc-3d-errors", "capacity": "2GiB", "wear": {"initial": 0.3}},
               "phase": [{"kind": "fill"}, {"kind": "power-off", "duration": "30d", "temperature_c": 40},

@@ -145,8 +145,9 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Runs every phase; with `every`, writes snapshots that often, stops at the
-/// first sync point of every `stop_every`-th call into a phase and at each
-/// progress report (every 0.2 s of wall time), and goes on from the file in a
+/// first sync point of each of the first three calls into a phase and of every
+/// `stop_every`-th, and at each progress report (every 0.2 s of wall time, so
+/// the count of those depends on the machine), and goes on from the file in a
 /// new simulator each time. Returns the outcome and how many times it was resumed.
 fn run(text: &str, every: Option<(Every, u32, &Path)>) -> (Outcome, u32) {
     let cfg = config_text(text).parse().unwrap_or_else(|e| panic!("{e}"));
@@ -167,7 +168,7 @@ fn run(text: &str, every: Option<(Every, u32, &Path)>) -> (Outcome, u32) {
     while results.len() < phases {
         calls += 1;
         if let Some((_, stop_every, _)) = every {
-            if calls % stop_every == 0 {
+            if calls <= 3 || calls % stop_every == 0 {
                 sim.interrupt_handle().store(true, Ordering::Relaxed);
             }
         }

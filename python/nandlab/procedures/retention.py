@@ -87,7 +87,7 @@ def aged_with_errors(
     config = qualify.device_config(device, capacity)
     errors = config["device"].setdefault("errors", {})
     if errors.setdefault("model", "power-law") == "none":
-        raise ConfigError(f'[device.errors] model: the {test} test needs an error model ("power-law")')
+        raise ConfigError(f'[device.errors] model: the {test} test needs an error model ("power-law" or "vt")')
     if cycles > 0:
         resolved = api.make_simulator({**config, "phase": [{"kind": "trim"}]}).config
         cell = CELLS.index(resolved["geometry"]["cell"])

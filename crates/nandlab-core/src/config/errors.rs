@@ -6,7 +6,8 @@ use super::keyword::{FormWord, Keywords, Meaning::*};
 use super::raw::RawErrors;
 use super::values::{err, number};
 use super::ConfigError;
-use crate::media::errors::{Ecc, PowerLaw, FAST19_MLC, FAST19_TLC};
+use crate::media::errors::{Ecc, ErrorModel, FAST19_MLC, FAST19_TLC};
+use crate::media::vt::{VT_MLC, VT_TLC};
 use crate::media::CellMode;
 use crate::units::parse_size;
 use serde::Serialize;
@@ -16,7 +17,7 @@ use serde::Serialize;
 pub struct ErrorsConfig {
     /// The name of the parameter set (`params`).
     pub params_name: String,
-    pub model: PowerLaw,
+    pub model: ErrorModel,
     pub ecc: Ecc,
     /// Read-retry steps before soft decode (LDPC) or giving up (BCH), and
     /// how much of the retention and disturb shift each step takes back.
@@ -56,6 +57,7 @@ pub struct ErrorsConfig {
 enum Model {
     None,
     PowerLaw,
+    Vt,
 }
 
 const MODEL: Keywords<Model> = Keywords::new(
@@ -63,15 +65,19 @@ const MODEL: Keywords<Model> = Keywords::new(
     &[
         ("none", Is(Model::None)),
         ("power-law", Is(Model::PowerLaw)),
+        ("vt", Is(Model::Vt)),
     ],
 );
 
-/// `[device.errors] params`: the published sets.
-const PARAMS: Keywords<PowerLaw> = Keywords::new(
+/// `[device.errors] params`: the published power-law sets, and the
+/// threshold-voltage sets fitted to them.
+const PARAMS: Keywords<ErrorModel> = Keywords::new(
     "parameter set",
     &[
-        ("fast19-mlc", Is(FAST19_MLC)),
-        ("fast19-tlc", Is(FAST19_TLC)),
+        ("fast19-mlc", Is(ErrorModel::PowerLaw(FAST19_MLC))),
+        ("fast19-tlc", Is(ErrorModel::PowerLaw(FAST19_TLC))),
+        ("vt-mlc", Is(ErrorModel::Vt(VT_MLC))),
+        ("vt-tlc", Is(ErrorModel::Vt(VT_TLC))),
     ],
 );
 
@@ -176,17 +182,22 @@ pub(super) fn validate(
         return Ok(None);
     }
     let native_tlc = cell.bits() >= 3;
-    let default_params = if native_tlc {
-        "fast19-tlc"
-    } else {
-        "fast19-mlc"
-    };
+    let family = if model == Model::Vt { "vt" } else { "fast19" };
     let params_name = e
         .params
         .clone()
-        .unwrap_or_else(|| default_params.to_string());
+        .unwrap_or_else(|| format!("{family}-{}", if native_tlc { "tlc" } else { "mlc" }));
     let params = PARAMS.parse(&key("params"), &params_name)?;
-    let default_ecc = if params_name == "fast19-tlc" {
+    if matches!(params, ErrorModel::Vt(_)) != (model == Model::Vt) {
+        return err(
+            &key("params"),
+            format!(
+                "`{params_name}` is not a set of model `{}`: it takes {family}-mlc or {family}-tlc",
+                e.model.as_deref().unwrap_or_default()
+            ),
+        );
+    }
+    let default_ecc = if params_name.ends_with("-tlc") {
         "ldpc:280/520/4KiB"
     } else {
         "bch:40/1KiB"

@@ -11,6 +11,7 @@ use super::values::{err, shown, volume, Volume};
 use super::{jobs, replay, ConfigError};
 use crate::geometry::Geometry;
 use crate::host::trace::replay::ReplayConfig;
+use crate::media::wear::DataPattern;
 use crate::units::MAX_DURATION_NS;
 use serde::Serialize;
 
@@ -69,8 +70,8 @@ pub struct PhaseConfig {
     /// The phase starts once the drive is idle: the write buffer programmed
     /// and every die, channel and the link done with what is booked.
     pub drain: bool,
-    /// Program-time factor of the data written (1 = random data).
-    pub data_factor: f64,
+    /// What the phase writes (its program-time factor and MLC state shares).
+    pub data: DataPattern,
     /// Run until the drive wears out (`until = "dead"`); death ends the phase, not the run.
     pub until_dead: bool,
     /// Power cuts at these times from the phase's start, ns (sorted).
@@ -175,7 +176,7 @@ pub(super) fn validate(
         Some(i) => Some(stats::interval(&at.key("interval"), i)?),
         None => default_interval,
     };
-    let data_factor = requests::data_factor(&p, at)?;
+    let data = requests::data_pattern(&p, at)?;
     let timed = p.timed.unwrap_or(true);
     let (power_loss_ns, power_loss_every_ns) = power_cuts(&p, kind, timed, at)?;
     if !timed {
@@ -212,7 +213,7 @@ pub(super) fn validate(
         timed,
         drain: p.drain.unwrap_or(false),
         trace,
-        data_factor,
+        data,
         until_dead: stop.until_dead,
         power_loss_ns,
         power_loss_every_ns,

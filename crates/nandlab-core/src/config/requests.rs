@@ -8,6 +8,7 @@ use super::raw::{Extent, RawPhase};
 use super::values::{fraction_in, SECTOR};
 use super::ConfigError;
 use crate::geometry::Geometry;
+use crate::media::wear::DataPattern;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -242,57 +243,36 @@ fn working_set(
     Ok((working_set, working_set_offset))
 }
 
-/// `data`: the program-time factor of what the phase writes (1 = random data).
-pub(super) fn data_factor(p: &RawPhase, at: Label) -> Result<f64, ConfigError> {
-    Ok(DATA
-        .parse_or(&at.key("data"), p.data.as_deref(), Data::Factor(1.0))?
-        .factor())
+/// `data`: what the phase writes (random data unless given).
+pub(super) fn data_pattern(p: &RawPhase, at: Label) -> Result<DataPattern, ConfigError> {
+    DATA.parse_or(&at.key("data"), p.data.as_deref(), DataPattern::RANDOM)
 }
 
-/// A phase's `data`: what is written, which sets how long programs take.
-const DATA: Keywords<Data> = Keywords::new(
+/// A phase's `data`: what is written, which sets how long programs take and,
+/// under the threshold-voltage error model, how its cells err.
+const DATA: Keywords<DataPattern> = Keywords::new(
     "data pattern",
     &[
-        ("random", Is(Data::Factor(1.0))),
-        ("ones", Is(Data::State("11"))),
-        ("zeros", Is(Data::State("00"))),
+        ("random", Is(DataPattern::RANDOM)),
+        ("ones", Is(DataPattern::ONES)),
+        ("zeros", Is(DataPattern::ZEROS)),
         ("byte:0xNN", Form(data_byte)),
         ("states:11,10,...", Form(data_states)),
     ],
 );
 
-/// Written data, by its program-time factor.
-#[derive(Clone, Copy)]
-enum Data {
-    /// Every cell in this MLC state.
-    State(&'static str),
-    Factor(f64),
-}
-
-impl Data {
-    fn factor(self) -> f64 {
-        match self {
-            Data::State(s) => crate::media::wear::mlc_state_time(s).expect("an MLC state"),
-            Data::Factor(f) => f,
-        }
-    }
-}
-
-fn data_states(w: &FormWord) -> Result<Data, String> {
+fn data_states(w: &FormWord) -> Result<DataPattern, String> {
     let states: Vec<&str> = w.args.split(',').map(str::trim).collect();
-    crate::media::wear::data_factor(&states)
-        .filter(|_| !states.is_empty())
-        .map(Data::Factor)
-        .ok_or_else(|| {
-            format!(
-                "{}:S1,S2,... takes MLC states 11, 10, 00, 01; found `{}`",
-                w.name(),
-                w.word
-            )
-        })
+    DataPattern::of_states(&states).ok_or_else(|| {
+        format!(
+            "{}:S1,S2,... takes MLC states 11, 10, 00, 01; found `{}`",
+            w.name(),
+            w.word
+        )
+    })
 }
 
-fn data_byte(w: &FormWord) -> Result<Data, String> {
+fn data_byte(w: &FormWord) -> Result<DataPattern, String> {
     let hex = w.args.trim_start_matches("0x");
     let byte = u8::from_str_radix(hex, 16)
         .map_err(|_| format!("{} takes one byte in hex, found `{}`", w.form, w.word))?;
@@ -301,9 +281,7 @@ fn data_byte(w: &FormWord) -> Result<Data, String> {
         .map(|i| format!("{:02b}", (byte >> (6 - 2 * i)) & 3))
         .collect();
     let states: Vec<&str> = states.iter().map(String::as_str).collect();
-    Ok(Data::Factor(
-        crate::media::wear::data_factor(&states).expect("two-bit strings are states"),
-    ))
+    Ok(DataPattern::of_states(&states).expect("two-bit strings are states"))
 }
 
 /// A phase's `distribution` (pattern = "random").

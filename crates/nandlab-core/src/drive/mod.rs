@@ -23,6 +23,7 @@ use crate::drive::write_buffer::WriteBuffer;
 use crate::ftl::mapcache::MapAccess;
 use crate::ftl::{Ftl, Programmed};
 use crate::host::workload::{Op, Request};
+use crate::media::wear::DataPattern;
 use crate::power::{CutPlan, PowerLossEvent};
 use crate::sanity::{ensure, same, Checked};
 use crate::stats::Activity;
@@ -207,9 +208,10 @@ impl Drive {
         self.tl.max_backlog_ns(t)
     }
 
-    /// The program-time factor of the data being written (1 = random data).
-    pub fn set_data_factor(&mut self, factor: f64) {
-        self.ftl.set_data_factor(factor);
+    /// What the host writes from now on (program time, and the states its
+    /// cells take for the threshold-voltage error model).
+    pub fn set_data(&mut self, data: &DataPattern) {
+        self.ftl.set_data(data);
     }
 
     /// Whether the drive keeps what power cuts need.

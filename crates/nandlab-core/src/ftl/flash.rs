@@ -7,7 +7,7 @@ use super::Ftl;
 use crate::config::Config;
 use crate::config::WriteCache;
 use crate::drive::timeline::Timeline;
-use crate::media::wear::{ERASE_LOOPS, PROGRAM_LOOPS, RELAXED_PROGRAM_FACTOR};
+use crate::media::wear::{DataPattern, ERASE_LOOPS, PROGRAM_LOOPS, RELAXED_PROGRAM_FACTOR};
 use crate::media::{CellMode, ModeTiming};
 use serde::{Deserialize, Serialize};
 
@@ -58,10 +58,15 @@ impl Ftl {
         fresh * self.blocks.erase_loops()[b as usize] as u64 / ERASE_LOOPS.0 as u64
     }
 
-    /// Sets the program-time factor of the data being written (1 = random
-    /// data), on top of retention relaxation if the device uses it.
-    pub fn set_data_factor(&mut self, factor: f64) {
-        self.flash.program_permille = (factor * self.flash.relaxed_factor * 1000.0).round() as u64;
+    /// What is written from now on: its program-time factor (on top of
+    /// retention relaxation if the device uses it) and, for the error
+    /// model, the states its cells take.
+    pub fn set_data(&mut self, data: &DataPattern) {
+        self.flash.program_permille =
+            (data.program_factor * self.flash.relaxed_factor * 1000.0).round() as u64;
+        if let Some(e) = self.errors.as_deref_mut() {
+            e.set_data(&data.mlc_shares);
+        }
     }
 
     /// Whether page `page` of block `b` is a lower page of a multi-bit

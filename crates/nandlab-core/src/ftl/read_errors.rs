@@ -11,8 +11,9 @@
 use crate::config::ErrorsConfig;
 use crate::host::workload::derive_seed;
 use crate::media::errors::{
-    acceleration, page_type_factor, PowerLaw, RetentionClock, TailTable, WearTerms, DAY_NS,
+    acceleration, ErrorModel, RetentionClock, TailTable, WearTerms, DAY_NS,
 };
+use crate::media::vt::{state_shares, StateShares};
 use crate::media::ModeTiming;
 use crate::stats::ErrorTally;
 use rand::{RngExt, SeedableRng};
@@ -33,7 +34,7 @@ pub struct ReadOutcome {
 /// What the model and the ladder need of `[device.errors]`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ErrorSettings {
-    law: PowerLaw,
+    model: ErrorModel,
     data_bits: u32,
     retry_steps: u32,
     retry_factor: f64,
@@ -57,7 +58,7 @@ pub struct ErrorSettings {
 impl ErrorSettings {
     fn new(c: &ErrorsConfig) -> ErrorSettings {
         ErrorSettings {
-            law: c.model,
+            model: c.model,
             data_bits: c.ecc.data_bytes * 8,
             retry_steps: c.retry_steps,
             retry_factor: c.retry_factor,
@@ -101,6 +102,29 @@ struct BlockErrors {
     bits: u8,
     /// Waiting in the read-reclaim queue.
     queued: bool,
+    /// What it was written with (an index into `ReadErrors::data`).
+    data: u8,
+}
+
+/// The most data patterns a drive tells apart (more distinct phases' `data`
+/// share the nearest one).
+const MAX_PATTERNS: usize = 256;
+
+/// A data pattern's MLC state shares, and its state shares per bits per
+/// cell (index bits − 1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Pattern {
+    mlc: [f64; 4],
+    shares: [StateShares; 4],
+}
+
+impl Pattern {
+    fn new(mlc: &[f64; 4]) -> Pattern {
+        Pattern {
+            mlc: *mlc,
+            shares: [1, 2, 3, 4].map(|bits| state_shares(bits, mlc)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -110,6 +134,9 @@ pub struct ReadErrors {
     soft: Option<TailTable>,
     clock: RetentionClock,
     blocks: Vec<BlockErrors>,
+    /// The data patterns blocks were written with, and the one written now.
+    data: Vec<Pattern>,
+    writing: u8,
     /// Blocks read past `read_reclaim`, for the firmware to relocate.
     pub reclaim_due: Vec<u32>,
     /// The next block patrol checks.
@@ -124,10 +151,11 @@ impl ReadErrors {
         let settings = ErrorSettings::new(cfg);
         let unopened = BlockErrors {
             written_at: 0.0,
-            wear: settings.law.terms(0.0),
+            wear: settings.model.terms(0.0),
             reads: 0,
             bits: 1,
             queued: false,
+            data: 0,
         };
         ReadErrors {
             settings,
@@ -135,6 +163,8 @@ impl ReadErrors {
             soft: cfg.ecc.soft_limit.map(|l| TailTable::new(cfg.ecc.bits, l)),
             clock: RetentionClock::new(settings.rate(temp_c)),
             blocks: vec![unopened; blocks as usize],
+            data: vec![Pattern::new(&[0.25; 4])],
+            writing: 0,
             reclaim_due: Vec::new(),
             patrol_at: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(derive_seed(seed, "bit-errors", 0)),
@@ -159,13 +189,37 @@ impl ReadErrors {
         self.clock.bake(ns as f64, rate);
     }
 
+    /// From now on the host writes data whose MLC cells take '11', '10',
+    /// '00', '01' in `mlc` shares.
+    pub fn set_data(&mut self, mlc: &[f64; 4]) {
+        let distance = |p: &Pattern| {
+            p.mlc
+                .iter()
+                .zip(mlc)
+                .map(|(a, b)| (a - b).abs())
+                .sum::<f64>()
+        };
+        let i = match self.data.iter().position(|p| p.mlc == *mlc) {
+            Some(i) => i,
+            None if self.data.len() < MAX_PATTERNS => {
+                self.data.push(Pattern::new(mlc));
+                self.data.len() - 1
+            }
+            None => (0..self.data.len())
+                .min_by(|&a, &b| distance(&self.data[a]).total_cmp(&distance(&self.data[b])))
+                .unwrap_or(0),
+        };
+        self.writing = i as u8;
+    }
+
     /// Block `b`, running at `bits` bits per cell with `cycles` equivalent
     /// cycles, is opened for writing at `t`.
     pub fn opened(&mut self, b: u32, t: u64, bits: u32, cycles: f64) {
         let e = &mut self.blocks[b as usize];
         e.written_at = self.clock.at(t);
-        e.wear = self.settings.law.terms(cycles);
+        e.wear = self.settings.model.terms(cycles);
         e.bits = bits as u8;
+        e.data = self.writing;
     }
 
     #[inline]
@@ -180,23 +234,29 @@ impl ReadErrors {
     }
 
     /// The predicted RBER of block `b`'s most error-prone page type at `t`,
-    /// and what it would be rewritten now (wear's part alone).
+    /// and that page type's part that read retry cannot take back (what it
+    /// would be rewritten now, near enough).
     pub fn worst_rber(&self, b: u32, t: u64) -> (f64, f64) {
-        let (base, shift, bits) = self.parts(b, t);
-        let worst = (0..bits as usize)
-            .map(|p| page_type_factor(bits, p))
-            .fold(0.0, f64::max);
-        ((base + shift) * worst, base * worst)
+        let bits = self.blocks[b as usize].bits as u32;
+        (0..bits as usize)
+            .map(|p| self.page_type_rber(b, p, t))
+            .fold((0.0, 0.0), |w, x| if x.0 > w.0 { x } else { w })
     }
 
-    /// Block `b`'s RBER parts at `t` (before page-type factors), and its bits per cell.
+    /// RBER of page type `page_type` of block `b` at `t`, and its part that
+    /// read retry cannot take back.
     #[inline]
-    fn parts(&self, b: u32, t: u64) -> (f64, f64, u32) {
+    fn page_type_rber(&self, b: u32, page_type: usize, t: u64) -> (f64, f64) {
         let e = &self.blocks[b as usize];
+        let bits = e.bits as u32;
         let days =
             (self.clock.at(t) - e.written_at).max(0.0) / DAY_NS * self.settings.retention_scale;
-        let (base, shift) = self.settings.law.parts_of(&e.wear, days, e.reads as f64);
-        (base, shift, e.bits as u32)
+        let shares = &self.data[e.data as usize].shares[bits as usize - 1];
+        let (base, shift) =
+            self.settings
+                .model
+                .page_parts(&e.wear, bits, page_type, days, e.reads as f64, shares);
+        (base + shift, base)
     }
 
     /// Starts loading block `b`'s record into the CPU's cache: a host read
@@ -224,9 +284,8 @@ impl ReadErrors {
     /// retry cannot take back.
     #[inline]
     pub fn rber(&self, b: u32, page: u32, t: u64) -> (f64, f64) {
-        let (base, shift, bits) = self.parts(b, t);
-        let f = page_type_factor(bits, ModeTiming::page_type(page, bits));
-        ((base + shift) * f, base * f)
+        let bits = self.blocks[b as usize].bits as u32;
+        self.page_type_rber(b, ModeTiming::page_type(page, bits), t)
     }
 
     /// A host read of `codewords` codewords of page `page` of block `b` at

@@ -1,10 +1,12 @@
 //! Raw bit errors and what ECC makes of them: the power-law RBER model of
 //! Kim, Choi & Min (FAST 2019, "Design Tradeoffs for SSD Reliability") with
-//! its two published parameter sets, per page type; ECC codewords with a
+//! its two published parameter sets, per page type, beside the threshold-
+//! voltage mixture of `media::vt` (`ErrorModel`); ECC codewords with a
 //! hard (and, for LDPC, a soft) correction limit; the read-retry ladder; the
 //! Arrhenius clock that ages retention faster when hot (JESD218's
 //! equivalences); and the exact binomial tail a read's codewords fail by.
 
+use super::vt::{StateShares, VtModel};
 use serde::{Deserialize, Serialize};
 
 /// RBER = ε + α·cᵏ + β·cᵐ·tⁿ + γ·cᵖ·(r / read_unit)^q: c the block's
@@ -58,16 +60,60 @@ pub const FAST19_TLC: PowerLaw = PowerLaw {
     read_unit: 1000.0,
 };
 
-/// A block's wear terms of [`PowerLaw`] at its cycles c: what cycling leaves
-/// (ε + α·cᵏ) and the coefficients of retention (β·cᵐ) and disturb (γ·cᵖ).
-/// They change only when the block's cycles do, so a controller keeps them
-/// per block.
+/// A block's wear terms at its cycles c. [`PowerLaw`]: what cycling leaves
+/// (`base` ε + α·cᵏ) and the coefficients of retention (β·cᵐ) and disturb
+/// (γ·cᵖ). [`VtModel`]: σ's widening factor (`base`), the erased state's
+/// `lift`, and the retention and disturb coefficients. They change only
+/// when the block's cycles do, so a controller keeps them per block.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WearTerms {
     pub cycles: f64,
     pub base: f64,
+    pub lift: f64,
     pub retention: f64,
     pub disturb: f64,
+}
+
+/// `[device.errors] model`: how a page's RBER follows from its block's
+/// wear, retention age and reads.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum ErrorModel {
+    PowerLaw(PowerLaw),
+    Vt(VtModel),
+}
+
+impl ErrorModel {
+    /// A block's wear terms at `cycles`.
+    pub fn terms(&self, cycles: f64) -> WearTerms {
+        match self {
+            ErrorModel::PowerLaw(m) => m.terms(cycles),
+            ErrorModel::Vt(m) => m.terms(cycles),
+        }
+    }
+
+    /// Page type `page_type` of a `bits`-bit block with wear `w`, `days`
+    /// old at the reference temperature, read `reads` times since erase and
+    /// holding states in `shares`: its RBER's part that read retry cannot
+    /// take back, and the shift it can.
+    #[inline]
+    pub fn page_parts(
+        &self,
+        w: &WearTerms,
+        bits: u32,
+        page_type: usize,
+        days: f64,
+        reads: f64,
+        shares: &StateShares,
+    ) -> (f64, f64) {
+        match self {
+            ErrorModel::PowerLaw(m) => {
+                let (base, shift) = m.parts_of(w, days, reads);
+                let f = page_type_factor(bits, page_type);
+                (base * f, shift * f)
+            }
+            ErrorModel::Vt(m) => m.page_parts(w, bits, page_type, days, reads, shares),
+        }
+    }
 }
 
 impl PowerLaw {
@@ -77,6 +123,7 @@ impl PowerLaw {
         WearTerms {
             cycles,
             base: self.epsilon + self.alpha * c.powf(self.k),
+            lift: 0.0,
             retention: self.beta * c.powf(self.m),
             disturb: self.gamma * c.powf(self.p),
         }

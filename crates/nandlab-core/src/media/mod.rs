@@ -1,11 +1,12 @@
 //! The flash itself: cells and their bit modes, page types and latencies
 //! ([`cell`]), trapped-charge wear and endurance ([`wear`]), bit errors and
-//! ECC ([`errors`]), and the chip
+//! ECC ([`errors`]) with the threshold-voltage model ([`vt`]), and the chip
 //! presets with the bench that cycles a chip's blocks to failure ([`chip`]).
 
 pub mod cell;
 pub mod chip;
 pub mod errors;
+pub mod vt;
 pub mod wear;
 
 pub use cell::{CellMode, ModeTiming};

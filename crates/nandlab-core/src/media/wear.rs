@@ -122,16 +122,19 @@ fn quantized(fresh_ns: u64, loops: (u32, u32), u: f64) -> u64 {
     (n * step).round() as u64
 }
 
+/// Program time of '11' and '00' relative to '01'.
+const T11: f64 = 1.0 - 0.31;
+const T00: f64 = T11 / (1.0 - 0.23);
+
 /// Relative program time of an MLC page whose cells go to a 2-bit state: the
 /// erased-looking '11' is 15.5 %, 23 % and 31 % faster than '10', '00' and '01'
 /// (Wang et al.). Normalised so that random data (all states, the slowest '01'
 /// sets the page's time) takes the datasheet time.
 pub fn mlc_state_time(state: &str) -> Option<f64> {
-    let t11 = 1.0 - 0.31; // relative to '01'
     Some(match state {
-        "11" => t11,
-        "10" => t11 / (1.0 - 0.155),
-        "00" => t11 / (1.0 - 0.23),
+        "11" => T11,
+        "10" => T11 / (1.0 - 0.155),
+        "00" => T00,
         "01" => 1.0,
         _ => return None,
     })
@@ -144,6 +147,50 @@ pub fn data_factor(states: &[&str]) -> Option<f64> {
         .iter()
         .map(|s| mlc_state_time(s))
         .try_fold(0.0f64, |m, t| t.map(|t| m.max(t)))
+}
+
+/// What a phase writes: its program-time factor and the shares of MLC
+/// cells it leaves in '11', '10', '00', '01' (the threshold-voltage error
+/// model reads them).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DataPattern {
+    pub program_factor: f64,
+    pub mlc_shares: [f64; 4],
+}
+
+impl DataPattern {
+    /// Random data: every state equally, the datasheet's program time.
+    pub const RANDOM: DataPattern = DataPattern {
+        program_factor: 1.0,
+        mlc_shares: [0.25; 4],
+    };
+
+    /// All-ones data: every MLC cell left in the erased-looking '11'.
+    pub const ONES: DataPattern = DataPattern {
+        program_factor: T11,
+        mlc_shares: [1.0, 0.0, 0.0, 0.0],
+    };
+
+    /// All-zeros data: every MLC cell in '00'.
+    pub const ZEROS: DataPattern = DataPattern {
+        program_factor: T00,
+        mlc_shares: [0.0, 0.0, 1.0, 0.0],
+    };
+
+    /// Cells spread over the MLC `states` listed (a state listed twice
+    /// holds twice the share); None if one is not an MLC state.
+    pub fn of_states(states: &[&str]) -> Option<DataPattern> {
+        const ORDER: [&str; 4] = ["11", "10", "00", "01"];
+        let mut mlc_shares = [0.0; 4];
+        for s in states {
+            let i = ORDER.iter().position(|o| o == s)?;
+            mlc_shares[i] += 1.0 / states.len() as f64;
+        }
+        Some(DataPattern {
+            program_factor: data_factor(states).filter(|_| !states.is_empty())?,
+            mlc_shares,
+        })
+    }
 }
 
 /// Retention-relaxed programming (Wang et al.: narrower Vt targets for data

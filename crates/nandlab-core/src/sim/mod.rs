@@ -220,7 +220,7 @@ impl Simulator {
         let user = self.cfg.geometry.user_capacity_bytes;
         let unit = self.cfg.geometry.unit_size as u64;
         let interval = p.interval.unwrap_or_else(|| default_interval(p, user));
-        self.drive.set_data_factor(p.data_factor);
+        self.drive.set_data(&p.data);
         let temperature = p
             .temperature_c
             .unwrap_or(self.cfg.device.wear.conditions.temperature_c);
