@@ -79,6 +79,8 @@ pub struct Summary {
     pub rates: Rates,
     pub read_latency_us: LatencySummary,
     pub write_latency_us: LatencySummary,
+    /// Mean response time of every host read and write, µs (0 without any).
+    pub latency_us_mean: f64,
     pub sim_seconds: f64,
     pub wall_seconds: f64,
     pub requests_per_wall_second: f64,
@@ -149,6 +151,15 @@ pub struct TraceSkipped {
     pub first_line: Option<u64>,
 }
 
+/// The mean response time of the requests in `a` and `b` together, µs.
+fn mean_of_both(a: &Latency, b: &Latency) -> f64 {
+    let n = a.count() + b.count();
+    if n == 0 {
+        return 0.0;
+    }
+    (a.mean_ns() * a.count() as f64 + b.mean_ns() * b.count() as f64) / n as f64 / 1000.0
+}
+
 impl Summary {
     pub fn new(c: &Counters, p: SummaryParts) -> Summary {
         let secs = p.sim_ns as f64 / 1e9;
@@ -181,6 +192,7 @@ impl Summary {
             rates: Rates::of(c, secs),
             read_latency_us: p.reads.summary(),
             write_latency_us: p.writes.summary(),
+            latency_us_mean: mean_of_both(p.reads, p.writes),
             sim_seconds: secs,
             wall_seconds: p.wall_seconds,
             requests_per_wall_second: if p.wall_seconds > 0.0 {
@@ -261,5 +273,22 @@ impl JobSummary {
             write_latency_us: writes.summary(),
             sim_seconds: secs,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mean_response_time_weighs_reads_and_writes_by_their_counts() {
+        let (mut reads, mut writes) = (Latency::new(3), Latency::new(3));
+        assert_eq!(mean_of_both(&reads, &writes), 0.0);
+        for _ in 0..3 {
+            reads.record(100_000);
+        }
+        writes.record(500_000);
+        // (3 × 100 µs + 500 µs) / 4 requests.
+        assert!((mean_of_both(&reads, &writes) - 200.0).abs() < 0.2);
     }
 }
