@@ -114,9 +114,10 @@ def run(
     ``temperature`` °C powered off, read it all back; the result's ``pass`` is UBER ≤ ``uber_target``:
     its bit errors alone decide."""
     config = aged_with_errors(device, capacity, cycles, "retention")
+    bake = [{"name": "bake", "kind": "power-off", "duration": f"{hours}h", "temperature_c": temperature}]
     phases = [
         {"name": "fill", "kind": "fill"},
-        {"name": "bake", "kind": "power-off", "duration": f"{hours}h", "temperature_c": temperature},
+        *(bake if hours > 0 else []),
         {"name": "read-back", "read_fraction": 1.0, "pattern": "sequential", "block_size": READ_BLOCK,
          "volume": 1.0, "queue_depth": 1},
     ]
@@ -149,7 +150,7 @@ def _curves(
     for share in CURVE_CYCLES if cycles > 0 else (1.0,):
         config = aged_with_errors(device, capacity, share * cycles, "retention")
         phases: list[dict[str, Any]] = [{"kind": "fill"}, {"name": "sample-0", **sample}]
-        for k in range(1, CURVE_STEPS + 1):
+        for k in range(1, CURVE_STEPS + 1 if hours > 0 else 1):
             phases += [spell, {"name": f"sample-{k}", **sample}]
         result = api.run({**config, "phase": phases}, seed=seed)
         for phase in result.phases:
