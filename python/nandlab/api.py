@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 import polars as pl
 
@@ -181,23 +181,36 @@ def resume(path: str | os.PathLike[str], progress: ProgressCallback | None = Non
     return open_snapshot(path).go_on(progress)
 
 
+PhaseRunner = Callable[[Simulator, int, Optional[ProgressCallback]], dict[str, Any]]
+"""``runner(sim, index, progress)``: runs phase ``index`` and returns what ``Simulator.run_phase`` does."""
+
+
+def _run_phase(sim: Simulator, index: int, progress: ProgressCallback | None) -> dict[str, Any]:
+    return sim.run_phase(index, progress=progress)
+
+
 def _go_on(
     sim: Simulator,
     phases: list[dict[str, Any]],
     series: list[dict[str, Any]],
     notes: dict[str, Any],
     progress: ProgressCallback | None,
+    last: PhaseRunner = _run_phase,
 ) -> Result:
-    """Runs the phases from ``len(phases)`` on, keeping the finished ones in the snapshot."""
+    """Runs the phases from ``len(phases)`` on, keeping the finished ones in the snapshot; the last
+    one through ``last`` (``nandlab serve`` serves it)."""
     names = sim.phase_names
     for index in range(len(phases), len(names)):
         if sim.snapshot_path is not None:
             # The finished phases' columns are NumPy arrays (or lists, read back from a snapshot).
             sim.snapshot_extra = json.dumps({"phases": phases, "timeseries": series, "notes": notes},
                                             default=lambda array: array.tolist())
-        output = sim.run_phase(index, progress=_phase_progress(progress, index, len(names), names[index]))
+        runner = last if index == len(names) - 1 else _run_phase
+        output = runner(sim, index, _phase_progress(progress, index, len(names), names[index]))
         # A phase of [[phase.job]]s also gives each job's own figures; one with power cuts, each cut.
-        extra = {key: output[key] for key in ("jobs", "power_losses") if output[key]}
+        # A served phase also gives each client connection's figures and the data it held.
+        extra = {key: output[key] for key in ("jobs", "power_losses", "connections", "failure") if output.get(key)}
+        extra.update({key: output[key] for key in ("store_bytes", "client_overhead_us") if key in output})
         phases.append({**output["summary"], **extra})
         series.append(output["timeseries"])
     frames = [pl.DataFrame(columns).with_columns(phase_name=pl.lit(name)) for columns, name in zip(series, names)]

@@ -19,7 +19,8 @@ use nandlab_core::host::trace;
 use nandlab_core::media::{chip, wear};
 use nandlab_core::sim::{ConfigText, Every, Progress, SnapshotPlan};
 use nandlab_core::stats::{Row, ROW_COLUMNS, ROW_INTEGER_COLUMNS};
-use nandlab_core::{Config, SimError, Simulator as CoreSimulator};
+use nandlab_core::{Config, PhaseResult, SimError, Simulator as CoreSimulator};
+use nandlab_nbd as nbd;
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -48,6 +49,16 @@ fn timeseries<'py>(py: Python<'py>, rows: &[Row]) -> PyResult<Bound<'py, PyDict>
 }
 
 /// One simulated drive; phases run in order on the same state.
+/// A phase's results as `run_phase` returns them.
+fn phase_dict<'py>(py: Python<'py>, phase: &PhaseResult) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("summary", to_python(py, &phase.summary)?)?;
+    out.set_item("jobs", to_python(py, &phase.jobs)?)?;
+    out.set_item("power_losses", to_python(py, &phase.power_losses)?)?;
+    out.set_item("timeseries", timeseries(py, &phase.rows)?)?;
+    Ok(out)
+}
+
 #[pyclass(module = "nandlab._core")]
 struct Simulator {
     sim: CoreSimulator,
@@ -288,17 +299,114 @@ impl Simulator {
             }
             Err(e) => return Err(sim_error(py, e, self.stop_cause.take())),
         };
-        let out = PyDict::new(py);
-        out.set_item("summary", to_python(py, &phase.summary)?)?;
-        out.set_item("jobs", to_python(py, &phase.jobs)?)?;
-        out.set_item("power_losses", to_python(py, &phase.power_losses)?)?;
-        out.set_item("timeseries", timeseries(py, &phase.rows)?)?;
-        Ok(out)
+        phase_dict(py, &phase)
     }
 
     /// Summary over every phase run so far.
     fn run_summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_python(py, &self.sim.run_summary())
+    }
+
+    /// Serves the config's phase `index` over NBD at `listen` (`unix:PATH` or `tcp:HOST:PORT`)
+    /// until a signal (Ctrl-C, SIGTERM turned into an exception) or, with `once`, the last client's
+    /// disconnect; `ready(uri)` is called once the socket listens. Returns what `run_phase` does,
+    /// plus `connections` (one dict per client connection), `store_bytes` and `failure` (the
+    /// simulation's error that stopped the server, or None).
+    /// `store_limit`: bytes of client data held in memory at most (default: the memory
+    /// available, as for a run's state).
+    /// `client_overhead_us`: realtime replies go out this much before their simulated completion
+    /// (None: learned from the clients' turnarounds).
+    #[pyo3(signature = (index, listen, timing = "realtime", once = false, store_limit = None,
+                        max_connections = 64, client_overhead_us = Some(0.0), ready = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn serve<'py>(
+        &mut self,
+        py: Python<'py>,
+        index: usize,
+        listen: &str,
+        timing: &str,
+        once: bool,
+        store_limit: Option<u64>,
+        max_connections: usize,
+        client_overhead_us: Option<f64>,
+        ready: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let client_overhead = match client_overhead_us {
+            None => nbd::ClientOverhead::Auto,
+            Some(us) if (0.0..=1e6).contains(&us) => {
+                nbd::ClientOverhead::Fixed(std::time::Duration::from_nanos((us * 1e3) as u64))
+            }
+            Some(us) => {
+                return Err(PyValueError::new_err(format!(
+                    "client_overhead_us must be from 0 to 1e6 (a second), not {us}"
+                )))
+            }
+        };
+        let listen = match listen.split_once(':') {
+            Some(("unix", path)) => nbd::Listen::Unix(path.into()),
+            Some(("tcp", addr)) => nbd::Listen::Tcp(addr.to_string()),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "listen must be \"unix:PATH\" or \"tcp:HOST:PORT\", not {listen:?}"
+                )))
+            }
+        };
+        let timing = match timing {
+            "realtime" => nbd::Timing::Realtime,
+            "fast" => nbd::Timing::Fast,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "timing must be \"realtime\" or \"fast\", not {other:?}"
+                )))
+            }
+        };
+        let store_limit = match store_limit {
+            Some(limit) => limit,
+            None => nandlab_core::memory::available_bytes()
+                .map_err(|e| ConfigError::new_err(e.to_string()))?
+                .unwrap_or(u64::MAX),
+        };
+        let server = nbd::Server::bind(&listen)?;
+        if let Some(cb) = &ready {
+            cb.call1(py, (server.uri(),))?;
+        }
+        let opts = nbd::ServeOptions {
+            timing,
+            once,
+            store_limit,
+            max_connections: max_connections.max(1),
+            client_overhead,
+        };
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let sim = &mut self.sim;
+        let outcome = py.detach(|| {
+            std::thread::scope(|scope| {
+                let serving = scope.spawn(|| guard(|| server.run(sim, index, &opts, &stop)));
+                while !serving.is_finished() {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    // A signal's exception (KeyboardInterrupt) stops the server; its results stand.
+                    if Python::attach(|py| py.check_signals()).is_err() {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                serving
+                    .join()
+                    .unwrap_or_else(|_| Err("the server thread panicked".into()))
+            })
+        });
+        let outcome = match outcome {
+            Ok(r) => r.map_err(|e| sim_error(py, e, None))?,
+            Err(message) => {
+                self.broken = Some(message.clone());
+                return Err(InternalError::new_err(message));
+            }
+        };
+        let out = phase_dict(py, &outcome.phase)?;
+        out.set_item("connections", to_python(py, &outcome.connections)?)?;
+        out.set_item("store_bytes", outcome.store_bytes)?;
+        out.set_item("failure", outcome.failure)?;
+        out.set_item("client_overhead_us", outcome.client_overhead_us)?;
+        Ok(out)
     }
 
     /// Erase count of every block.

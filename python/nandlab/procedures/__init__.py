@@ -22,6 +22,7 @@ from nandlab.procedures import (
     read_sections,
     retention,
     run,
+    serve,
     sweep,
     trace,
     write_sections,
@@ -49,6 +50,7 @@ PROCEDURES: dict[str, Procedure] = {procedure.name: procedure for procedure in (
     read_disturb.PROCEDURE,
     matrix.PROCEDURE,
     sweep.PROCEDURE,
+    serve.PROCEDURE,
 )}
 
 

@@ -21,6 +21,7 @@ mod loaded;
 mod loops;
 mod progress;
 mod recorder;
+mod served;
 mod snapshot;
 pub use snapshot::{
     writable as snapshot_writable, ConfigText, Every, SnapshotPlan, FORMAT as SNAPSHOT_FORMAT,
@@ -29,6 +30,7 @@ pub use snapshot::{
 
 pub use progress::{Progress, ProgressFn};
 pub use recorder::ROWS_PER_PHASE;
+pub use served::Served;
 
 use loops::{IoState, Source, Work};
 use recorder::{default_interval, Recorder};
@@ -168,15 +170,7 @@ impl Simulator {
         index: usize,
         progress: ProgressFn,
     ) -> Result<PhaseResult, SimError> {
-        let p = self
-            .cfg
-            .phases
-            .get(index)
-            .cloned()
-            .ok_or(SimError::NoSuchPhase {
-                index,
-                phases: self.cfg.phases.len(),
-            })?;
+        let p = self.phase(index)?;
         let run = match self.pending.take() {
             Some(run) if run.index == Some(index) => run,
             Some(run) => {
@@ -190,6 +184,18 @@ impl Simulator {
             None => self.begin(Some(index), &p)?,
         };
         self.go(&p, run, progress)
+    }
+
+    /// The config's phase `index`.
+    fn phase(&self, index: usize) -> Result<PhaseConfig, SimError> {
+        self.cfg
+            .phases
+            .get(index)
+            .cloned()
+            .ok_or(SimError::NoSuchPhase {
+                index,
+                phases: self.cfg.phases.len(),
+            })
     }
 
     /// Runs every phase of the config in order.

@@ -1,0 +1,439 @@
+//! One client connection: the handshake, then a single thread that reads
+//! commands as they come (non-blocking), runs each through the engine and
+//! sends each reply when it is due — at once in `fast` timing; in `realtime`
+//! timing at the command's simulated completion on the wall clock, spinning
+//! through the last stretch and, while the client is busy, polling its socket
+//! instead of sleeping, so that neither a reply nor the next command waits
+//! for a wake-up (tens of µs on Linux: as much as the latency measured).
+
+use crate::engine::Outcome;
+use crate::proto::{self, Export, Handshake};
+use crate::server::{Shared, Stream, Timing};
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// What one connection did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ConnectionStats {
+    pub id: u64,
+    pub client: String,
+    pub export: String,
+    pub reads: u64,
+    pub writes: u64,
+    pub trims: u64,
+    pub write_zeroes: u64,
+    pub flushes: u64,
+    /// Commands answered with an error.
+    pub errors: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Mean simulated latency of its commands (µs).
+    pub sim_latency_us_mean: f64,
+    /// Mean wall time from a command's arrival to its reply going out (µs).
+    pub wall_latency_us_mean: f64,
+    /// Realtime: mean time a reply went out after its simulated completion (µs).
+    pub late_us_mean: f64,
+    /// Wall seconds from the server's start to the connection's opening and closing.
+    pub opened_s: f64,
+    pub closed_s: f64,
+    /// Why it closed: "disconnect" (NBD_CMD_DISC), "closed" (the client hung
+    /// up), "stopped" (the server stopped), or what went wrong.
+    pub end: String,
+}
+
+/// A realtime reply due within this long is waited for by spinning.
+const SPIN: Duration = Duration::from_micros(200);
+/// In realtime timing, the socket is polled without sleeping this long after
+/// the client's last command.
+const BUSY: Duration = Duration::from_millis(2);
+/// The longest sleep before the connection looks at the server's stop flag.
+const NAP_MS: i32 = 50;
+/// Bytes read from the socket at a time.
+const READ_CHUNK: usize = 256 << 10;
+/// No more commands are read while replies waiting to go out hold this much.
+const MAX_BACKLOG: usize = 256 << 20;
+/// A request header's size.
+const HEADER: usize = 28;
+
+/// A reply waiting for its time (realtime timing).
+struct Pending {
+    due: Instant,
+    seq: u64,
+    received: Instant,
+    reply: Vec<u8>,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, o: &Self) -> bool {
+        (self.due, self.seq) == (o.due, o.seq)
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Pending {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.due, self.seq).cmp(&(o.due, o.seq))
+    }
+}
+
+/// Running sums for the connection's means.
+#[derive(Default)]
+struct Sums {
+    commands: u64,
+    sim_ns: u64,
+    wall_ns: u64,
+    late_ns: u64,
+}
+
+struct Connection<'s, 'a> {
+    shared: &'s Shared<'a>,
+    stream: Stream,
+    timing: Timing,
+    input: Vec<u8>,
+    output: Vec<u8>,
+    /// Bytes of `output` already sent.
+    sent: usize,
+    pending: BinaryHeap<Reverse<Pending>>,
+    pending_bytes: usize,
+    seq: u64,
+    stats: ConnectionStats,
+    sums: Sums,
+    /// The client sent NBD_CMD_DISC: no more commands.
+    disconnecting: bool,
+    /// Since when the connection has had nothing in flight (its last reply
+    /// sent), if the command that reply answered had been alone in flight.
+    idle_since: Option<Instant>,
+    /// Whether the last command came with nothing else in flight.
+    lone: bool,
+    /// When the last reply moved to the output was due.
+    last_due: Option<Instant>,
+}
+
+/// Serves one client from its handshake to its end; returns what it did.
+pub(crate) fn serve(
+    shared: &Shared,
+    mut stream: Stream,
+    id: u64,
+    client: String,
+    export: Export,
+    timing: Timing,
+) -> ConnectionStats {
+    let stats = ConnectionStats {
+        id,
+        client,
+        opened_s: shared.started.elapsed().as_secs_f64(),
+        ..ConnectionStats::default()
+    };
+    let mut c = Connection {
+        shared,
+        stream: match stream.try_clone() {
+            Ok(s) => s,
+            Err(e) => return closed(shared, stats, Sums::default(), e.to_string()),
+        },
+        timing,
+        input: Vec::new(),
+        output: Vec::new(),
+        sent: 0,
+        pending: BinaryHeap::new(),
+        pending_bytes: 0,
+        seq: 0,
+        stats,
+        sums: Sums::default(),
+        disconnecting: false,
+        idle_since: None,
+        lone: false,
+        last_due: None,
+    };
+    let end = match proto::handshake(&mut stream, &export) {
+        Err(e) => format!("handshake: {e}"),
+        Ok(Handshake::Aborted) => "aborted in the handshake".into(),
+        Ok(Handshake::Export(name)) => {
+            c.stats.export = name;
+            match c.stream.set_nonblocking(true) {
+                Ok(()) => c.run(),
+                Err(e) => e.to_string(),
+            }
+        }
+    };
+    closed(shared, c.stats, c.sums, end)
+}
+
+/// The connection's figures once it has ended.
+fn closed(shared: &Shared, mut stats: ConnectionStats, s: Sums, end: String) -> ConnectionStats {
+    let n = s.commands.max(1) as f64;
+    stats.sim_latency_us_mean = s.sim_ns as f64 / n / 1e3;
+    stats.wall_latency_us_mean = s.wall_ns as f64 / n / 1e3;
+    stats.late_us_mean = s.late_ns as f64 / n / 1e3;
+    stats.closed_s = shared.started.elapsed().as_secs_f64();
+    stats.end = end;
+    stats
+}
+
+impl Connection<'_, '_> {
+    /// The transmission phase, until the client goes or the server stops.
+    fn run(&mut self) -> String {
+        let mut active = Instant::now();
+        let mut eof = false;
+        loop {
+            if self.shared.stopping() {
+                return "stopped".into();
+            }
+            let mut busy = false;
+            if !eof && !self.disconnecting && self.backlog() < MAX_BACKLOG {
+                match self.fill() {
+                    Ok(0) => {}
+                    Ok(_) => busy = true,
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => eof = true,
+                    Err(e) => return e.to_string(),
+                }
+            }
+            match self.commands() {
+                Ok(n) => busy |= n > 0,
+                Err(why) => return why,
+            }
+            self.due_replies();
+            if let Err(e) = self.send() {
+                return e.to_string();
+            }
+            let drained = self.pending.is_empty() && self.sent == self.output.len();
+            if drained && self.input.is_empty() && self.lone {
+                // A client at queue depth 1 turns round from when its reply was
+                // due: the reply's write (which wakes it), its wake-up, its next command.
+                self.idle_since = self.idle_since.or(self.last_due);
+            }
+            if drained && self.disconnecting {
+                return "disconnect".into();
+            }
+            if eof {
+                // The client hung up: replies it would not read are dropped.
+                return "closed".into();
+            }
+            if busy {
+                active = Instant::now();
+            }
+            self.wait(active);
+        }
+    }
+
+    /// Bytes of replies not yet sent.
+    fn backlog(&self) -> usize {
+        self.pending_bytes + self.output.len() - self.sent
+    }
+
+    /// Reads what the socket has; Ok(0) when nothing was waiting.
+    fn fill(&mut self) -> io::Result<usize> {
+        let mut total = 0;
+        loop {
+            let at = self.input.len();
+            self.input.resize(at + READ_CHUNK, 0);
+            let got = self.stream.read(&mut self.input[at..]);
+            self.input.truncate(at + *got.as_ref().unwrap_or(&0));
+            match got {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => total += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(total),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+            // Enough for now: let the commands run (a large write comes in pieces).
+            if total >= READ_CHUNK {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// Runs every complete command in the input; returns how many ran.
+    fn commands(&mut self) -> Result<usize, String> {
+        let mut at = 0;
+        let mut ran = 0;
+        let mut out = Vec::new();
+        while !self.disconnecting && self.input.len() - at >= HEADER {
+            let r = proto::read_request(&mut &self.input[at..at + HEADER])
+                .map_err(|e| e.to_string())?
+                .expect("a whole header is there");
+            let payload = if r.kind == proto::CMD_WRITE {
+                if r.len > proto::MAX_REQUEST_BYTES {
+                    return Err(format!(
+                        "a write of {} bytes (at most {} are taken)",
+                        r.len,
+                        proto::MAX_REQUEST_BYTES
+                    ));
+                }
+                r.len as usize
+            } else {
+                0
+            };
+            if self.input.len() - at < HEADER + payload {
+                break;
+            }
+            let data = at + HEADER..at + HEADER + payload;
+            at += HEADER + payload;
+            ran += 1;
+            if !self.count(&r) {
+                self.disconnecting = true;
+                break;
+            }
+            let received = Instant::now();
+            if let Some(idle) = self.idle_since.take() {
+                self.shared.turnaround.observe(received - idle);
+            }
+            self.lone = self.pending.is_empty() && self.sent == self.output.len() && ran == 1;
+            out.clear();
+            let (o, due) = self.shared.run(&r, &self.input[data], &mut out);
+            self.note(&o);
+            let mut reply = Vec::with_capacity(16 + out.len());
+            proto::write_reply(&mut reply, o.error, r.cookie, &out).expect("to memory");
+            match due {
+                // Fast: the reply goes out now.
+                None => {
+                    self.output.extend_from_slice(&reply);
+                    self.shared.replied(o.done);
+                    self.sums.wall_ns += received.elapsed().as_nanos() as u64;
+                }
+                Some(due) => {
+                    self.seq += 1;
+                    self.pending_bytes += reply.len();
+                    self.pending.push(Reverse(Pending {
+                        due: due.max(received),
+                        seq: self.seq,
+                        received,
+                        reply,
+                    }));
+                }
+            }
+        }
+        self.input.drain(..at);
+        Ok(ran)
+    }
+
+    /// Counts a command by kind; false for NBD_CMD_DISC.
+    fn count(&mut self, r: &proto::Request) -> bool {
+        let s = &mut self.stats;
+        match r.kind {
+            proto::CMD_READ => {
+                s.reads += 1;
+                s.bytes_read += r.len as u64;
+            }
+            proto::CMD_WRITE => {
+                s.writes += 1;
+                s.bytes_written += r.len as u64;
+            }
+            proto::CMD_TRIM => s.trims += 1,
+            proto::CMD_WRITE_ZEROES => s.write_zeroes += 1,
+            proto::CMD_FLUSH => s.flushes += 1,
+            proto::CMD_DISC => return false,
+            _ => {}
+        }
+        true
+    }
+
+    fn note(&mut self, o: &Outcome) {
+        if o.error != 0 {
+            self.stats.errors += 1;
+        }
+        self.sums.commands += 1;
+        self.sums.sim_ns += o.done - o.arrival;
+    }
+
+    /// Moves the realtime replies that are due to the output.
+    fn due_replies(&mut self) {
+        let now = Instant::now();
+        while self.pending.peek().is_some_and(|Reverse(p)| p.due <= now) {
+            let Reverse(p) = self.pending.pop().expect("peeked");
+            self.pending_bytes -= p.reply.len();
+            self.output.extend_from_slice(&p.reply);
+            self.sums.late_ns += now.saturating_duration_since(p.due).as_nanos() as u64;
+            self.last_due = Some(p.due);
+            self.sums.wall_ns += now.saturating_duration_since(p.received).as_nanos() as u64;
+        }
+    }
+
+    /// Sends what the output holds, as far as the socket takes it.
+    fn send(&mut self) -> io::Result<()> {
+        while self.sent < self.output.len() {
+            match self.stream.write(&self.output[self.sent..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.sent += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.output.clear();
+        self.sent = 0;
+        Ok(())
+    }
+
+    /// Waits for the next thing to do: spins while a reply is nearly due
+    /// or (realtime) the client is busy; otherwise sleeps in poll(2) until
+    /// the socket can be read (or written, with output left), a reply is
+    /// nearly due, or it is time to look at the stop flag.
+    fn wait(&self, active: Instant) {
+        let next = self.pending.peek().map(|Reverse(p)| p.due);
+        let now = Instant::now();
+        let soon = next.is_some_and(|d| d <= now + SPIN);
+        if self.timing == Timing::Realtime && (soon || now.duration_since(active) < BUSY) {
+            std::hint::spin_loop();
+            return;
+        }
+        let ms = next.map_or(NAP_MS, |d| {
+            let left = d.saturating_duration_since(now + SPIN);
+            (left.as_millis() as i32).clamp(0, NAP_MS)
+        });
+        let mut events = libc::POLLIN;
+        if self.sent < self.output.len() {
+            events |= libc::POLLOUT;
+        }
+        let mut fd = libc::pollfd {
+            fd: self.stream.as_raw_fd(),
+            events,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the duration of the call.
+        unsafe {
+            libc::poll(&mut fd, 1, ms);
+        }
+    }
+}
+
+impl Shared<'_> {
+    /// Whether the server is stopping (a signal, `once`, or a failure).
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.failed.load(Ordering::Relaxed)
+    }
+
+    /// Fast timing: a reply with this simulated completion has gone out.
+    fn replied(&self, done: u64) {
+        self.replied.fetch_max(done, Ordering::AcqRel);
+    }
+
+    /// Runs a command through the engine; returns its outcome and, in
+    /// realtime timing, when its reply is due.
+    fn run(
+        &self,
+        r: &proto::Request,
+        data: &[u8],
+        out: &mut Vec<u8>,
+    ) -> (Outcome, Option<Instant>) {
+        let stamp = self.replied.load(Ordering::Acquire);
+        let mut e = self.engine.lock().unwrap();
+        let o = e.command(r, data, stamp, out);
+        let due = (e.timing == Timing::Realtime).then(|| {
+            let due = e.wall(o.done);
+            due.checked_sub(self.turnaround.get()).unwrap_or(due)
+        });
+        if e.failure.is_some() {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        (o, due)
+    }
+}

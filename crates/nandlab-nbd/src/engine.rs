@@ -1,0 +1,127 @@
+//! The engine every command goes through, one at a time: the simulated
+//! drive's served phase (when the command completes) and the data store
+//! (what it reads back), with NBD's rules for requests out of bounds, FUA
+//! writes, TRIM and WRITE_ZEROES.
+
+use crate::proto;
+use crate::server::Timing;
+use crate::store::{Full, Store};
+use nandlab_core::host::workload::{Op, Request};
+use nandlab_core::sim::Served;
+use nandlab_core::{SimError, Simulator};
+use std::time::{Duration, Instant};
+
+/// The simulated drive and its data, one command at a time.
+pub(crate) struct Engine<'a> {
+    pub(crate) sim: &'a mut Simulator,
+    pub(crate) served: Served,
+    pub(crate) store: Store,
+    pub(crate) size: u64,
+    pub(crate) unit: u64,
+    pub(crate) timing: Timing,
+    /// The wall clock and the simulated clock at the start (realtime timing).
+    pub(crate) w0: Instant,
+    pub(crate) t0: u64,
+    pub(crate) failure: Option<String>,
+}
+
+/// A command's outcome: its error value and its simulated arrival and completion.
+pub(crate) struct Outcome {
+    pub(crate) error: u32,
+    pub(crate) arrival: u64,
+    pub(crate) done: u64,
+}
+
+impl Engine<'_> {
+    /// The simulated arrival time of a command read now (`stamp`: fast timing's clock).
+    fn arrival(&self, stamp: u64) -> u64 {
+        match self.timing {
+            Timing::Realtime => self.t0 + self.w0.elapsed().as_nanos() as u64,
+            Timing::Fast => stamp.max(self.t0),
+        }
+    }
+
+    /// The wall-clock instant of simulated time `t` (realtime timing).
+    pub(crate) fn wall(&self, t: u64) -> Instant {
+        self.w0 + Duration::from_nanos(t.saturating_sub(self.t0))
+    }
+
+    fn submit(&mut self, op: Op, offset: u64, len: u32, t: u64) -> Result<u64, SimError> {
+        let req = Request { op, offset, len };
+        self.sim.serve_request(&mut self.served, req, t)
+    }
+
+    /// Runs one command (its payload in `data` for a write; a read's bytes go to `out`).
+    pub(crate) fn command(
+        &mut self,
+        r: &proto::Request,
+        data: &[u8],
+        stamp: u64,
+        out: &mut Vec<u8>,
+    ) -> Outcome {
+        let t = self.arrival(stamp);
+        let refused = |error| Outcome {
+            error,
+            arrival: t,
+            done: t,
+        };
+        if self.failure.is_some() {
+            return refused(proto::ESHUTDOWN);
+        }
+        let end = r.offset.checked_add(r.len as u64);
+        let inside = end.is_some_and(|e| e <= self.size);
+        let simulated = match r.kind {
+            proto::CMD_FLUSH => Ok(self.sim.serve_flush(&mut self.served, t)),
+            _ if r.len == 0 => Ok(t),
+            proto::CMD_READ | proto::CMD_TRIM if !inside => return refused(proto::EINVAL),
+            proto::CMD_WRITE | proto::CMD_WRITE_ZEROES if !inside => return refused(proto::ENOSPC),
+            proto::CMD_READ if r.len > proto::MAX_REQUEST_BYTES => return refused(proto::EINVAL),
+            proto::CMD_READ => {
+                out.resize(r.len as usize, 0);
+                self.store.read(r.offset, out);
+                self.submit(Op::Read, r.offset, r.len, t)
+            }
+            proto::CMD_WRITE => match self.store.write(r.offset, data) {
+                Err(Full) => return refused(proto::ENOSPC),
+                Ok(()) => self.submit(Op::Write, r.offset, r.len, t),
+            },
+            proto::CMD_TRIM => {
+                self.store.zero(r.offset, r.len as u64);
+                self.submit(Op::Trim, r.offset, r.len, t)
+            }
+            proto::CMD_WRITE_ZEROES => {
+                self.store.zero(r.offset, r.len as u64);
+                // Unmapped where it may punch whole units; else written.
+                let aligned =
+                    r.offset.is_multiple_of(self.unit) && (r.len as u64).is_multiple_of(self.unit);
+                let op = if aligned && r.flags & proto::CMD_FLAG_NO_HOLE == 0 {
+                    Op::Trim
+                } else {
+                    Op::Write
+                };
+                // Zeroes take no room; the simulated drive still does the work.
+                self.submit(op, r.offset, r.len, t)
+            }
+            _ => return refused(proto::EINVAL),
+        };
+        // FUA: on flash before the reply.
+        let simulated = simulated.map(|done| {
+            if r.flags & proto::CMD_FLAG_FUA != 0 && r.kind != proto::CMD_FLUSH {
+                self.sim.serve_flush(&mut self.served, done)
+            } else {
+                done
+            }
+        });
+        match simulated {
+            Ok(done) => Outcome {
+                error: 0,
+                arrival: t,
+                done,
+            },
+            Err(e) => {
+                self.failure = Some(e.to_string());
+                refused(proto::EIO)
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+"""``nandlab serve``: a simulated drive over NBD for real clients (fio, qemu, nbdcopy, nbd-client);
+its results, as ``nandlab run``'s, when it stops (Ctrl-C, SIGTERM, or ``--once``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from nandlab.cli import options
+from nandlab.cli.console import LazyProgress, show
+from nandlab.cli.errors import sigterm_stops_run
+from nandlab.procedures import serve as serving
+from nandlab.terminal import printable
+
+
+@click.command("serve", short_help="Serve a simulated drive over NBD to real programs (fio, qemu, nbdcopy).")
+@click.argument("device", metavar="CONFIG|PRESET")
+@options.capacity("16GiB")
+@click.option("--socket", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
+              help="Listen on this unix socket (clients: nbd+unix:///?socket=PATH).")
+@click.option("--port", type=click.IntRange(0, 65535), metavar="N",
+              help="Listen on this TCP port (0: any free one; clients: nbd://HOST:N).")
+@click.option("--host", default="127.0.0.1", show_default=True, metavar="ADDR",
+              help="The address a TCP port binds to (loopback unless named).")
+@click.option("--timing", type=click.Choice(serving.TIMINGS), default="realtime", show_default=True,
+              help="realtime: each reply waits for its simulated completion on the wall clock (clients measure "
+                   "the simulated drive); fast: replies as soon as the command is simulated.")
+@click.option("--client-overhead", "overhead", default="0", show_default=True, metavar="auto|TIME",
+              help="Realtime: send each reply this much (e.g. 40us) before its simulated completion, so that the "
+                   "client's own wake-up and submission do not count as the drive's; auto learns it from the "
+                   "clients' turnarounds.")
+@click.option("--once", is_flag=True, help="Stop once a client has come and none has been connected for a second since.")
+@click.option("--seed", type=options.SEED, metavar="N", help="Override the config's seed.")
+@options.out("Write the run's results (summary.json, timeseries, report.html) and connections.csv to DIR.")
+@options.AS_JSON
+@options.QUIET
+def serve_command(device: str, capacity: str | None, socket: Path | None, port: int | None, host: str,
+                  timing: str, overhead: str, once: bool, seed: int | None, out: Path | None, as_json: bool, quiet: bool) -> None:
+    """Serve the drive of CONFIG (its phases run first: a fill, an ageing) or of a PRESET over NBD,
+    until Ctrl-C or SIGTERM (or, with --once, the clients' disconnect); then print and write its
+    results as `nandlab run` does, with a table of the client connections.
+
+    \b
+    nandlab serve snia-mlc --capacity 1GiB --socket /tmp/nandlab.sock
+    fio --ioengine=nbd --uri='nbd+unix:///?socket=/tmp/nandlab.sock' --name=r --rw=randread --bs=4k
+    qemu-img convert -n -O raw disk.img 'nbd+unix:///?socket=/tmp/nandlab.sock'
+    """
+    listen = serving.listen_address(socket, port, host)
+    stderr = Console(stderr=True, quiet=quiet)
+
+    def ready(uri: str) -> None:
+        stderr.print(f"serving {printable(device)} at {printable(uri)} ({timing} timing); Ctrl-C stops",
+                     highlight=False, soft_wrap=True)
+
+    with LazyProgress(stderr) as progress, sigterm_stops_run(True):
+        result = serving.serve(device, listen, timing=timing, once=once, capacity=capacity, seed=seed,
+                               ready=ready, progress=progress, client_overhead_us=serving.client_overhead(overhead))
+    show(result, as_json, out, stderr)

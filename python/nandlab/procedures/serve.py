@@ -1,0 +1,165 @@
+"""``nandlab serve``: a simulated drive behind an NBD server, so that real programs (fio's ``nbd``
+engine, ``qemu-img``, ``qemu-io``, ``nbdcopy``, the kernel's ``nbd-client``) read and write it. The
+config's own phases run first (a fill, an ageing); then the drive is served as a phase named
+``serve`` until a signal or, with ``once``, the last client's disconnect. Its result is a run's (the
+summary, time series and report of ``nandlab run``) plus a table of the client connections."""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from nandlab import api, qualify
+from nandlab._core import ConfigError, Simulator
+from nandlab.output import number
+from nandlab.procedures.base import Procedure
+from nandlab.procedures.run import RunResult
+from nandlab.terminal import safe
+
+SERVE_PHASE = "serve"
+TIMINGS = ("realtime", "fast")
+INTERVAL = "1s"
+"""The served phase's time-series interval (simulated time, which runs with the wall clock in
+``realtime`` timing)."""
+
+
+def config_for(device: qualify.DeviceSource, capacity: str | int | None = None) -> dict[str, Any]:
+    """The config ``serve`` runs: a preset's drive, or a config file's drive and its phases (they
+    run before the drive is served), with a last phase named ``serve``."""
+    config = qualify.device_config(device, capacity)
+    if not isinstance(device, Mapping) and Path(device).is_file():
+        import tomllib
+
+        from nandlab import files
+
+        whole = tomllib.loads(files.read_text(Path(device), "config file"))
+        config = {**{k: v for k, v in whole.items() if k != "phase"}, **config}
+        config["phase"] = list(whole.get("phase", []))
+    else:
+        config["phase"] = []
+    # A served phase takes its requests from the clients: its stop condition is never reached.
+    config["phase"].append({"name": SERVE_PHASE, "interval": INTERVAL, "requests": 2**62})
+    return config
+
+
+@dataclass(frozen=True)
+class ServeResult(RunResult):
+    """A served drive's run: ``result`` as ``nandlab run``'s (the last phase is ``serve``), and each
+    client connection's figures (``connections``)."""
+
+    kind: str = "serve"
+
+    @property
+    def served(self) -> dict[str, Any]:
+        return self.result.phases[-1]
+
+    @property
+    def connections(self) -> list[dict[str, Any]]:
+        return list(self.served.get("connections", []))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "connections": self.connections}
+
+    def files(self, out: Path) -> list[Path]:
+        paths = super().files(out)
+        path = out / "connections.csv"
+        fields = list(self.connections[0]) if self.connections else ["id"]
+        with path.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(self.connections)
+        return [*paths, path]
+
+    def print(self, console: Console) -> None:
+        super().print(console)
+        table = Table(box=box.SIMPLE_HEAD, title="Client connections", title_justify="left",
+                      caption="other: trims, write-zeroes and flushes. sim: the simulated drive's mean latency; wall: "
+                              "arrival to reply on the wall clock; late: a realtime reply after its simulated "
+                              "completion.", caption_justify="left")
+        for header in ("#", "client", "reads", "writes", "other", "errors", "MiB read", "MiB written", "sim µs",
+                       "wall µs", "late µs", "end"):
+            table.add_column(header, justify="left" if header in ("client", "end") else "right")
+        for c in self.connections:
+            table.add_row(str(c["id"]), safe(c["client"]), number(c["reads"]), number(c["writes"]),
+                          number(c["trims"] + c["write_zeroes"] + c["flushes"]), number(c["errors"]),
+                          f"{c['bytes_read'] / 2**20:.1f}", f"{c['bytes_written'] / 2**20:.1f}",
+                          *(f"{c[k]:.1f}" for k in ("sim_latency_us_mean", "wall_latency_us_mean", "late_us_mean")),
+                          safe(c["end"]))
+        if not self.connections:
+            console.print("no client connected", style="yellow")
+        else:
+            console.print(table)
+        if self.served.get("failure"):
+            console.print(safe(f"the simulation stopped the server: {self.served['failure']}"), style="red")
+
+
+def client_overhead(text: str) -> float | None:
+    """``--client-overhead``: ``auto`` (None) or a time: ``40us``, ``0.05ms``, ``40`` (µs)."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(us|µs|ms|ns)?\s*", text)
+    if text.strip() == "auto":
+        return None
+    if match is None:
+        raise ConfigError(f"--client-overhead: expected auto or a time such as 40us, found {text!r}")
+    value = float(match.group(1)) * {"ns": 1e-3, "ms": 1e3}.get(match.group(2) or "us", 1.0)
+    if value > 1e6:
+        raise ConfigError(f"--client-overhead: at most a second, found {text!r}")
+    return value
+
+
+def listen_address(socket: str | os.PathLike[str] | None, port: int | None, host: str = "127.0.0.1") -> str:
+    """The engine's ``listen`` for a unix socket path or a TCP port (on ``host``, loopback unless
+    named)."""
+    if (socket is None) == (port is None):
+        raise ConfigError("serve: give either a unix socket path or a TCP port")
+    if socket is not None:
+        return f"unix:{os.fspath(socket)}"
+    return f"tcp:{host}:{port}" if ":" not in host else f"tcp:[{host}]:{port}"
+
+
+def serve(
+    device: qualify.DeviceSource,
+    listen: str,
+    timing: str = "realtime",
+    once: bool = False,
+    capacity: str | int | None = None,
+    seed: int | None = None,
+    ready: Callable[[str], None] | None = None,
+    progress: api.ProgressCallback | None = None,
+    client_overhead_us: float | None = 0.0,
+) -> ServeResult:
+    """Serve a drive over NBD until SIGINT (KeyboardInterrupt; SIGTERM where the caller turns it into
+    an exception) or, with ``once``, until the first client and every later one have disconnected.
+
+    Args:
+        device: a preset name, a config file (its phases run first) or a config dict.
+        listen: ``"unix:PATH"`` or ``"tcp:HOST:PORT"`` (see ``listen_address``).
+        timing: ``"realtime"`` holds each reply until its simulated completion time has passed on the
+            wall clock; ``"fast"`` replies as soon as the command is simulated.
+        ready: called with the NBD URI once the server listens.
+        client_overhead_us: realtime timing: each reply goes out this much before its simulated
+            completion, so that a client's own wake-up and submission (tens of µs) is not counted as
+            the drive's; None learns it (the median of the clients' turnarounds from a reply to their
+            next command, while nothing else is in flight). 0 (the default): nothing is taken off.
+    """
+    if timing not in TIMINGS:
+        raise ConfigError(f"serve: timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
+    sim = api.make_simulator(config_for(device, capacity), seed)
+
+    def last(simulator: Simulator, index: int, _: api.ProgressCallback | None) -> dict[str, Any]:
+        # What clients write is held in memory, as much as is available.
+        return simulator.serve(index, listen, timing=timing, once=once, ready=ready,
+                               client_overhead_us=client_overhead_us)
+
+    return ServeResult(api._go_on(sim, [], [], {}, progress, last=last))
+
+
+PROCEDURE = Procedure("serve", "nandlab serve", ServeResult, serve)
