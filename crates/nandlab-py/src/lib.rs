@@ -366,7 +366,13 @@ impl Simulator {
                 .map_err(|e| ConfigError::new_err(e.to_string()))?
                 .unwrap_or(u64::MAX),
         };
-        let server = nbd::Server::bind(&listen)?;
+        let server = nbd::Server::bind(&listen).map_err(|e| {
+            let at = match &listen {
+                nbd::Listen::Unix(p) => format!("unix socket {}", p.display()),
+                nbd::Listen::Tcp(a) => format!("TCP address {a}"),
+            };
+            ConfigError::new_err(format!("cannot listen on {at}: {e}"))
+        })?;
         if let Some(cb) = &ready {
             cb.call1(py, (server.uri(),))?;
         }

@@ -18,7 +18,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import api, qualify
+from nandlab import api, files, qualify
 from nandlab._core import ConfigError, Simulator
 from nandlab.output import number
 from nandlab.procedures.base import Procedure
@@ -37,11 +37,8 @@ def config_for(device: qualify.DeviceSource, capacity: str | int | None = None) 
     run before the drive is served), with a last phase named ``serve``."""
     config = qualify.device_config(device, capacity)
     if not isinstance(device, Mapping) and Path(device).is_file():
-        import tomllib
-
-        from nandlab import files
-
-        whole = tomllib.loads(files.read_text(Path(device), "config file"))
+        # device_config read the file already: it is valid TOML.
+        whole = qualify.tomllib.loads(files.read_text(Path(device), "config file"))
         config = {**{k: v for k, v in whole.items() if k != "phase"}, **config}
         config["phase"] = list(whole.get("phase", []))
     else:

@@ -1,0 +1,138 @@
+"""``nandlab serve`` with real clients from Debian's packages (``scripts/test-all`` installs them):
+fio's ``nbd`` engine writing and verifying, ``qemu-img`` writing an image and comparing it byte for
+byte, ``qemu-io`` reading TRIM and WRITE_ZEROES back as zeroes, ``nbdinfo`` over TCP; the server
+stopped by SIGINT, SIGTERM or ``--once``, writing a run's results and its connections."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+CLIENTS = ("fio", "qemu-img", "qemu-io", "nbdinfo")
+
+
+def need(*programs: str) -> None:
+    missing = [p for p in programs if shutil.which(p) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed (scripts/test-all installs Debian's packages)")
+
+
+@contextmanager
+def serving(tmp_path: Path, *args: str, stop: int | None = signal.SIGINT) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``nandlab serve snia-mlc --capacity 1GiB ARGS --out tmp/out``: yields its URI and process; then
+    stops it with ``stop`` (None: waits for it to stop by itself) and checks that it exits 0."""
+    command = [sys.executable, "-m", "nandlab", "serve", "snia-mlc", "--capacity", "1GiB",
+               "--out", str(tmp_path / "out"), *args]
+    if "--port" not in args and not any(a.startswith("--socket") for a in args):
+        command += ["--socket", str(tmp_path / "drive.sock")]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "COLUMNS": "200"})
+    try:
+        line = server.stderr.readline()
+        assert " at nbd" in line, line + server.stderr.read()
+        yield line.split(" at ", 1)[1].split(" ", 1)[0], server
+        if stop is not None:
+            server.send_signal(stop)
+        out, err = server.communicate(timeout=60)
+        assert server.returncode == 0, err
+        server.output = out  # what it printed: its table, or with --json its document
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def results(tmp_path: Path) -> tuple[dict, list[dict]]:
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    with (tmp_path / "out" / "connections.csv").open() as f:
+        return summary, list(csv.DictReader(f))
+
+
+def test_fio_writes_random_data_and_verifies_it(tmp_path: Path) -> None:
+    need("fio")
+    with serving(tmp_path, "--timing", "fast") as (uri, _):
+        fio = subprocess.run(["fio", "--name=verify", "--ioengine=nbd", f"--uri={uri}", "--rw=randwrite",
+                              "--bs=4k", "--size=32m", "--iodepth=16", "--verify=crc32c", "--do_verify=1",
+                              "--output-format=json"], capture_output=True, text=True, timeout=120)
+        assert fio.returncode == 0, fio.stderr
+        job = json.loads(fio.stdout[fio.stdout.index("{"):])["jobs"][0]
+        assert job["error"] == 0 and job["write"]["io_bytes"] == 32 << 20 and job["read"]["io_bytes"] == 32 << 20
+    summary, connections = results(tmp_path)
+    served = summary["phases"][-1]
+    assert served["name"] == "serve" and served["kind"] == "serve"
+    assert served["host_write_bytes"] == 32 << 20 and served["host_read_bytes"] == 32 << 20
+    assert served["integrity"]["checked_reads"] > 0
+    assert sum(int(c["writes"]) for c in connections) == 8192
+    assert (tmp_path / "out" / "report.html").exists()
+
+
+def test_qemu_img_writes_an_image_that_reads_back_byte_for_byte(tmp_path: Path) -> None:
+    need("qemu-img")
+    image = tmp_path / "disk.img"
+    image.write_bytes(os.urandom(3 << 20) + bytes(1 << 20) + os.urandom((4 << 20) - 4096))
+    with serving(tmp_path, "--timing", "fast") as (uri, _):
+        for args in (["convert", "-n", "-f", "raw", "-O", "raw", str(image), uri],
+                     ["compare", "-f", "raw", "-F", "raw", str(image), uri]):
+            done = subprocess.run(["qemu-img", *args], capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, done.stdout + done.stderr
+        # A changed byte is found.
+        changed = bytearray(image.read_bytes())
+        changed[12345] ^= 0xFF
+        image.write_bytes(bytes(changed))
+        done = subprocess.run(["qemu-img", "compare", "-f", "raw", "-F", "raw", str(image), uri],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1 and "mismatch at offset 12288" in done.stdout, done.stdout
+
+
+def test_trim_and_write_zeroes_read_back_as_zeroes(tmp_path: Path) -> None:
+    need("qemu-io")
+    with serving(tmp_path, stop=signal.SIGTERM) as (uri, _):
+        commands = ["write -P 0xab 0 1M", "discard 0 256k", "write -z 512k 64k", "write -z -u 768k 4k",
+                    "flush", "read -P 0 0 256k", "read -P 0xab 256k 256k", "read -P 0 512k 64k",
+                    "read -P 0xab 576k 192k", "read -P 0 768k 4k", "read -P 0xab 772k 252k"]
+        io = subprocess.run(["qemu-io", "-f", "raw", uri, *(a for c in commands for a in ("-c", c))],
+                            capture_output=True, text=True, timeout=120)
+        assert io.returncode == 0 and "fail" not in io.stdout.lower(), io.stdout + io.stderr
+    _, connections = results(tmp_path)
+    assert sum(int(c["trims"]) for c in connections) >= 1
+    assert sum(int(c["write_zeroes"]) + int(c["trims"]) for c in connections) >= 3
+
+
+def test_tcp_on_loopback_and_once(tmp_path: Path) -> None:
+    need("nbdinfo")
+    with serving(tmp_path, "--port", "0", "--once", "--json", stop=None) as (uri, server):
+        assert uri.startswith("nbd://127.0.0.1:")
+        info = subprocess.run(["nbdinfo", "--json", uri], capture_output=True, text=True, timeout=60)
+        assert info.returncode == 0, info.stderr
+        export = json.loads(info.stdout)["exports"][0]
+        assert export["export-size"] == 1 << 30
+        assert export["can_trim"] and export["can_zero"] and export["can_flush"] and export["can_fua"]
+    document = json.loads(server.output)
+    assert document["phases"][-1]["name"] == "serve" and document["connections"][0]["client"].startswith("127.0.0.1:")
+    summary, connections = results(tmp_path)
+    assert len(connections) >= 1 and summary["phases"][-1]["name"] == "serve"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--socket", "a.sock", "--port", "1"], "either a unix socket path or a TCP port"),
+    ([], "either a unix socket path or a TCP port"),
+    (["--socket", "not-a-socket.txt"], "exists and is not a socket"),
+    (["--socket", "a.sock", "--client-overhead", "soon"], "--client-overhead: expected auto or a time"),
+])
+def test_bad_options_are_one_line_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "not-a-socket.txt").write_text("data")
+    done = subprocess.run([sys.executable, "-m", "nandlab", "serve", "snia-mlc", "--capacity", "1GiB", *args],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("nandlab: error:") and message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and (tmp_path / "not-a-socket.txt").read_text() == "data"
