@@ -209,7 +209,8 @@ def _go_on(
         output = runner(sim, index, _phase_progress(progress, index, len(names), names[index]))
         # A phase of [[phase.job]]s also gives each job's own figures; one with power cuts, each cut.
         # A served phase also gives each client connection's figures and the data it held.
-        extra = {key: output[key] for key in ("jobs", "power_losses", "connections", "failure") if output.get(key)}
+        extra = {key: output[key] for key in ("jobs", "power_losses", "connections", "failure", "served_power_cuts")
+                 if output.get(key)}
         extra.update({key: output[key] for key in ("store_bytes", "client_overhead_us") if key in output})
         phases.append({**output["summary"], **extra})
         series.append(output["timeseries"])

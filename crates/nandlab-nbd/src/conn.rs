@@ -116,6 +116,8 @@ struct Connection<'s, 'a> {
     lone: bool,
     /// When the last reply moved to the output was due.
     last_due: Option<Instant>,
+    /// Power cuts before the connection opened (a later one ends it).
+    epoch: u64,
 }
 
 /// Serves one client from its handshake to its end; returns what it did.
@@ -152,6 +154,7 @@ pub(crate) fn serve(
         idle_since: None,
         lone: false,
         last_due: None,
+        epoch: shared.cuts.load(Ordering::Acquire),
     };
     let end = match proto::handshake(&mut stream, &export) {
         Err(e) => format!("handshake: {e}"),
@@ -186,6 +189,10 @@ impl Connection<'_, '_> {
         loop {
             if self.shared.stopping() {
                 return "stopped".into();
+            }
+            if self.shared.cuts.load(Ordering::Acquire) != self.epoch {
+                // Replies not yet out are lost with the power.
+                return "power cut".into();
             }
             let mut busy = false;
             if !eof && !self.disconnecting && self.backlog() < MAX_BACKLOG {
@@ -288,7 +295,7 @@ impl Connection<'_, '_> {
             }
             self.lone = self.pending.is_empty() && self.sent == self.output.len() && ran == 1;
             out.clear();
-            let (o, due) = self.shared.run(&r, &self.input[data], &mut out);
+            let (o, due) = self.shared.run(&r, &self.input[data], &mut out, self.epoch);
             self.note(&o);
             let mut reply = Vec::with_capacity(16 + out.len());
             proto::write_reply(&mut reply, o.error, r.cookie, &out).expect("to memory");
@@ -416,16 +423,28 @@ impl Shared<'_> {
         self.replied.fetch_max(done, Ordering::AcqRel);
     }
 
-    /// Runs a command through the engine; returns its outcome and, in
-    /// realtime timing, when its reply is due.
+    /// Runs a command through the engine (a planned power cut due by its
+    /// arrival comes first); returns its outcome and, in realtime timing,
+    /// when its reply is due. A connection from before the last power cut
+    /// gets ESHUTDOWN: the drive it talked to went down.
     fn run(
         &self,
         r: &proto::Request,
         data: &[u8],
         out: &mut Vec<u8>,
+        epoch: u64,
     ) -> (Outcome, Option<Instant>) {
         let stamp = self.replied.load(Ordering::Acquire);
         let mut e = self.engine.lock().unwrap();
+        let arrival = e.arrival(stamp);
+        if self.cut_if_due(&mut e, Some(arrival)) || self.cuts.load(Ordering::Acquire) != epoch {
+            let o = Outcome {
+                error: proto::ESHUTDOWN,
+                arrival,
+                done: arrival,
+            };
+            return (o, None);
+        }
         let o = e.command(r, data, stamp, out);
         let due = (e.timing == Timing::Realtime).then(|| {
             let due = e.wall(o.done);

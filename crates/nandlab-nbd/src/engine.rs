@@ -1,12 +1,15 @@
 //! The engine every command goes through, one at a time: the simulated
 //! drive's served phase (when the command completes) and the data store
 //! (what it reads back), with NBD's rules for requests out of bounds, FUA
-//! writes, TRIM and WRITE_ZEROES.
+//! writes, TRIM and WRITE_ZEROES; and power cuts, after which the store is
+//! put back to what the simulated drive kept.
 
+use crate::crash::{CrashLog, Reverted};
 use crate::proto;
 use crate::server::Timing;
 use crate::store::{Full, Store};
 use nandlab_core::host::workload::{Op, Request};
+use nandlab_core::power::PowerLossEvent;
 use nandlab_core::sim::Served;
 use nandlab_core::{SimError, Simulator};
 use std::time::{Duration, Instant};
@@ -23,6 +26,11 @@ pub(crate) struct Engine<'a> {
     pub(crate) w0: Instant,
     pub(crate) t0: u64,
     pub(crate) failure: Option<String>,
+    /// With power cuts: the versions the store has held.
+    pub(crate) crash: Option<CrashLog>,
+    /// Planned power cuts still to come (simulated times), and what each one did.
+    pub(crate) cuts_at: std::collections::VecDeque<u64>,
+    pub(crate) cut_reports: Vec<crate::server::CutReport>,
 }
 
 /// A command's outcome: its error value and its simulated arrival and completion.
@@ -34,10 +42,19 @@ pub(crate) struct Outcome {
 
 impl Engine<'_> {
     /// The simulated arrival time of a command read now (`stamp`: fast timing's clock).
-    fn arrival(&self, stamp: u64) -> u64 {
+    pub(crate) fn arrival(&self, stamp: u64) -> u64 {
         match self.timing {
             Timing::Realtime => self.t0 + self.w0.elapsed().as_nanos() as u64,
             Timing::Fast => stamp.max(self.t0),
+        }
+    }
+
+    /// Now on the simulated clock: the wall clock's in realtime timing, the
+    /// latest completion in fast.
+    pub(crate) fn now(&self) -> u64 {
+        match self.timing {
+            Timing::Realtime => self.t0 + self.w0.elapsed().as_nanos() as u64,
+            Timing::Fast => self.served.end(),
         }
     }
 
@@ -49,6 +66,29 @@ impl Engine<'_> {
     fn submit(&mut self, op: Op, offset: u64, len: u32, t: u64) -> Result<u64, SimError> {
         let req = Request { op, offset, len };
         self.sim.serve_request(&mut self.served, req, t)
+    }
+
+    /// With power cuts: the units of a range the server is about to change
+    /// (`after`: has changed) are logged with their versions.
+    fn log(&mut self, offset: u64, len: u64, after: bool) {
+        if let (Some(c), Some(o)) = (&mut self.crash, &self.sim.drive().ftl.oracle) {
+            if after {
+                c.after(offset, len, o, &self.store);
+            } else {
+                c.before(offset, len, o, &self.store);
+            }
+        }
+    }
+
+    /// Cuts the power at simulated time `t`: the drive loses what the physics
+    /// says and recovers, and the store is put back to what it kept.
+    pub(crate) fn power_cut(&mut self, t: u64) -> Result<(PowerLossEvent, Reverted), SimError> {
+        let event = self.sim.serve_power_cut(&mut self.served, t)?;
+        let reverted = match (&mut self.crash, &self.sim.drive().ftl.oracle) {
+            (Some(c), Some(o)) => c.revert(o, &mut self.store),
+            _ => Reverted::default(),
+        };
+        Ok((event, reverted))
     }
 
     /// Runs one command (its payload in `data` for a write; a read's bytes go to `out`).
@@ -77,19 +117,32 @@ impl Engine<'_> {
             proto::CMD_WRITE | proto::CMD_WRITE_ZEROES if !inside => return refused(proto::ENOSPC),
             proto::CMD_READ if r.len > proto::MAX_REQUEST_BYTES => return refused(proto::EINVAL),
             proto::CMD_READ => {
+                if self
+                    .crash
+                    .as_ref()
+                    .is_some_and(|c| c.any_lost(r.offset, r.len as u64))
+                {
+                    // A power cut reverted a unit to bytes the server no longer has.
+                    return refused(proto::EIO);
+                }
                 out.resize(r.len as usize, 0);
                 self.store.read(r.offset, out);
                 self.submit(Op::Read, r.offset, r.len, t)
             }
-            proto::CMD_WRITE => match self.store.write(r.offset, data) {
-                Err(Full) => return refused(proto::ENOSPC),
-                Ok(()) => self.submit(Op::Write, r.offset, r.len, t),
-            },
+            proto::CMD_WRITE => {
+                self.log(r.offset, r.len as u64, false);
+                match self.store.write(r.offset, data) {
+                    Err(Full) => return refused(proto::ENOSPC),
+                    Ok(()) => self.submit(Op::Write, r.offset, r.len, t),
+                }
+            }
             proto::CMD_TRIM => {
+                self.log(r.offset, r.len as u64, false);
                 self.store.zero(r.offset, r.len as u64);
                 self.submit(Op::Trim, r.offset, r.len, t)
             }
             proto::CMD_WRITE_ZEROES => {
+                self.log(r.offset, r.len as u64, false);
                 self.store.zero(r.offset, r.len as u64);
                 // Unmapped where it may punch whole units; else written.
                 let aligned =
@@ -112,6 +165,15 @@ impl Engine<'_> {
                 done
             }
         });
+        if simulated.is_ok()
+            && r.len > 0
+            && matches!(
+                r.kind,
+                proto::CMD_WRITE | proto::CMD_TRIM | proto::CMD_WRITE_ZEROES
+            )
+        {
+            self.log(r.offset, r.len as u64, true);
+        }
         match simulated {
             Ok(done) => Outcome {
                 error: 0,

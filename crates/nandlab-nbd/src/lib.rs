@@ -7,6 +7,7 @@
 //! [`server`]; the simulation itself is nandlab-core's served phase.
 
 mod conn;
+mod crash;
 mod engine;
 mod overhead;
 pub mod proto;
@@ -15,4 +16,4 @@ pub mod store;
 
 pub use conn::ConnectionStats;
 pub use overhead::ClientOverhead;
-pub use server::{Listen, ServeOptions, ServeOutcome, Server, Timing};
+pub use server::{CutReport, Listen, ServeOptions, ServeOutcome, Server, Timing};

@@ -5,12 +5,14 @@
 //! that every command goes through in the order it arrives.
 
 use crate::conn::{self, ConnectionStats};
+use crate::crash::CrashLog;
 use crate::engine::Engine;
 use crate::overhead::{ClientOverhead, Turnaround};
 use crate::proto::{self, Export};
 use crate::store::Store;
 use nandlab_core::{PhaseResult, SimError, Simulator};
-use std::io::{self, Read, Write};
+use serde::Serialize;
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -52,6 +54,28 @@ pub struct ServeOptions {
     pub max_connections: usize,
     /// Realtime: how much sooner than its simulated completion a reply goes out.
     pub client_overhead: ClientOverhead,
+    /// Power cuts at these times from the start of serving (wall clock in
+    /// realtime timing, simulated in fast); the drive needs its power model.
+    pub power_cut_at: Vec<Duration>,
+    /// A unix socket taking `cut` (a power cut now) and `stop`, a line each.
+    pub control: Option<PathBuf>,
+}
+
+/// What a power cut did, to the drive and to the served data.
+#[derive(Debug, Clone, Serialize)]
+pub struct CutReport {
+    /// Simulated seconds from the start of serving.
+    pub at_seconds: f64,
+    /// When the drive was ready again (simulated seconds from the start of serving).
+    pub ready_seconds: f64,
+    pub acknowledged_lost_units: u64,
+    pub unacknowledged_lost_units: u64,
+    /// Units of the served data put back to an older version (or to zeroes).
+    pub reverted_units: u64,
+    /// Units whose surviving version the server no longer held (read as EIO).
+    pub unknown_units: u64,
+    /// Client connections the cut dropped.
+    pub connections_dropped: u64,
 }
 
 /// What a served session produced.
@@ -64,6 +88,7 @@ pub struct ServeOutcome {
     pub failure: Option<String>,
     /// Realtime: what was taken off each reply at the end (µs).
     pub client_overhead_us: f64,
+    pub power_cuts: Vec<CutReport>,
 }
 
 enum Listener {
@@ -146,6 +171,30 @@ impl Drop for Server {
     }
 }
 
+/// Binds a non-blocking unix socket at `path`; a path that exists is taken
+/// over only if it is a socket nobody listens on.
+fn bind_unix(path: &PathBuf) -> io::Result<UnixListener> {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        if !meta.file_type().is_socket() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} exists and is not a socket", path.display()),
+            ));
+        }
+        if UnixStream::connect(path).is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!("a server already listens on {}", path.display()),
+            ));
+        }
+        std::fs::remove_file(path)?;
+    }
+    let l = UnixListener::bind(path)?;
+    l.set_nonblocking(true)?;
+    Ok(l)
+}
+
 /// Polls for new connections and for the stop flag this often.
 const POLL: Duration = Duration::from_millis(5);
 /// With `once`, the server stops when no client has been connected this long.
@@ -157,24 +206,7 @@ impl Server {
     pub fn bind(listen: &Listen) -> io::Result<Server> {
         match listen {
             Listen::Unix(path) => {
-                if let Ok(meta) = std::fs::symlink_metadata(path) {
-                    use std::os::unix::fs::FileTypeExt;
-                    if !meta.file_type().is_socket() {
-                        return Err(io::Error::new(
-                            io::ErrorKind::AlreadyExists,
-                            format!("{} exists and is not a socket", path.display()),
-                        ));
-                    }
-                    if UnixStream::connect(path).is_ok() {
-                        return Err(io::Error::new(
-                            io::ErrorKind::AddrInUse,
-                            format!("a server already listens on {}", path.display()),
-                        ));
-                    }
-                    std::fs::remove_file(path)?;
-                }
-                let l = UnixListener::bind(path)?;
-                l.set_nonblocking(true)?;
+                let l = bind_unix(path)?;
                 let shown = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
                 Ok(Server {
                     listener: Listener::Unix(l),
@@ -244,7 +276,27 @@ impl Server {
                 | proto::FLAG_CAN_MULTI_CONN,
         };
         let unit = g.unit_size as u64;
+        let cuts = !opts.power_cut_at.is_empty() || opts.control.is_some();
+        if cuts && !sim.drive().has_power_model() {
+            return Err(SimError::Unsupported(
+                "power cuts need the drive's power model from the start \
+                 (Simulator::enable_power_model before anything is written)"
+                    .into(),
+            ));
+        }
+        let control = match &opts.control {
+            Some(path) => Some(ControlSocket::bind(path).map_err(|e| {
+                SimError::Unsupported(format!("control socket {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
         let served = sim.serve_begin(index)?;
+        let mut cuts_at: Vec<u64> = opts
+            .power_cut_at
+            .iter()
+            .map(|d| served.start().saturating_add(d.as_nanos() as u64))
+            .collect();
+        cuts_at.sort_unstable();
         let shared = Shared {
             engine: Mutex::new(Engine {
                 t0: served.start(),
@@ -256,11 +308,15 @@ impl Server {
                 timing: opts.timing,
                 w0: Instant::now(),
                 failure: None,
+                crash: cuts.then(|| CrashLog::new(unit, crash_budget(opts.store_limit))),
+                cuts_at: cuts_at.into(),
+                cut_reports: Vec::new(),
             }),
             replied: AtomicU64::new(0),
             open: Mutex::new(Vec::new()),
             open_count: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            cuts: AtomicU64::new(0),
             turnaround: Turnaround::new(opts.client_overhead),
             failed: AtomicBool::new(false),
             stats: Mutex::new(Vec::new()),
@@ -273,6 +329,12 @@ impl Server {
             loop {
                 if stop.load(Ordering::Relaxed) || shared.failed.load(Ordering::Relaxed) {
                     break;
+                }
+                shared.cut_if_due(&mut shared.engine.lock().unwrap(), None);
+                if let Some(c) = &control {
+                    if c.serve(&shared) == Control::Stop {
+                        break;
+                    }
                 }
                 if opts.once && accepted > 0 && shared.open_count.load(Ordering::Acquire) == 0 {
                     // Clients such as fio probe the export on one connection, then open others.
@@ -323,6 +385,7 @@ impl Server {
             Timing::Fast => e.served.end(),
         };
         let store_bytes = e.store.bytes();
+        let power_cuts = e.cut_reports;
         let phase = e.sim.serve_end(e.served, end)?;
         let mut connections = shared.stats.into_inner().unwrap();
         connections.sort_by_key(|c| c.id);
@@ -332,6 +395,7 @@ impl Server {
             store_bytes,
             failure: e.failure,
             client_overhead_us,
+            power_cuts,
         })
     }
 }
@@ -346,10 +410,133 @@ pub(crate) struct Shared<'a> {
     open_count: AtomicUsize,
     /// Set to stop the server (a signal, `once`).
     pub(crate) stop: AtomicBool,
+    /// Power cuts so far: a connection opened before the last one has ended.
+    pub(crate) cuts: AtomicU64,
     /// The clients' own share of their latencies (realtime timing).
     pub(crate) turnaround: Turnaround,
     /// Set when the simulation failed: the server stops.
     pub(crate) failed: AtomicBool,
     stats: Mutex<Vec<ConnectionStats>>,
     pub(crate) started: Instant,
+}
+
+/// The crash log's share of the memory the store may use.
+fn crash_budget(store_limit: u64) -> usize {
+    (store_limit / 4).min(1 << 30) as usize
+}
+
+impl Shared<'_> {
+    /// Cuts the power if a planned cut is due by `arrival` (a command's
+    /// simulated arrival; None: now on the server's clock). Returns whether
+    /// it did.
+    pub(crate) fn cut_if_due(&self, e: &mut Engine, arrival: Option<u64>) -> bool {
+        let now = arrival.unwrap_or_else(|| e.now());
+        let mut cut = false;
+        while let Some(&at) = e.cuts_at.front().filter(|&&at| at <= now) {
+            e.cuts_at.pop_front();
+            self.cut(e, at);
+            cut = true;
+        }
+        cut
+    }
+
+    /// Cuts the power at simulated time `at` (or the last completion already
+    /// replied, if later: what a client was told stays acknowledged), puts the
+    /// store back, and ends every connection.
+    pub(crate) fn cut(&self, e: &mut Engine, at: u64) -> Option<CutReport> {
+        let t = at.max(self.replied.load(Ordering::Acquire));
+        let dropped = self.open_count.load(Ordering::Acquire) as u64;
+        let report = match e.power_cut(t) {
+            Ok((event, reverted)) => {
+                let since = |s: f64| s - e.t0 as f64 / 1e9;
+                let r = CutReport {
+                    at_seconds: since(event.at_seconds),
+                    ready_seconds: since(event.ready_seconds),
+                    acknowledged_lost_units: event.acknowledged_lost_units,
+                    unacknowledged_lost_units: event.unacknowledged_lost_units,
+                    reverted_units: reverted.units,
+                    unknown_units: reverted.unknown,
+                    connections_dropped: dropped,
+                };
+                e.cut_reports.push(r.clone());
+                Some(r)
+            }
+            Err(err) => {
+                e.failure = Some(err.to_string());
+                self.failed.store(true, Ordering::Relaxed);
+                None
+            }
+        };
+        self.cuts.fetch_add(1, Ordering::AcqRel);
+        for (_, s) in self.open.lock().unwrap().iter() {
+            s.shutdown();
+        }
+        report
+    }
+}
+
+/// What a control command asked for.
+#[derive(Debug, PartialEq, Eq)]
+enum Control {
+    Go,
+    Stop,
+}
+
+/// The control socket: a line per connection, `cut` or `stop`; the answer is
+/// a line of JSON (`cut`: what it did) or an error line.
+struct ControlSocket {
+    listener: UnixListener,
+    path: PathBuf,
+}
+
+impl Drop for ControlSocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl ControlSocket {
+    fn bind(path: &PathBuf) -> io::Result<ControlSocket> {
+        Ok(ControlSocket {
+            listener: bind_unix(path)?,
+            path: path.clone(),
+        })
+    }
+
+    /// Answers the commands waiting on the socket.
+    fn serve(&self, shared: &Shared) -> Control {
+        while let Ok((s, _)) = self.listener.accept() {
+            if self.answer(s, shared) == Control::Stop {
+                return Control::Stop;
+            }
+        }
+        Control::Go
+    }
+
+    fn answer(&self, s: UnixStream, shared: &Shared) -> Control {
+        let _ = s.set_nonblocking(false);
+        let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+        let mut line = String::new();
+        let read = BufReader::new((&s).take(256)).read_line(&mut line);
+        let (reply, what) = match (read, line.trim()) {
+            (Ok(_), "cut") => {
+                let mut e = shared.engine.lock().unwrap();
+                let now = e.now();
+                let r = shared.cut(&mut e, now);
+                let text = match r {
+                    Some(r) => serde_json::to_string(&r).expect("plain numbers"),
+                    None => format!("error: {}", e.failure.clone().unwrap_or_default()),
+                };
+                (text, Control::Go)
+            }
+            (Ok(_), "stop") => ("{\"stopping\": true}".to_string(), Control::Stop),
+            (Ok(_), other) => (
+                format!("error: expected cut or stop, found {:?}", other.chars().take(40).collect::<String>()),
+                Control::Go,
+            ),
+            (Err(e), _) => (format!("error: {e}"), Control::Go),
+        };
+        let _ = (&s).write_all(format!("{reply}\n").as_bytes());
+        what
+    }
 }

@@ -55,6 +55,8 @@ fn with_server(name: &str, timing: Timing, client: impl FnOnce(&PathBuf)) -> Ser
         store_limit: 1 << 30,
         max_connections: 8,
         client_overhead: ClientOverhead::Fixed(Duration::ZERO),
+        power_cut_at: Vec::new(),
+        control: None,
     };
     let stop = AtomicBool::new(false);
     let outcome = std::thread::scope(|s| {

@@ -316,8 +316,12 @@ impl Simulator {
     /// available, as for a run's state).
     /// `client_overhead_us`: realtime replies go out this much before their simulated completion
     /// (None: learned from the clients' turnarounds).
+    /// `power_cut_at`: power cuts at these seconds from the start of serving (wall clock in
+    /// realtime timing, simulated in fast); `control`: a unix socket taking `cut` and `stop` lines.
+    /// Both need `enable_power_model()` before the first phase.
     #[pyo3(signature = (index, listen, timing = "realtime", once = false, store_limit = None,
-                        max_connections = 64, client_overhead_us = Some(0.0), ready = None))]
+                        max_connections = 64, client_overhead_us = Some(0.0), power_cut_at = Vec::new(),
+                        control = None, ready = None))]
     #[allow(clippy::too_many_arguments)]
     fn serve<'py>(
         &mut self,
@@ -329,8 +333,23 @@ impl Simulator {
         store_limit: Option<u64>,
         max_connections: usize,
         client_overhead_us: Option<f64>,
+        power_cut_at: Vec<f64>,
+        control: Option<std::path::PathBuf>,
         ready: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let power_cut_at = power_cut_at
+            .into_iter()
+            .map(|s| {
+                std::time::Duration::try_from_secs_f64(s)
+                    .ok()
+                    .filter(|d| d.as_secs() < 1 << 32)
+                    .ok_or_else(|| {
+                        ConfigError::new_err(format!(
+                            "power_cut_at: expected seconds from 0 to 2^32, found {s}"
+                        ))
+                    })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
         let client_overhead = match client_overhead_us {
             None => nbd::ClientOverhead::Auto,
             Some(us) if (0.0..=1e6).contains(&us) => {
@@ -382,6 +401,8 @@ impl Simulator {
             store_limit,
             max_connections: max_connections.max(1),
             client_overhead,
+            power_cut_at,
+            control,
         };
         let stop = std::sync::atomic::AtomicBool::new(false);
         let sim = &mut self.sim;
@@ -412,7 +433,16 @@ impl Simulator {
         out.set_item("store_bytes", outcome.store_bytes)?;
         out.set_item("failure", outcome.failure)?;
         out.set_item("client_overhead_us", outcome.client_overhead_us)?;
+        out.set_item("served_power_cuts", to_python(py, &outcome.power_cuts)?)?;
         Ok(out)
+    }
+
+    /// Keeps what power cuts need from the start (the power model, and the integrity oracle with
+    /// acknowledgements), for `serve`'s power cuts; before any phase has run.
+    fn enable_power_model(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.sim
+            .enable_power_model()
+            .map_err(|e| sim_error(py, e, None))
     }
 
     /// Erase count of every block.

@@ -31,13 +31,20 @@ from nandlab.terminal import printable
               help="Realtime: send each reply this much (e.g. 40us) before its simulated completion, so that the "
                    "client's own wake-up and submission do not count as the drive's; auto learns it from the "
                    "clients' turnarounds.")
+@click.option("--power-cut-at", "cuts", metavar="T1,T2,...",
+              help="Cut the power at these times from the start of serving (wall clock in realtime timing, "
+                   "simulated in fast), e.g. 5s,12.5s: unsafe data is lost as the drive's physics says, every "
+                   "connection drops, the drive recovers and clients may reconnect.")
+@click.option("--control", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
+              help="A unix socket taking a line `cut` (a power cut now) or `stop`, e.g. "
+                   "echo cut | nc -U PATH.")
 @click.option("--once", is_flag=True, help="Stop once a client has come and none has been connected for a second since.")
 @click.option("--seed", type=options.SEED, metavar="N", help="Override the config's seed.")
 @options.out("Write the run's results (summary.json, timeseries, report.html) and connections.csv to DIR.")
 @options.AS_JSON
 @options.QUIET
 def serve_command(device: str, capacity: str | None, socket: Path | None, port: int | None, host: str,
-                  timing: str, overhead: str, once: bool, seed: int | None, out: Path | None, as_json: bool, quiet: bool) -> None:
+                  timing: str, overhead: str, cuts: str | None, control: Path | None, once: bool, seed: int | None, out: Path | None, as_json: bool, quiet: bool) -> None:
     """Serve the drive of CONFIG (its phases run first: a fill, an ageing) or of a PRESET over NBD,
     until Ctrl-C or SIGTERM (or, with --once, the clients' disconnect); then print and write its
     results as `nandlab run` does, with a table of the client connections.
@@ -56,5 +63,6 @@ def serve_command(device: str, capacity: str | None, socket: Path | None, port: 
 
     with LazyProgress(stderr) as progress, sigterm_stops_run(True):
         result = serving.serve(device, listen, timing=timing, once=once, capacity=capacity, seed=seed,
-                               ready=ready, progress=progress, client_overhead_us=serving.client_overhead(overhead))
+                               ready=ready, progress=progress, client_overhead_us=serving.client_overhead(overhead),
+                               power_cut_at=serving.seconds_list(cuts) if cuts else (), control=control)
     show(result, as_json, out, stderr)

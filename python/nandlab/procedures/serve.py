@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,6 +95,19 @@ class ServeResult(RunResult):
             console.print("no client connected", style="yellow")
         else:
             console.print(table)
+        cuts = self.served.get("served_power_cuts", [])
+        if cuts:
+            table = Table(box=box.SIMPLE_HEAD, title="Power cuts", title_justify="left",
+                          caption="s: simulated seconds from the start of serving. reverted: units of the served data "
+                                  "put back to what the drive kept; unknown: units whose kept version the server no "
+                                  "longer held (they read as EIO).", caption_justify="left")
+            for header in ("at s", "ready s", "acked lost", "unacked lost", "reverted", "unknown", "dropped"):
+                table.add_column(header, justify="right")
+            for c in cuts:
+                table.add_row(f"{c['at_seconds']:.3f}", f"{c['ready_seconds']:.3f}",
+                              *(number(c[k]) for k in ("acknowledged_lost_units", "unacknowledged_lost_units",
+                                                       "reverted_units", "unknown_units", "connections_dropped")))
+            console.print(table)
         if self.served.get("failure"):
             console.print(safe(f"the simulation stopped the server: {self.served['failure']}"), style="red")
 
@@ -110,6 +123,20 @@ def client_overhead(text: str) -> float | None:
     if value > 1e6:
         raise ConfigError(f"--client-overhead: at most a second, found {text!r}")
     return value
+
+
+def seconds_list(text: str) -> list[float]:
+    """``--power-cut-at``: times such as ``2s,500ms,1.5`` (seconds) as seconds."""
+    times = []
+    for item in text.split(","):
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(s|ms|us|µs|min)?\s*", item)
+        if match is None:
+            raise ConfigError(f"--power-cut-at: expected times such as 2s,500ms, found {item.strip()!r}")
+        value = float(match.group(1)) * {"ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}.get(match.group(2) or "s", 1.0)
+        if value > 2**32:
+            raise ConfigError(f"--power-cut-at: at most 2^32 seconds, found {item.strip()!r}")
+        times.append(value)
+    return sorted(times)
 
 
 def listen_address(socket: str | os.PathLike[str] | None, port: int | None, host: str = "127.0.0.1") -> str:
@@ -132,6 +159,8 @@ def serve(
     ready: Callable[[str], None] | None = None,
     progress: api.ProgressCallback | None = None,
     client_overhead_us: float | None = 0.0,
+    power_cut_at: Sequence[float] = (),
+    control: str | os.PathLike[str] | None = None,
 ) -> ServeResult:
     """Serve a drive over NBD until SIGINT (KeyboardInterrupt; SIGTERM where the caller turns it into
     an exception) or, with ``once``, until the first client and every later one have disconnected.
@@ -146,15 +175,24 @@ def serve(
             completion, so that a client's own wake-up and submission (tens of µs) is not counted as
             the drive's; None learns it (the median of the clients' turnarounds from a reply to their
             next command, while nothing else is in flight). 0 (the default): nothing is taken off.
+        power_cut_at: power cuts at these seconds from the start of serving (wall clock in realtime
+            timing, simulated in fast): what the drive had not made safe is lost as its physics says
+            (the device's write cache, pages in flight), every connection drops, the drive recovers,
+            and clients may connect again; the served data is put back to what the drive kept.
+        control: a unix socket taking a line ``cut`` (a power cut now; answered with a line of JSON
+            saying what it did) or ``stop``.
     """
     if timing not in TIMINGS:
         raise ConfigError(f"serve: timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     sim = api.make_simulator(config_for(device, capacity), seed)
+    if power_cut_at or control is not None:
+        sim.enable_power_model()
 
     def last(simulator: Simulator, index: int, _: api.ProgressCallback | None) -> dict[str, Any]:
         # What clients write is held in memory, as much as is available.
         return simulator.serve(index, listen, timing=timing, once=once, ready=ready,
-                               client_overhead_us=client_overhead_us)
+                               client_overhead_us=client_overhead_us, power_cut_at=list(power_cut_at),
+                               control=None if control is None else os.fspath(control))
 
     return ServeResult(api._go_on(sim, [], [], {}, progress, last=last))
 

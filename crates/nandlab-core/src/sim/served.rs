@@ -6,6 +6,7 @@
 use super::progress::{Progress, Stop, Tally};
 use super::{PhaseResult, PhaseRun, Simulator};
 use crate::host::workload::Request;
+use crate::power::PowerLossEvent;
 use crate::stats::Counters;
 use crate::SimError;
 use std::time::Instant;
@@ -80,6 +81,41 @@ impl Simulator {
         let done = self.drive.flush().max(t);
         s.end = s.end.max(done);
         done
+    }
+
+    /// Keeps what power cuts need from now on (the power model and the
+    /// integrity oracle with acknowledgements): on a drive nothing has been
+    /// written to yet.
+    pub fn enable_power_model(&mut self) -> Result<(), SimError> {
+        if !self.drive.has_power_model() {
+            if self.drive.counters() != Counters::default() {
+                return Err(SimError::Unsupported(
+                    "power cuts need the power model from the start: enable it before anything \
+                     is written"
+                        .into(),
+                ));
+            }
+            self.drive.enable_power_model(&self.cfg);
+        }
+        Ok(())
+    }
+
+    /// Cuts the power of a served drive at `t` (not before the last
+    /// command's arrival): what was not safe on flash is lost as the
+    /// physics says, and the drive recovers; commands wait until it is back.
+    pub fn serve_power_cut(&mut self, s: &mut Served, t: u64) -> Result<PowerLossEvent, SimError> {
+        if !self.drive.has_power_model() {
+            return Err(SimError::Unsupported(
+                "this drive was built without the power model: power cuts need it from the start"
+                    .into(),
+            ));
+        }
+        let t = t.max(self.last_issue).max(s.run.start);
+        self.last_issue = t;
+        s.run.cuts = true;
+        let event = self.drive.cut_power(t)?.clone();
+        s.end = s.end.max(self.drive.back_at());
+        Ok(event)
     }
 
     fn count_served(
