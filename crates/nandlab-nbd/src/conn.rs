@@ -161,9 +161,15 @@ pub(crate) fn serve(
         Ok(Handshake::Aborted) => "aborted in the handshake".into(),
         Ok(Handshake::Export(name)) => {
             c.stats.export = name;
-            match c.stream.set_nonblocking(true) {
+            let end = match c.stream.set_nonblocking(true) {
                 Ok(()) => c.run(),
                 Err(e) => e.to_string(),
+            };
+            // A power cut shuts the socket down: what failed then is the cut.
+            if shared.cuts.load(Ordering::Acquire) != c.epoch {
+                "power cut".into()
+            } else {
+                end
             }
         }
     };

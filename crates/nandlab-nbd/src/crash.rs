@@ -88,9 +88,9 @@ impl CrashLog {
     /// version, the first time it is changed.
     pub(crate) fn before(&mut self, offset: u64, len: u64, oracle: &Oracle, store: &Store) {
         for lpn in self.units(offset, len) {
-            if !self.held.contains_key(&lpn) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = self.held.entry(lpn) {
                 let v = oracle.expected(lpn);
-                self.held.insert(lpn, v);
+                slot.insert(v);
                 self.push(lpn, v, store);
             }
         }

@@ -531,7 +531,10 @@ impl ControlSocket {
             }
             (Ok(_), "stop") => ("{\"stopping\": true}".to_string(), Control::Stop),
             (Ok(_), other) => (
-                format!("error: expected cut or stop, found {:?}", other.chars().take(40).collect::<String>()),
+                format!(
+                    "error: expected cut or stop, found {:?}",
+                    other.chars().take(40).collect::<String>()
+                ),
                 Control::Go,
             ),
             (Err(e), _) => (format!("error: {e}"), Control::Go),

@@ -42,6 +42,16 @@ fn socket(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// Stops the server when the client is done, also if it panicked (the
+/// scope would otherwise wait for the server for ever).
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Serves a fresh drive at `name` while `client` runs, then stops the server.
 fn with_server(name: &str, timing: Timing, client: impl FnOnce(&PathBuf)) -> ServeOutcome {
     let path = socket(name);
@@ -61,8 +71,9 @@ fn with_server(name: &str, timing: Timing, client: impl FnOnce(&PathBuf)) -> Ser
     let stop = AtomicBool::new(false);
     let outcome = std::thread::scope(|s| {
         let serving = s.spawn(|| server.run(&mut sim, 0, &opts, &stop));
+        let stopper = StopOnDrop(&stop);
         client(&path);
-        stop.store(true, Ordering::Relaxed);
+        drop(stopper);
         serving.join().unwrap().unwrap()
     });
     sim.drive().ftl.check_invariants().unwrap();
@@ -270,4 +281,97 @@ fn hostile_clients_lose_their_connection_and_nothing_else() {
     assert_eq!(ends[4], "closed");
     assert_eq!(ends[5], "closed");
     assert_eq!(outcome.phase.summary.host_write_requests, 1);
+}
+
+/// Serves a drive with a volatile write cache and a control socket while
+/// `client` runs (given the NBD and control paths).
+fn with_cuts(name: &str, client: impl FnOnce(&PathBuf, &PathBuf)) -> ServeOutcome {
+    let path = socket(&format!("{name}.sock"));
+    let control = socket(&format!("{name}.ctl"));
+    // A volatile write cache loses what it holds; paired-page backup keeps
+    // what is on flash (without it, an upper page cut short takes its lower page).
+    let text = CONFIG
+        .replace(
+            "capacity = \"1GiB\"",
+            "capacity = \"1GiB\"\nwrite_cache = \"volatile\"",
+        )
+        .replace("[[phase]]", "[ftl]\npaired_page_backup = true\n[[phase]]");
+    let mut sim = Simulator::new(Config::from_toml(&text, "test").unwrap());
+    sim.enable_power_model().unwrap();
+    let server = Server::bind(&Listen::Unix(path.clone())).unwrap();
+    let opts = ServeOptions {
+        timing: Timing::Fast,
+        once: false,
+        store_limit: 1 << 30,
+        max_connections: 8,
+        client_overhead: ClientOverhead::Fixed(Duration::ZERO),
+        power_cut_at: Vec::new(),
+        control: Some(control.clone()),
+    };
+    let stop = AtomicBool::new(false);
+    let outcome = std::thread::scope(|s| {
+        let serving = s.spawn(|| server.run(&mut sim, 0, &opts, &stop));
+        let stopper = StopOnDrop(&stop);
+        while !control.exists() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        client(&path, &control);
+        drop(stopper);
+        serving.join().unwrap().unwrap()
+    });
+    sim.drive().ftl.check_invariants().unwrap();
+    outcome
+}
+
+fn control(path: &PathBuf, line: &str) -> String {
+    let mut s = UnixStream::connect(path).unwrap();
+    s.write_all(line.as_bytes()).unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+#[test]
+fn a_power_cut_keeps_what_was_flushed_and_reverts_the_rest_to_what_the_drive_kept() {
+    let units = 64u64;
+    let outcome = with_cuts("cut", |path, ctl| {
+        let mut c = Client::connect(path);
+        for u in 0..units {
+            assert_eq!(c.call(WRITE, 0, u * 4096, 4096, &pattern(4096, 1)).0, 0);
+        }
+        assert_eq!(c.call(FLUSH, 0, 0, 0, &[]).0, 0);
+        // Acknowledged from the volatile cache, never flushed.
+        for u in 0..units {
+            assert_eq!(c.call(WRITE, 0, u * 4096, 4096, &pattern(4096, 2)).0, 0);
+        }
+        let answer = control(ctl, "cut\n");
+        assert!(answer.contains("\"acknowledged_lost_units\""), "{answer}");
+        // The connection from before the cut is gone.
+        let mut rest = Vec::new();
+        assert!(c.s.read_to_end(&mut rest).map_or(true, |n| n == 0));
+        // A new one reads each unit as the flushed or the later version, nothing else.
+        let mut c = Client::connect(path);
+        let (mut old, mut new) = (0, 0);
+        for u in 0..units {
+            let got = c.read(u * 4096, 4096);
+            if got == pattern(4096, 1) {
+                old += 1;
+            } else {
+                assert!(got == pattern(4096, 2), "unit {u} reads neither version");
+                new += 1;
+            }
+        }
+        assert!(
+            old > 0,
+            "a volatile cache loses acknowledged writes at a cut"
+        );
+        assert_eq!(old + new, units);
+        assert!(control(ctl, "nonsense\n").starts_with("error: expected cut or stop"));
+        assert!(control(ctl, "stop\n").contains("stopping"));
+    });
+    let cut = &outcome.power_cuts[0];
+    assert!(cut.acknowledged_lost_units > 0 && cut.reverted_units >= cut.acknowledged_lost_units);
+    assert_eq!(cut.unknown_units, 0);
+    assert_eq!(outcome.phase.power_losses.len(), 1);
+    assert_eq!(outcome.connections[0].end, "power cut");
 }

@@ -421,4 +421,11 @@ impl Drive {
         let p = self.ftl.flush_open_page(&mut self.tl);
         self.release(p)
     }
+
+    /// A host FLUSH: the open page programmed, and every program the write
+    /// buffer waits on done. Returns when all acknowledged data is on flash.
+    pub fn flush_all(&mut self) -> u64 {
+        let page = self.flush();
+        page.max(self.buffer.drained_at())
+    }
 }

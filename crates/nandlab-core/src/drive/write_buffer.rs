@@ -80,6 +80,12 @@ impl WriteBuffer {
         self.used - released
     }
 
+    /// When the last program under way completes and the buffer is empty
+    /// (0: nothing waits).
+    pub fn drained_at(&self) -> u64 {
+        self.releases.iter().map(|r| r.0 .0).max().unwrap_or(0)
+    }
+
     /// Power was lost: the buffer is empty.
     pub fn clear(&mut self) {
         self.used = 0;

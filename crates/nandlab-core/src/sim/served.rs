@@ -78,7 +78,7 @@ impl Simulator {
     /// Programs what the write buffer holds (a host FLUSH arriving at `t`);
     /// returns when it is on flash.
     pub fn serve_flush(&mut self, s: &mut Served, t: u64) -> u64 {
-        let done = self.drive.flush().max(t);
+        let done = self.drive.flush_all().max(t);
         s.end = s.end.max(done);
         done
     }
