@@ -22,6 +22,8 @@ cluster). ``nandlab.procedures`` registers each as the CLI runs it: a typed resu
 its ``--out`` files (with a ``manifest.json``), its tables and its report.
 """
 
+from importlib import metadata as _metadata
+
 from nandlab._core import (
     ConfigError,
     InternalError,
@@ -29,13 +31,25 @@ from nandlab._core import (
     SimulationError,
     SnapshotError,
     Simulator,
+    TraceError,
     default_config_toml,
     preset_toml,
     presets,
 )
 from nandlab.api import Paused, Result, make_simulator, open_snapshot, resume, run
 
+try:
+    __version__ = _metadata.version("nandlab")
+except _metadata.PackageNotFoundError:  # run from a source tree without installing
+    __version__ = "0+unknown"
+
+# The engine's classes are nandlab's: tracebacks and reprs name them so (nandlab.ConfigError).
+for _class in (ConfigError, InternalError, Interrupted, SimulationError, SnapshotError, TraceError, Simulator):
+    _class.__module__ = "nandlab"
+del _class
+
 __all__ = [
+    "__version__",
     "ConfigError",
     "InternalError",
     "Interrupted",
@@ -44,6 +58,7 @@ __all__ = [
     "SimulationError",
     "SnapshotError",
     "Simulator",
+    "TraceError",
     "default_config_toml",
     "make_simulator",
     "open_snapshot",

@@ -94,3 +94,14 @@ def test_progress_reports_the_phase_and_an_exception_in_it_stops_the_run(tiny_di
     assert 0 <= fraction <= 1
     assert (info["phase_name"], info["phases"]) == ("randwrite", 2)
     assert {"sim_seconds", "host_write_bytes"} <= info.keys()
+
+
+def test_the_package_has_a_version_and_names_its_own_exceptions() -> None:
+    from importlib import metadata
+
+    assert nandlab.__version__ == metadata.version("nandlab")
+    for cls in (nandlab.ConfigError, nandlab.SimulationError, nandlab.SnapshotError, nandlab.TraceError):
+        assert repr(cls) == f"<class 'nandlab.{cls.__name__}'>"
+    with pytest.raises(nandlab.ConfigError) as caught:
+        nandlab.run({"device": {"chanels": 2}})
+    assert type(caught.value).__module__ == "nandlab"

@@ -148,3 +148,11 @@ def test_the_real_process_prints_one_line_and_exits_2(tiny_toml: str, tmp_path: 
     assert done.stdout == ""
     assert done.stderr.startswith("nandlab: error: [device]: unknown key `chanels`") and done.stderr.count("\n") == 1
     assert "did you mean `channels`" in done.stderr
+
+
+def test_fractions_read_the_same_everywhere() -> None:
+    """``--reserve 30%`` as ``--reserves 30%`` and configs' "30 %": one parser for the CLI's shares."""
+    from nandlab.cli import options
+
+    assert options.fraction("30%") == options.fraction("30 %") == options.fraction("0.3") == 0.3
+    assert options.Fraction(0.0, 0.95).convert("30%", None, None) == 0.3

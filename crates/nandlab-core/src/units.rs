@@ -183,9 +183,23 @@ quantity!(
 quantity!(
     /// A fraction (0.07 or "7 %").
     Fraction, f64, "a fraction like \"7 %\" or 0.07", parse_fraction,
-    |v| Ok::<f64, String>(v),
-    |u| Ok::<f64, String>(u as f64)
+    |v| bare_fraction(v),
+    |u| bare_fraction(u as f64)
 );
+
+/// A fraction given as a bare number: a share of 1, so that more than 1 is
+/// almost surely a percentage written without its sign.
+fn bare_fraction(v: f64) -> Result<f64, String> {
+    if v > 1.0 {
+        Err(format!(
+            "a bare number is a share of 1: {v} would be {} %; write \"{v} %\" or {}",
+            v * 100.0,
+            v / 100.0
+        ))
+    } else {
+        Ok(v)
+    }
+}
 quantity!(
     /// A duration in nanoseconds (a bare number is seconds).
     Duration, u64, "a duration like \"10us\" or a number of seconds", parse_duration_ns,

@@ -25,10 +25,10 @@ from nandlab.terminal import safe
 @click.command("lifetime")
 @click.argument("config", metavar="CONFIG.toml|PRESET")
 @click.option("--compare-baseline", is_flag=True, help="Also run the baseline (no ZombieNAND) and compare.")
-@click.option("--reserve", type=options.Finite(0.0, 0.95), default=0.3, show_default=True, help="With a PRESET.")
-@click.option("--working-set", type=options.Finite(0.0, 1.0, min_open=True), default=0.5, show_default=True,
+@click.option("--reserve", type=options.Fraction(0.0, 0.95), default=0.3, show_default=True, help="With a PRESET.")
+@click.option("--working-set", type=options.Fraction(0.0, 1.0, min_open=True), default=0.5, show_default=True,
               help="With a PRESET: share of the drive the random requests address.")
-@click.option("--read-fraction", type=options.Finite(0.0, 0.99), default=0.0, show_default=True,
+@click.option("--read-fraction", type=options.Fraction(0.0, 0.99), default=0.0, show_default=True,
               help="With a PRESET: share of requests that are reads.")
 @options.DEATH
 @options.AS_JSON

@@ -33,6 +33,34 @@ class Finite(click.FloatRange):
         return number
 
 
+def fraction(text: str) -> float:
+    """A share as the CLI takes it: ``30%``, ``30 %`` or ``0.3``; a bare number above 1 (``30``) is
+    refused with what it would mean (ValueError), as in configs."""
+    item = text.strip()
+    if item.endswith("%"):
+        return float(item[:-1].strip()) / 100
+    value = float(item)
+    if value > 1:
+        raise ValueError(f"a bare number is a share of 1: {item} would be {value * 100:g} %; write {item}% or "
+                         f"{value / 100:g}")
+    return value
+
+
+class Fraction(Finite):
+    """A share within a range, given as ``30%`` or ``0.3`` (see ``fraction``)."""
+
+    name = "fraction"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, str):
+            try:
+                value = fraction(value)
+            except ValueError as error:
+                self.fail(str(error) if "share of 1" in str(error) else
+                          f"expected a fraction like 30% or 0.3, found {value!r}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class Directory(click.Path):
     """A directory to write to: one, or a path where one can be made; refused before the run if it is
     a file of any kind (a device, a FIFO)."""
@@ -48,10 +76,12 @@ class Directory(click.Path):
 
 
 def numbers(ctx: click.Context, param: click.Parameter, text: str) -> list[float]:
-    """A comma-separated list of finite numbers, percentages allowed ("10%,20%" or "0.1,0.2")."""
+    """A comma-separated list of finite fractions, percentages allowed ("10%,20%" or "0.1,0.2")."""
     try:
-        numbers = [float(x.strip().rstrip("%")) / (100 if x.strip().endswith("%") else 1) for x in text.split(",")]
-    except ValueError:
+        numbers = [fraction(x) for x in text.split(",")]
+    except ValueError as error:
+        if "share of 1" in str(error):
+            raise click.BadParameter(str(error)) from None
         numbers = []
     if not numbers or not all(math.isfinite(x) for x in numbers):
         raise click.BadParameter(f"expected comma-separated finite numbers, found {text!r}")

@@ -89,6 +89,18 @@ pub(super) fn apply(value: &mut Value) -> Result<(), ConfigError> {
     let mut base: Value = toml::from_str(text).expect("built-in presets are valid TOML");
     base.as_object_mut().unwrap().remove("description");
     apply(&mut base)?;
+    // The spare space is one setting under two names: the user's replaces the preset's.
+    let user = value.get("device").cloned().unwrap_or(Value::Null);
+    if let Some(device) = base.get_mut("device").and_then(Value::as_object_mut) {
+        for (given, other) in [
+            ("reserve", "over_provisioning"),
+            ("over_provisioning", "reserve"),
+        ] {
+            if user.get(given).is_some() && user.get(other).is_none() {
+                device.remove(other);
+            }
+        }
+    }
     deep_merge(&mut base, value.take());
     *value = base;
     Ok(())

@@ -5,7 +5,7 @@
 use super::keyword::{FormWord, Keywords, Meaning::*};
 use super::phase::{Label, PhaseKind};
 use super::raw::{Extent, RawPhase};
-use super::values::{fraction_in, SECTOR};
+use super::values::{self, fraction_in, SECTOR};
 use super::ConfigError;
 use crate::geometry::Geometry;
 use crate::media::wear::DataPattern;
@@ -86,7 +86,10 @@ pub(super) fn validate(
     if block_size < SECTOR || !block_size.is_multiple_of(SECTOR) || block_size > (64 << 20) {
         return at.err(
             "block_size",
-            format!("expected a multiple of 512 bytes up to 64MiB, found {block_size}"),
+            format!(
+                "expected a multiple of 512 bytes up to 64MiB, found {}",
+                values::sector_size_shown(block_size)
+            ),
         );
     }
     let align = p

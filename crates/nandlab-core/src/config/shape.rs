@@ -109,7 +109,10 @@ fn page_and_unit(d: &RawDevice, f: &RawFtl) -> Result<(u64, u64), ConfigError> {
     if !(SECTOR..=(1 << 20)).contains(&page_size) || page_size % SECTOR != 0 {
         return err(
             "[device] page_size",
-            format!("expected a multiple of 512 bytes up to 1MiB, found {page_size}"),
+            format!(
+                "expected a multiple of 512 bytes up to 1MiB, found {}",
+                super::values::sector_size_shown(page_size)
+            ),
         );
     }
     let unit_size = match f.mapping_unit {

@@ -123,9 +123,50 @@ fn wrong_types_say_what_was_expected() {
     );
     let e = error("", "[[phase]]\nvolume = 1.0\nread_fraction = 1.5\n");
     assert!(
+        e.starts_with("[[phase]] #1 read_fraction: a bare number is a share of 1"),
+        "{e}"
+    );
+    let e = error("", "[[phase]]\nvolume = 1.0\nread_fraction = \"150 %\"\n");
+    assert!(
         e.starts_with("[[phase]] #1 read_fraction: expected a fraction between 0 and 1"),
         "{e}"
     );
+}
+
+/// Slips newcomers make: a percentage without its sign, a decimal size.
+#[test]
+fn a_percentage_without_its_sign_and_a_decimal_size_are_named() {
+    let e = Config::from_toml(
+        &format!("{}\n{PHASE}", BASE.replace("\"25 %\"", "7")),
+        "test.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e == "[device] over_provisioning: a bare number is a share of 1: 7 would be 700 %; \
+              write \"7 %\" or 0.07",
+        "{e}"
+    );
+    let e = error("", "[[phase]]\nvolume = 1.0\nblock_size = \"4KB\"\n");
+    assert!(
+        e.contains("found 4000 (4 KB is decimal: did you mean \"4KiB\"?)"),
+        "{e}"
+    );
+}
+
+/// A preset's spare space is one setting under two names: the user's key
+/// replaces the preset's, whichever name either uses.
+#[test]
+fn the_users_reserve_replaces_the_presets_over_provisioning() {
+    let text = |key: &str| {
+        format!("[device]\npreset = \"snia-mlc\"\ncapacity = \"1GiB\"\n{key}\n[[phase]]\nrequests = 1\n")
+    };
+    let reserve = Config::from_toml(&text("reserve = \"10 %\""), "t").unwrap();
+    let op = Config::from_toml(&text("over_provisioning = \"11.111111111 %\""), "t").unwrap();
+    let g = (reserve.geometry.user_units, op.geometry.user_units);
+    assert!(g.0.abs_diff(g.1) <= g.0 / 1000, "{g:?}");
+    let both = Config::from_toml(&text("reserve = 0.1\nover_provisioning = 0.1"), "t");
+    assert!(both.unwrap_err().to_string().contains("not both"));
 }
 
 #[test]
