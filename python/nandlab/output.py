@@ -185,8 +185,8 @@ def number(value: float) -> str:
 
 
 def device_lines(device: dict[str, Any]) -> list[str]:
-    """A drive (the engine's device figures) in two lines: preset, cell, user capacity and
-    interface; then its geometry."""
+    """A drive (the engine's device figures) in two lines: preset, cell, user capacity (and the
+    flash behind it) and interface; then its geometry."""
     geometry = " × ".join(
         [
             _count(device["channels"], "channel"),
@@ -200,7 +200,8 @@ def device_lines(device: dict[str, Any]) -> list[str]:
     )
     return [
         f"Device:   {device['preset'] or 'custom'} · {str(device['cell']).upper()} · "
-        f"{number(device['user_capacity_bytes'] / 2**30)} GiB user capacity · {device['interface']} host link",
+        f"{number(device['user_capacity_bytes'] / 2**30)} GiB user capacity "
+        f"({number(device['raw_capacity_bytes'] / 2**30)} GiB of flash) · {device['interface']} host link",
         f"Geometry: {geometry}",
     ]
 

@@ -105,3 +105,10 @@ def test_the_package_has_a_version_and_names_its_own_exceptions() -> None:
     with pytest.raises(nandlab.ConfigError) as caught:
         nandlab.run({"device": {"chanels": 2}})
     assert type(caught.value).__module__ == "nandlab"
+
+
+def test_the_time_series_goes_to_pandas_out_of_the_box(tiny_dict) -> None:
+    """pandas and pyarrow come with nandlab: ``Result.timeseries.to_pandas()`` works in a fresh install."""
+    result = nandlab.run(tiny_dict, progress=None)
+    frame = result.timeseries.to_pandas()
+    assert len(frame) == result.timeseries.height and "waf" in frame.columns

@@ -6,6 +6,7 @@ and ends with the dataset of an uninterrupted sweep; a failing run is recorded a
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -185,6 +186,9 @@ labels = ["skip", "stop"]
     result = nandlab_cli("sweep", file, "--out", tmp_path / "out", "--workers", "2")
     assert result.exit_code == 1, result.output  # one run failed
     assert "1 failed" in result.stdout and "t.csv:80:" in result.stdout
+    # The results table: a row per run with its axis label, status and headline figures.
+    assert "results" in result.stdout and "bad lines" in result.stdout and "waf" in result.stdout
+    assert re.search(r"\b0\s+skip\s+ok\b", result.stdout) and re.search(r"\b1\s+stop\s+failed\b", result.stdout)
     table = pl.read_parquet(tmp_path / "out" / "results.parquet")
     assert table["status"].to_list() == ["ok", "failed"]
     assert table["host_write_bytes"].to_list() == [99 * 4096, None]

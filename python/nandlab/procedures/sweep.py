@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+from rich import box
 from rich.console import Console
+from rich.table import Table
 
 from nandlab import files
+from nandlab.output import number
 from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.report.page import Report, fmt, read_json
 from nandlab.terminal import printable, safe
@@ -29,6 +32,14 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
+
+MAX_TABLE_ROWS = 60
+"""Runs the terminal's results table shows (results.parquet has them all)."""
+MAX_TABLE_FIGURES = 8
+HEADLINE_FIGURES = ("waf", "iops", "mbps", "latency_us_mean", "lifetime_ratio", "latency_ratio", "uber",
+                    "average_power_w")
+"""The figures the table shows when the sweep has no ``record``."""
+_NOT_FIGURES = {"run", "run_id", "status", "error"}
 
 MAX_OVERLAY_RUNS = 12
 """Runs drawn in a sweep's time-series and CDF overlays (the first, in sweep order)."""
@@ -58,8 +69,10 @@ class SweepResult(ProcedureResult):
                       and p.parent.name != "figures")
 
     def print(self, console: Console) -> None:
-        """How many runs ran, were reused and failed; the first ten failures."""
+        """The results table (each run's axes and recorded figures); how many runs ran, were reused
+        and failed; the first ten failures."""
         o = self.outcome
+        console.print(self.table())
         console.print(
             f"{safe(self.study.name)}: {o.results.height} runs — {o.ran} ran now on {safe(self.where)} "
             f"in {self.wall_seconds:.1f} s, {o.reused} finished earlier, {o.failed} failed. "
@@ -69,6 +82,31 @@ class SweepResult(ProcedureResult):
         for row in self.failures().head(10).iter_rows(named=True):
             error = safe(printable(str(row["error"])))
             console.print(f"  failed: run {row['run']} ({row['run_id']}): {error}", highlight=False, soft_wrap=True)
+
+    def table(self, rows: int = MAX_TABLE_ROWS) -> Table:
+        """The first ``rows`` runs: their axis values, status and figures (the sweep's ``record``, or
+        a few of the procedure's headline figures)."""
+        results = self.outcome.results
+        axes = [a.name for a in self.study.axes if a.name in results.columns]
+        figures = [c for c in results.columns if c not in _NOT_FIGURES and c not in axes
+                   and not c.startswith(("phase.", "device.", "ftl.", "sweep."))
+                   and results.schema[c].is_numeric()]
+        # A phase's figure (`trace.waf`) only where the run has none of that name.
+        figures = [f for f in figures if "." not in f or f.rsplit(".", 1)[-1] not in figures]
+        if self.study.record is None:
+            figures = [f for f in HEADLINE_FIGURES if f in figures] or figures[:MAX_TABLE_FIGURES]
+        figures = figures[:MAX_TABLE_FIGURES]
+        table = Table(box=box.SIMPLE_HEAD, title=f"{safe(self.study.name)}: results", title_justify="left")
+        for name in ["run", *axes, "status", *figures]:
+            # Underscores as spaces: a long figure name wraps in its column instead of being cut.
+            table.add_column(safe(name.replace("_", " ")),
+                             justify="left" if name in axes or name == "status" else "right")
+        for row in results.head(rows).iter_rows(named=True):
+            table.add_row(str(row["run"]), *(safe(str(row[a])) for a in axes), row["status"],
+                          *("" if row[f] is None else number(row[f]) for f in figures))
+        if results.height > rows:
+            table.caption = f"the first {rows} of {results.height} runs: all are in results.parquet"
+        return table
 
     def failures(self) -> pl.DataFrame:
         """The failed runs' rows of the results."""

@@ -126,7 +126,7 @@ fn deep_merge(base: &mut Value, top: Value) {
 /// The experiment `nandlab run` runs when given no config: MQSim's default drive
 /// made small enough to finish in seconds, pre-filled, then aged by random writes.
 pub const DEFAULT_CONFIG: &str = r#"# nandlab's built-in default experiment.
-description = "MQSim's default drive scaled to 16 GiB: filled, aged by 4 KiB random writes at QD 32 into GC steady state, then a 70/30 read/write mix"
+description = "MQSim's default drive scaled to 16 GiB of flash (15 GiB user capacity): filled, aged by 4 KiB random writes at QD 32 into GC steady state, then a 70/30 read/write mix"
 seed = 42
 
 [device]
