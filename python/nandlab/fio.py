@@ -26,7 +26,7 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,11 +78,36 @@ class FioJobs:
     seed: int | None = None
 
 
-def load(path: str | os.PathLike[str]) -> FioJobs:
-    """Read and convert a fio job file (``ConfigError`` names the line at fault)."""
+def load(path: str | os.PathLike[str], sections: Collection[str] = (),
+         overrides: Mapping[str, str] | None = None) -> FioJobs:
+    """Read and convert a fio job file (``ConfigError`` names the line at fault); see ``parse``."""
     p = Path(path)
     text = files.read_text(p, "job file")
-    return parse(text, str(p))
+    return parse(text, str(p), sections, overrides)
+
+
+def command_line(args: Sequence[str]) -> tuple[str, dict[str, str]]:
+    """fio's job options on its command line (``--name=a --rw=randread --bs=4k --name=b ...``) as a
+    job file's text: options before the first ``--name`` go to ``[global]``, each ``--name`` starts
+    a job. Without any ``--name``, no text: the options, as a dict, override a job file's jobs."""
+    sections: list[tuple[str, list[str]]] = [("global", [])]
+    options: dict[str, str] = {}
+    for arg in args:
+        if not arg.startswith("--") or len(arg) == 2:
+            raise ConfigError(f"command line: expected fio options like --rw=randread, found `{arg}`")
+        key, eq, value = arg[2:].partition("=")
+        key = key.strip().lower()
+        if any(c in key + value for c in "[]\n\r"):
+            raise ConfigError(f"command line: `{arg}` is not a job option")
+        if key == "name":
+            sections.append((value, []))
+            continue
+        sections[-1][1].append(f"{key}={value}" if eq else key)
+        options[key] = value
+    if len(sections) == 1:
+        return "", options
+    text = "".join(f"[{name}]\n" + "".join(f"{line}\n" for line in lines) for name, lines in sections)
+    return text, {}
 
 
 def _sections(text: str, source: str) -> Iterator[tuple[str, dict[str, str], dict[str, int]]]:
@@ -147,8 +172,11 @@ def _bytes_text(n: int) -> str:
     return f"{n}B"
 
 
-def parse(text: str, source: str = "<job file>") -> FioJobs:
-    """Convert job file text (see the module's mapping)."""
+def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
+          overrides: Mapping[str, str] | None = None) -> FioJobs:
+    """Convert job file text (see the module's mapping). ``sections``: run only these jobs (fio's
+    ``--section``); ``overrides``: options that replace every job's (fio's command-line options
+    given with a job file, such as ``--runtime=10``)."""
     jobs = FioJobs()
     global_options: dict[str, str] = {}
     global_lines: dict[str, int] = {}
@@ -160,7 +188,9 @@ def parse(text: str, source: str = "<job file>") -> FioJobs:
             global_options.update(own)
             global_lines.update({k: v for k, v in lines.items() if k})
             continue
-        options = {**global_options, **own}
+        if sections and name not in sections:
+            continue
+        options = {**global_options, **own, **(overrides or {})}
         lines = {**global_lines, **lines}
         jobs.options[name] = options
         try:
@@ -180,7 +210,8 @@ def parse(text: str, source: str = "<job file>") -> FioJobs:
             groups.append([])
         groups[-1] += [(phase, ramp)] * copies
     if not groups:
-        raise ConfigError(f"{source}: no job sections (only [global] or nothing)")
+        chosen = f" named {', '.join(sorted(sections))}" if sections else ""
+        raise ConfigError(f"{source}: no job sections{chosen} (only [global] or nothing)")
     for group in groups:
         _add_group(jobs, group)
     return jobs
@@ -362,31 +393,62 @@ def _job_report(name: str, options: dict[str, str], s: dict[str, Any], waf: floa
         ios = s.get(f"host_{kind}_requests", 0)
         seconds = s["sim_seconds"]
         lat = s[f"{kind}_latency_us"] if kind != "trim" else None
+
+        def ns(key: str) -> float:
+            return lat[key] * 1000 if lat and ios else 0.0
+
         clat = {
-            "mean": lat["mean"] * 1000 if lat else 0.0,
-            "max": lat["max"] * 1000 if lat else 0.0,
-            "percentile": {f"{q:.6f}": (lat[k] * 1000 if lat else 0.0)
-                           for q, k in ((50, "p50"), (90, "p90"), (99, "p99"), (99.9, "p999"))},
+            "min": ns("min"), "max": ns("max"), "mean": ns("mean"), "stddev": ns("stddev"), "N": ios,
+            "percentile": {f"{q:.6f}": (v * 1000 if ios else 0.0) for q, v in (lat or {}).get("percentiles", [])},
         }
+        bw_kib = io_bytes / 1024 / seconds if seconds else 0.0
+        iops = ios / seconds if seconds else 0.0
         return {
             "io_bytes": io_bytes,
             "io_kbytes": io_bytes // 1024,
             "bw_bytes": io_bytes / seconds if seconds else 0.0,
-            "bw": io_bytes / 1024 / seconds if seconds else 0.0,
-            "iops": ios / seconds if seconds else 0.0,
+            "bw": bw_kib,
+            "iops": iops,
             "runtime": runtime_ms,
             "total_ios": ios,
+            "short_ios": 0,
+            "drop_ios": 0,
+            # A simulated command has no submission latency apart from its completion latency.
+            "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
             "clat_ns": clat,
-            "lat_ns": clat,
+            "lat_ns": {k: v for k, v in clat.items() if k != "percentile"},
+            # One sample: the run's mean (fio samples every 500 ms of wall time).
+            "bw_min": bw_kib, "bw_max": bw_kib, "bw_agg": 100.0 if io_bytes else 0.0, "bw_mean": bw_kib,
+            "bw_dev": 0.0, "bw_samples": 1 if io_bytes else 0,
+            "iops_min": iops, "iops_max": iops, "iops_mean": iops, "iops_stddev": 0.0,
+            "iops_samples": 1 if ios else 0,
         }
 
+    depth = options.get("iodepth", "1")
+    levels = {"1": 0.0, "2": 0.0, "4": 0.0, "8": 0.0, "16": 0.0, "32": 0.0, ">=64": 0.0}
+    try:
+        d = max(1, int(depth))
+        # A closed loop keeps its queue full: every I/O at the job's depth.
+        levels[">=64" if d >= 64 else str(1 << (d.bit_length() - 1))] = 100.0
+    except ValueError:
+        pass
     return {
         "jobname": name,
         "groupid": group_id,
         "error": 0,
+        "eta": 0,
+        "elapsed": round(s["sim_seconds"]),
         "job options": options,
         "read": direction("read"),
         "write": direction("write"),
         "trim": direction("trim"),
+        "job_runtime": round(runtime_ms),
+        "usr_cpu": 0.0,
+        "sys_cpu": 0.0,
+        "ctx": 0,
+        "majf": 0,
+        "minf": 0,
+        "iodepth_level": levels,
+        "latency_ns": {}, "latency_us": {}, "latency_ms": {},
         "waf": waf,
     }

@@ -5,6 +5,7 @@ in warnings; bad input names the line."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -170,3 +171,74 @@ def test_jobs_without_stonewall_run_together() -> None:
     # Beside the writers, the reader gets less of the drive than alone.
     alone = fio.run(fio.parse("[reader]\nrw=randread\nsize=512m\nbs=4k\niodepth=8\nruntime=1\ntime_based\n"), DEVICE)
     assert reader["read"]["iops"] < alone["jobs"][0]["read"]["iops"]
+
+
+def _consume(document: dict) -> list[tuple]:
+    """What a fio JSON consumer (fio-plot, fio's own scripts) reads of each job, with each value's type:
+    the same code must read real fio's document and nandlab's."""
+    rows = []
+    for job in document["jobs"]:
+        rows.append(("jobname", type(job["jobname"]), "groupid", type(job["groupid"])))
+        assert set(job["iodepth_level"]) >= {"1", "2", "4", "8", "16", "32", ">=64"}
+        for kind in ("read", "write"):
+            d = job[kind]
+            for key in ("io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total_ios", "bw_min",
+                        "bw_max", "bw_mean", "bw_dev", "bw_samples", "iops_min", "iops_max", "iops_mean"):
+                float(d[key])
+            for lat in ("clat_ns", "lat_ns", "slat_ns"):
+                for key in ("min", "max", "mean", "stddev", "N"):
+                    float(d[lat][key])
+            if d["total_ios"]:
+                assert set(d["clat_ns"]["percentile"]) >= {"1.000000", "50.000000", "99.000000", "99.990000"}
+                assert all(float(v) >= 0 for v in d["clat_ns"]["percentile"].values())
+    return rows
+
+
+def test_real_fio_and_nandlab_fio_write_json_one_consumer_reads(nandlab_cli, tmp_path: Path) -> None:
+    """The same job file through Debian's fio (on a file in tmpfs) and through `nandlab fio`."""
+    import shutil
+    import subprocess
+
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed (scripts/test-all installs Debian's package)")
+    target = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
+    job = tmp_path / "mixed.fio"
+    job.write_text(f"""[global]
+filename={target}/nandlab-fio-{os.getpid()}
+size=16m
+bs=4k
+ioengine=psync
+[randwrite]
+rw=randwrite
+[randread]
+stonewall
+rw=randread
+iodepth=4
+""")
+    try:
+        real = subprocess.run(["fio", str(job), "--output-format=json"], capture_output=True, text=True, timeout=120)
+    finally:
+        Path(f"{target}/nandlab-fio-{os.getpid()}").unlink(missing_ok=True)
+    assert real.returncode == 0, real.stderr
+    simulated = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB", "--output-format=json")
+    assert simulated.exit_code == 0, simulated.stderr
+    real_doc = json.loads(real.stdout[real.stdout.index("{"):])
+    ours = json.loads(simulated.stdout)
+    assert _consume(real_doc) == _consume(ours)
+    # The options fio read are the ones nandlab read.
+    assert [j["jobname"] for j in real_doc["jobs"]] == [j["jobname"] for j in ours["jobs"]]
+
+
+def test_fio_command_line_jobs_section_and_runtime(nandlab_cli, tmp_path: Path) -> None:
+    result = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", "--name=w", "--rw=randwrite",
+                         "--bs=4k", "--size=8m", "--name=r", "--rw=randread", "--bs=4k", "--size=8m", "--stonewall",
+                         "--output-format=json")
+    assert result.exit_code == 0, result.stderr
+    assert [j["jobname"] for j in json.loads(result.stdout)["jobs"]] == ["w", "r"]
+    root = Path(__file__).resolve().parents[2]
+    result = nandlab_cli("fio", root / "examples" / "randwrite.fio", "--device", "swissbit-standard",
+                         "--capacity", "4GiB", "--section", "randread", "--runtime=1")
+    assert result.exit_code == 0, result.stderr
+    assert "randread:" in result.stdout and "randwrite:" not in result.stdout
+    assert "Run status group" in result.stdout and not re.search(r"IOPS=\d+,\d", result.stdout)
+    assert re.search(r"run=100[0-9]-100[0-9]msec", result.stdout)  # 1 s, and the commands in flight

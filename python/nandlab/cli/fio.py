@@ -1,4 +1,6 @@
-"""``nandlab fio``: a fio job file on a simulated drive, with fio's report or fio's JSON."""
+"""``nandlab fio``: a fio job file — or fio's own command-line jobs — on a simulated drive, with
+fio's report or fio's JSON; fio's own flags (``--output-format``, ``--section``, ``--runtime`` and any
+job option) read as fio reads them."""
 
 from __future__ import annotations
 
@@ -8,30 +10,57 @@ import click
 from rich.console import Console
 
 from nandlab import fio
+from nandlab._core import ConfigError
 from nandlab.cli import options
 from nandlab.cli.console import LazyProgress, show
 from nandlab.procedures import fio as fio_procedure
 from nandlab.terminal import printable, safe
 
+FORMATS = ("normal", "json", "json+")
 
-@click.command("fio")
-@click.argument("jobfile", type=click.Path(dir_okay=False, path_type=Path))
+
+@click.command("fio", options_metavar="[JOBFILE] [OPTIONS] [--FIO-OPTION=VALUE ...]", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @options.device()
 @options.capacity()
 @click.option("--seed", type=options.SEED, metavar="N", help="Override the job file's randseed.")
-@click.option("--json", "as_json", is_flag=True, help="Print only fio-style JSON on stdout.")
+@click.option("--json", "as_json", is_flag=True, help="Print only fio-style JSON on stdout (--output-format=json).")
+@click.option("--output-format", "output_format", type=click.Choice(FORMATS), default="normal",
+              show_default=True, help="fio's: its text report, or its JSON (json+ is json here: no latency bins).")
+@click.option("--section", "sections", multiple=True, metavar="NAME",
+              help="Run only this job of the file (fio's --section; may repeat).")
 @options.out("Also write fio.json and the run's summary.json, timeseries and PNG to DIR.")
 @options.QUIET_BAR
-def fio_command(jobfile: Path, device: str, capacity: str | None, seed: int | None, as_json: bool,
-                out: Path | None, quiet: bool) -> None:
-    """Run a fio job file on a simulated drive. Jobs run together, each with its own queue, as fio
-    runs them; a job with stonewall waits for the ones before it. fio's output (IOPS, BW,
-    completion-latency percentiles), or its JSON with --json. Options that mean nothing without a
-    real device, or that nandlab does not model, are named in warnings."""
-    jobs = fio.load(jobfile)
+@click.pass_context
+def fio_command(ctx: click.Context, device: str, capacity: str | None, seed: int | None,
+                as_json: bool, output_format: str, sections: tuple[str, ...], out: Path | None, quiet: bool) -> None:
+    """Run a fio job file on a simulated drive, or fio's command-line jobs (--name=a --rw=randread
+    --bs=4k --iodepth=16 --size=1g --name=b ...: options before the first --name apply to all).
+    Jobs run together, each with its own queue, as fio runs them; a job with stonewall waits for the
+    ones before it. Job options given with a job file (--runtime=10) replace each job's. fio's output
+    (IOPS, BW, completion-latency percentiles), or its JSON. Options that mean nothing without a real
+    device, or that nandlab does not model, are named in warnings.
+
+    \b
+    nandlab fio examples/randwrite.fio --device swissbit-standard --capacity 4GiB --output-format=json
+    nandlab fio --device snia-mlc --capacity 1GiB --name=r --rw=randread --bs=4k --iodepth=16 --size=256m
+    """
+    # [JOBFILE] among fio's own options (click leaves both in ctx.args).
+    files = [a for a in ctx.args if not a.startswith("--")]
+    if len(files) > 1:
+        raise click.UsageError(f"expected one JOBFILE, found {', '.join(map(repr, files))}")
+    jobfile = Path(files[0]) if files else None
+    text, overrides = fio.command_line([a for a in ctx.args if a.startswith("--")])
+    if jobfile is not None and text:
+        raise ConfigError("give a job file or command-line jobs (--name=...), not both")
+    if jobfile is None and not text:
+        raise click.UsageError("expected a JOBFILE or command-line jobs such as --name=r --rw=randread")
+    if text:
+        jobs = fio.parse(text, "<command line>", sections)
+    else:
+        jobs = fio.load(jobfile, sections, overrides)
     stderr = Console(stderr=True)
     for warning in jobs.warnings:
         stderr.print(f"[yellow]warning:[/] {safe(printable(warning))}", soft_wrap=True, highlight=False)
     with LazyProgress(Console(stderr=True, quiet=quiet)) as progress:
         result = fio_procedure.run(jobs, device, capacity, seed=seed, progress=progress)
-    show(result, as_json, out, stderr)
+    show(result, as_json or output_format != "normal", out, stderr)

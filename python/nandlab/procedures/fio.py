@@ -39,24 +39,48 @@ class FioResult(ProcedureResult):
         return [out / FIO_JSON, *paths]
 
     def print(self, console: Console) -> None:
-        """fio's text report, per job and direction."""
+        """fio's text report (its "normal" output format): per job and direction, then each group's
+        "Run status" lines; nandlab adds the drive's write amplification under each job."""
         lines = []
+        groups: dict[int, list[dict[str, Any]]] = {}
         for job in self.document["jobs"]:
-            lines.append(f"{shown(job['jobname'])}: (groupid={job['groupid']}, jobs=1): err= 0  "
+            groups.setdefault(job["groupid"], []).append(job)
+            lines.append(f"{shown(job['jobname'])}: (groupid={job['groupid']}, jobs=1): err= 0: "
                          f"(simulated: {self.document['device']})")
             for kind in ("read", "write", "trim"):
                 d = job[kind]
                 if not d["total_ios"]:
                     continue
-                mib = d["bw_bytes"] / 2**20
-                lines.append(f"  {kind}: IOPS={d['iops']:,.0f}, BW={mib:,.1f}MiB/s ({d['bw_bytes'] / 1e6:,.1f}MB/s)"
-                             f"({d['io_bytes'] / 2**20:,.1f}MiB/{d['runtime']:,.0f}msec)")
+                lines.append(f"  {kind}: IOPS={_fio_count(d['iops'])}, BW={_fio_bytes(d['bw_bytes'], 1024)}/s "
+                             f"({_fio_bytes(d['bw_bytes'], 1000)}/s)({_fio_bytes(d['io_bytes'], 1024)}/"
+                             f"{d['runtime']:.0f}msec)")
                 clat = d["clat_ns"]
                 if kind != "trim":
-                    lines.append(f"    clat (usec): max={clat['max'] / 1000:,.0f}, avg={clat['mean'] / 1000:,.2f}")
-                    points = ", ".join(f"{float(q):g}th=[{v / 1000:,.0f}]" for q, v in clat["percentile"].items())
-                    lines.append(f"     clat percentiles (usec): {points}")
+                    lines.append(f"    clat (usec): min={clat['min'] / 1000:.0f}, max={clat['max'] / 1000:.0f}, "
+                                 f"avg={clat['mean'] / 1000:.2f}, stdev={clat['stddev'] / 1000:.2f}")
+                    lines.append("     clat percentiles (usec):")
+                    points = [f"{float(q):5.2f}th=[{v / 1000:5.0f}]" for q, v in clat["percentile"].items()]
+                    for at in range(0, len(points), 4):
+                        lines.append("     | " + ", ".join(points[at:at + 4]) + ",")
+                    lines[-1] = lines[-1].rstrip(",")
             lines.append(f"  write amplification: {job['waf']:.2f}")
+            lines.append("")
+        for group, jobs in groups.items():
+            lines.append(f"Run status group {group} (all jobs):")
+            for kind, label in (("read", "READ"), ("write", "WRITE"), ("trim", "TRIM")):
+                done = [j[kind] for j in jobs if j[kind]["total_ios"]]
+                if not done:
+                    continue
+                io = sum(d["io_bytes"] for d in done)
+                run = max(d["runtime"] for d in done)
+                bws = [d["bw_bytes"] for d in done]
+                rate = io / (run / 1000) if run else 0.0
+                lines.append(
+                    f"  {label:>5}: bw={_fio_bytes(rate, 1024)}/s ({_fio_bytes(rate, 1000)}/s), "
+                    f"{_fio_bytes(min(bws), 1024)}/s-{_fio_bytes(max(bws), 1024)}/s "
+                    f"({_fio_bytes(min(bws), 1000)}/s-{_fio_bytes(max(bws), 1000)}/s), "
+                    f"io={_fio_bytes(io, 1024)} ({_fio_bytes(io, 1000)}), "
+                    f"run={min(d['runtime'] for d in done):.0f}-{run:.0f}msec")
         for line in lines:
             console.out(line, highlight=False)
 
@@ -92,3 +116,28 @@ def _row(job: Mapping[str, Any]) -> dict[str, Any]:
 
 
 PROCEDURE = Procedure("fio", "nandlab fio", FioResult, run)
+
+
+def _fio_significant(value: float) -> str:
+    """Three significant digits, as fio prints them (24.5, 221, 9.05)."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+
+
+def _fio_count(value: float) -> str:
+    """A count as fio prints it: whole below 10,000, else 56.6k, 1.23M (no thousands separators)."""
+    if value < 10_000:
+        return f"{value:.0f}"
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return _fio_significant(value / scale) + unit
+    return f"{value:.0f}"
+
+
+def _fio_bytes(value: float, base: int) -> str:
+    """Bytes as fio prints them: 221MiB (base 1024) or 232MB (base 1000)."""
+    units = ("B", "KiB", "MiB", "GiB", "TiB") if base == 1024 else ("B", "kB", "MB", "GB", "TB")
+    power = 0
+    while value >= base and power < len(units) - 1:
+        value /= base
+        power += 1
+    return (f"{value:.0f}" if power == 0 else _fio_significant(value)) + units[power]

@@ -112,16 +112,26 @@ impl Latency {
 
     pub fn summary(&self) -> LatencySummary {
         let e = self.0.is_empty();
+        let us = |x: f64| if e { 0.0 } else { x / 1000.0 };
         LatencySummary {
             p50: self.quantile_us(0.5),
             p90: self.quantile_us(0.9),
             p99: self.quantile_us(0.99),
             p999: self.quantile_us(0.999),
             max: self.max_us(),
-            mean: if e { 0.0 } else { self.0.mean() / 1000.0 },
+            mean: us(self.0.mean()),
+            min: us(self.0.min() as f64),
+            stddev: us(self.0.stdev()),
+            percentiles: FIO_PERCENTILES.map(|p| (p, self.quantile_us(p / 100.0))),
         }
     }
 }
+
+/// The percentiles fio reports by default (its `percentile_list`).
+pub const FIO_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
 
 /// Latency percentiles in microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -132,4 +142,8 @@ pub struct LatencySummary {
     pub p999: f64,
     pub max: f64,
     pub mean: f64,
+    pub min: f64,
+    pub stddev: f64,
+    /// fio's default percentiles: (percentile, µs) pairs.
+    pub percentiles: [(f64, f64); 17],
 }
