@@ -147,7 +147,8 @@ def test_a_power_cut_mid_stream_keeps_every_acknowledged_write(tmp_path: Path) -
     import time
 
     block = 4096  # the drive's mapping unit: a write cut short may be torn between units, never inside one
-    first, second = os.urandom(16 << 20) + bytes(48 << 20), os.urandom(64 << 20)
+    # The second image takes the SATA-300 drive about 1.7 s: the cut at 0.5 s comes mid-stream.
+    first, second = os.urandom(16 << 20) + bytes(240 << 20), os.urandom(256 << 20)
     (tmp_path / "first.img").write_bytes(first)
     (tmp_path / "second.img").write_bytes(second)
     control = tmp_path / "control.sock"
@@ -156,7 +157,7 @@ def test_a_power_cut_mid_stream_keeps_every_acknowledged_write(tmp_path: Path) -
         done = subprocess.run([*convert, str(tmp_path / "first.img"), uri], capture_output=True, timeout=120)
         assert done.returncode == 0, done.stderr
         writer = subprocess.Popen([*convert, str(tmp_path / "second.img"), uri], stderr=subprocess.PIPE)
-        time.sleep(0.15)
+        time.sleep(0.5)
         with sockets.socket(sockets.AF_UNIX) as s:
             s.connect(str(control))
             s.sendall(b"cut\n")
