@@ -209,6 +209,9 @@ def parse(text: str, source: str = "<sweep>", base_dir: str | os.PathLike[str] =
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: TOML syntax error: {error}") from None
     unknown = set(doc) - {"sweep", "base", "axis", "report"}
+    if unknown and "sweep" not in doc and "axis" not in doc and ({"device", "phase"} & set(doc)):
+        raise ConfigError(f"{source}: this is an experiment ([device], [[phase]]), not a sweep: run it with "
+                          "`nandlab run FILE`, or make it a sweep's base (see examples/zombienand-grid.toml)")
     if unknown:
         raise ConfigError(f"{source}: unknown table {sorted(unknown)[0]!r}; expected [sweep], [base], [[axis]], [report]")
     head = doc.get("sweep", {})

@@ -281,3 +281,18 @@ def test_resume_goes_on_whatever_notes_a_python_caller_kept(nandlab_cli, tmp_pat
 def test_resume_refuses_what_a_run_did_not_keep_in_one_line(nandlab_cli, tmp_path: Path, extra: str) -> None:
     result = nandlab_cli("resume", paused_snapshot(tmp_path / "odd.snap", extra))
     assert_one_line_exit_2(result, "odd.snap: not a snapshot of `nandlab run`")
+
+
+@pytest.mark.parametrize("args, message", [
+    (("run", "examples/retention-relaxation.toml"), "this is a sweep file ([sweep], [[axis]]), not an experiment: "
+                                                    "run it with `nandlab sweep FILE`"),
+    (("sweep", "examples/steady-state.toml"), "this is an experiment ([device], [[phase]]), not a sweep: run it "
+                                              "with `nandlab run FILE`"),
+    (("fio", "examples/randwrite.fio", "--device", "snia-mlc", "--capacity", "4GB"),
+     "--capacity ([device] capacity): expected a whole number of mapping units (4096 bytes), found 4000000000 "
+     "(4 GB is decimal: did you mean \"4GiB\"?)"),
+])
+def test_a_file_or_flag_in_the_wrong_place_is_named(nandlab_cli, monkeypatch, args, message) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    result = nandlab_cli(*args)
+    assert result.exit_code == 2 and message in result.stderr, result.stderr

@@ -57,6 +57,8 @@ class Cli(click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
+        # The subcommand's arguments as given (click hands them on and clears them).
+        given = [*getattr(ctx, "_protected_args", []), *ctx.args]
         try:
             return super().invoke(ctx)
         except Failure:
@@ -64,7 +66,7 @@ class Cli(click.Group):
         except click.ClickException as error:  # a subcommand's options and arguments, or its own check
             raise usage_failure(error) from None
         except (ConfigError, TraceError, SnapshotError) as error:
-            raise Failure(str(error), 2) from None
+            raise Failure(_flag_named(given, str(error)), 2) from None
         except Interrupted as error:
             # The state is in the snapshot: exit as the signal would have (128 + its number).
             click.echo(f"nandlab: {printable(str(error))}", err=True)
@@ -79,6 +81,18 @@ class Cli(click.Group):
         except Terminated:
             click.echo("nandlab: terminated", err=True)
             raise click.exceptions.Exit(143) from None
+
+
+# Config keys that a command-line flag sets: an error about the key names the flag too.
+_FLAG_KEYS = {"[device] capacity": "--capacity"}
+
+
+def _flag_named(given: list[str], message: str) -> str:
+    """``message``, naming the flag the user gave (in ``given``) for the config key it is about."""
+    for key, flag in _FLAG_KEYS.items():
+        if message.startswith(f"{key}:") and any(a == flag or a.startswith(f"{flag}=") for a in given):
+            return f"{flag} ({key}){message[len(key):]}"
+    return message
 
 
 class Terminated(Exception):

@@ -104,6 +104,12 @@ impl Config {
         if !value.is_object() {
             return Err(ConfigError::new("", "a config must be a table of keys"));
         }
+        if value.get("sweep").is_some() || value.get("axis").is_some() {
+            return Err(ConfigError::new(
+                "",
+                "this is a sweep file ([sweep], [[axis]]), not an experiment: run it with `nandlab sweep FILE`",
+            ));
+        }
         presets::apply(&mut value)?;
         jobs::inherit_phase_keys(&mut value);
         let raw: RawConfig = serde_path_to_error::deserialize(tree::Tree(&value)).map_err(|e| {

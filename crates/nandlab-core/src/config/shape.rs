@@ -155,7 +155,7 @@ fn nominal_units(d: &RawDevice, unit_size: u64) -> Result<Option<u64>, ConfigErr
             "[device] capacity",
             format!(
                 "expected a whole number of mapping units ({unit_size} bytes), found {}",
-                c.0
+                super::values::size_shown(c.0, unit_size)
             ),
         ),
     }

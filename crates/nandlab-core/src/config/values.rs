@@ -85,8 +85,19 @@ pub(super) fn fraction_in(key: &str, v: f64, lo: f64, hi: f64) -> Result<f64, Co
 /// A size for messages about sector multiples: its bytes, and for a decimal
 /// size (`"4KB"` is 4000 bytes) the binary one it most likely meant.
 pub(super) fn sector_size_shown(bytes: u64) -> String {
-    for (scale, unit) in [(1_000_000_000, "G"), (1_000_000, "M"), (1_000, "K")] {
-        if bytes >= scale && bytes.is_multiple_of(scale) && !bytes.is_multiple_of(512) {
+    size_shown(bytes, SECTOR)
+}
+
+/// A size that is not a multiple of `align`, for messages: its bytes, and
+/// for a decimal size the binary one it most likely meant.
+pub(super) fn size_shown(bytes: u64, align: u64) -> String {
+    for (scale, unit) in [
+        (1_000_000_000_000, "T"),
+        (1_000_000_000, "G"),
+        (1_000_000, "M"),
+        (1_000, "K"),
+    ] {
+        if bytes >= scale && bytes.is_multiple_of(scale) && !bytes.is_multiple_of(align) {
             return format!(
                 "{bytes} ({} {unit}B is decimal: did you mean \"{}{unit}iB\"?)",
                 bytes / scale,
