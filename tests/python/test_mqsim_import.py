@@ -1,0 +1,84 @@
+"""``nandlab import mqsim`` on MQSim's own ssdconfig.xml and workload.xml (tests/data/mqsim, MIT): the
+experiment it writes runs, and says what MQSim's files say."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import nandlab
+from nandlab import mqsim
+from nandlab._core import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "mqsim"
+SSD, WORKLOAD = DATA / "ssdconfig.xml", DATA / "workload.xml"
+
+
+def test_the_device_is_mqsims_default_drive(nandlab_cli) -> None:
+    result = nandlab_cli("import", "mqsim", SSD, WORKLOAD)
+    assert result.exit_code == 0, result.stderr
+    config = tomllib.loads(result.stdout)
+    d = config["device"]
+    assert (d["cell"], d["channels"], d["chips_per_channel"], d["dies_per_chip"], d["planes_per_die"],
+            d["blocks_per_plane"], d["pages_per_block"], d["page_size"]) == ("mlc", 8, 4, 2, 2, 2048, 256, "8192B")
+    assert d["over_provisioning"] == "7 %" and d["link_rate"] == "4000MB/s" and d["channel_rate"] == "333MB/s"
+    assert d["timing"]["mlc"] == {"read_us": [75, 75], "program_us": [750, 750], "erase_us": 3800}
+    assert d["wear"]["rated"] == {"mlc": 10000} and d["suspend"] == "erase" and d["dram_rate"] == "100MB/s"
+    assert config["ftl"]["gc"] == "d-choices:11" and config["ftl"]["gc_start"] == 0.05
+    assert config["seed"] == 321
+    # The same drive as the preset made from the same file by hand.
+    preset = tomllib.loads(nandlab.preset_toml("mqsim-default"))["device"]
+    assert preset["timing"]["mlc"] == d["timing"]["mlc"] and preset["channels"] == d["channels"]
+    # Notes say what nandlab models differently.
+    assert "# Page_Capacity (note: MQSim maps whole pages" in result.stdout
+    assert "one transaction per die at a time" in result.stdout
+
+
+def test_each_scenario_becomes_phases_that_run() -> None:
+    first = tomllib.loads(mqsim.import_config(SSD, WORKLOAD, 1))
+    fill, flows = first["phase"]
+    assert fill == {"name": "precondition", "kind": "fill", "volume": 0.75}
+    assert [j["queue_depth"] for j in flows["job"]] == [16, 2] and flows["duration"] == "10s"
+    assert all(j["read_fraction"] == 0 and j["working_set"] == 0.5 and j["block_size"] == "4096B"
+               for j in flows["job"])
+    second = tomllib.loads(mqsim.import_config(SSD, WORKLOAD, 2))
+    assert [j["read_fraction"] for j in second["phase"][1]["job"]] == [1, 1]
+    third = tomllib.loads(mqsim.import_config(SSD, WORKLOAD, 3))
+    assert third["phase"][1]["trace"] == "traces/tpcc-small.trace" and third["phase"][1]["format"] == "mqsim"
+    # Scaled down (fewer channels and blocks), the imported experiment runs as it is.
+    first["device"].update(capacity="4GiB", channels=2, chips_per_channel=1)
+    del first["device"]["blocks_per_plane"]
+    first["phase"][1]["duration"] = "0.02s"
+    result = nandlab.run(first, progress=None)
+    assert [j["name"] for j in result.phases[1]["jobs"]] == ["flow-1", "flow-2"]
+    assert result.phases[1]["host_write_requests"] > 0 and result.summary["map_reads"] > 0
+
+
+@pytest.mark.parametrize("text, message", [
+    ("not xml", "not XML"),
+    ("<Other/>", "expected MQSim's <Execution_Parameter_Set>"),
+    ("<!DOCTYPE x [<!ENTITY a 'aaaa'>]><Execution_Parameter_Set/>", "no DTD or entities"),
+    ("<Execution_Parameter_Set><Device_Parameter_Set><Flash_Parameter_Set/></Device_Parameter_Set>"
+     "</Execution_Parameter_Set>", "<Flash_Technology> is missing"),
+])
+def test_a_bad_file_is_one_line_naming_it(tmp_path: Path, text: str, message: str) -> None:
+    bad = tmp_path / "bad.xml"
+    bad.write_text(text)
+    with pytest.raises(ConfigError, match="bad.xml") as caught:
+        mqsim.import_config(bad)
+    assert message in str(caught.value)
+
+
+def test_a_bad_value_names_its_parameter(tmp_path: Path) -> None:
+    text = SSD.read_text().replace("<Flash_Channel_Count>8<", "<Flash_Channel_Count>eight<")
+    bad = tmp_path / "ssd.xml"
+    bad.write_text(text)
+    with pytest.raises(ConfigError, match=r"<Flash_Channel_Count>: expected a number from 1 to 4096, found 'eight'"):
+        mqsim.import_config(bad)
