@@ -81,7 +81,7 @@ class LazyProgress:
                 TimeRemainingColumn(),
                 auto_refresh=False,
             )
-            self._bar.start()
+            # Started below, once the task is labelled: no unlabelled "0 %" first frame.
             self._task = self._bar.add_task("", total=1.0, detail="")
         elif info["phase"] != self._phase:
             self._bar.reset(self._task)  # the time left is estimated per phase
@@ -91,6 +91,8 @@ class LazyProgress:
         if info.get("wear_used"):
             detail += f", wear {info['wear_used']:.0%} of rating, spare lost {info['reserve_used']:.0%}"
         self._bar.update(self._task, completed=fraction, description=safe(description), detail=detail)
+        if not self._bar.live.is_started:
+            self._bar.start()
         self._bar.refresh()
 
 
