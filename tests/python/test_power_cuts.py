@@ -97,3 +97,28 @@ def test_cuts_faster_than_recovery_are_called_out(nandlab_cli, tmp_path: Path) -
     assert "cuts came faster than the drive recovered" in text and "of its time recovering" in text
     calm = nandlab.run(config("plp", True, every="2s")).phases[-1]["power_loss"]
     assert not calm["cuts_outpace_recovery"] and calm["recovering_fraction"] < 0.2
+
+
+def test_the_run_table_shows_the_flash_waf_beside_the_booked_one(nandlab_cli, tmp_path: Path) -> None:
+    """Programs booked but called off by a cut count in WAF; the table's Flash WAF leaves them out."""
+    config = tmp_path / "cuts.toml"
+    config.write_text("""seed = 5
+[device]
+preset = "zombienand-synthetic-tlc"
+capacity = "64MiB"
+write_cache = "off"
+[ftl]
+paired_page_backup = false
+[[phase]]
+kind = "fill"
+[[phase]]
+pattern = "random"
+block_size = "4KiB"
+volume = 0.5
+power_loss_every = "50ms"
+""")
+    result = nandlab_cli("run", config)
+    assert result.exit_code == 0, result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.strip().startswith("phase-2"))
+    waf, flash_waf = (float(x) for x in row.split()[5:7])
+    assert "Flash" in result.stdout and 1.0 <= flash_waf < waf

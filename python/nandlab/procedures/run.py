@@ -21,6 +21,9 @@ from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.report.page import GIB, Report, fmt, gib, read_json
 from nandlab.terminal import safe
 
+FLASH_WAF_CAPTION = (
+    " Flash WAF: the programs that reached the flash — the booked ones less those a power cut called off."
+)
 WAF_CAPTION = (
     "WAF = write amplification: flash pages programmed (host writes + garbage-collection copies) "
     "per page written by the host; 1.00 is ideal."
@@ -46,7 +49,9 @@ class RunResult(ProcedureResult):
         power cuts did."""
         for line in output.device_lines(self.result.device):
             console.print(safe(line), highlight=False)
-        table = Table(box=box.SIMPLE_HEAD, caption=WAF_CAPTION, caption_justify="left")
+        cuts = any(phase.get("power_loss") for phase in self.result.phases)
+        caption = WAF_CAPTION + (FLASH_WAF_CAPTION if cuts else "")
+        table = Table(box=box.SIMPLE_HEAD, caption=caption, caption_justify="left")
         table.add_column("Phase")
         for header in (
             "Written\nGiB",
@@ -54,6 +59,7 @@ class RunResult(ProcedureResult):
             "IOPS",
             "MB/s",
             "WAF",
+            *(["Flash\nWAF"] if cuts else []),
             "Avg\nW",
             "Sim\ns",
             "Wall\ns",
@@ -63,10 +69,15 @@ class RunResult(ProcedureResult):
         for index, phase in enumerate(self.result.phases):
             jobs = phase.get("jobs", [])
             last = index == len(self.result.phases) - 1
-            table.add_row(*_row(phase["name"], phase), end_section=last and not jobs)
+            table.add_row(*_row(phase["name"], phase, cuts), end_section=last and not jobs)
             for n, job in enumerate(jobs, 1):
-                table.add_row(*_job_row(job), style="dim", end_section=last and n == len(jobs))
-        table.add_row(*_row("total", self.result.summary), style="bold")
+                row = _job_row(job)
+                table.add_row(*(row[:6] + [""] + row[6:] if cuts else row), style="dim",
+                              end_section=last and n == len(jobs))
+        total = _row("total", self.result.summary, cuts)
+        if cuts:
+            total[6] = _flash_waf_of(self.result.phases)
+        table.add_row(*total, style="bold")
         console.print(table)
         _latency_table(console, self.result)
         _bit_error_table(console, self.result)
@@ -122,8 +133,8 @@ def _power_cut_tables(console: Console, result: api.Result) -> None:
         console.print(safe(f"  lost: {line}"), highlight=False)
 
 
-def _row(label: str, summary: dict[str, Any]) -> list[str]:
-    """One table row from a summary dict."""
+def _row(label: str, summary: dict[str, Any], cuts: bool = False) -> list[str]:
+    """One table row from a summary dict (with ``cuts``, the flash WAF beside the booked one)."""
     return [
         safe(label),
         number((summary["host_write_bytes"] + summary.get("fill_bytes", 0)) / GIB),
@@ -131,11 +142,26 @@ def _row(label: str, summary: dict[str, Any]) -> list[str]:
         number(summary["iops"]),
         number(summary["mbps"]),
         f"{summary['waf']:.2f}" if summary["host_write_bytes"] else "–",
+        *([_flash_waf_of([summary])] if cuts else []),
         f"{summary['average_power_w']:.2f}" if summary["sim_seconds"] else "–",
         number(summary["sim_seconds"]),
         number(summary["wall_seconds"]),
         number(summary["requests_per_wall_second"] / 1e6),
     ]
+
+
+def _flash_waf_of(phases: list[dict[str, Any]]) -> str:
+    """The WAF of the programs that reached the flash over ``phases``: the booked WAF less the share of
+    booked page programs a power cut called off ("–" without host writes)."""
+    written = booked = called_off = 0.0
+    for s in phases:
+        if not s["host_write_bytes"] or not s["waf"] or not s["flash_programs"]:
+            continue
+        off = ((s.get("power_loss") or {}).get("in_flight") or {}).get("discarded_programs", 0)
+        written += s["host_write_bytes"]
+        booked += s["waf"] * s["host_write_bytes"]
+        called_off += s["waf"] * s["host_write_bytes"] * off / s["flash_programs"]
+    return f"{(booked - called_off) / written:.2f}" if written else "–"
 
 
 def _job_row(job: dict[str, Any]) -> list[str]:
