@@ -156,3 +156,14 @@ def test_fractions_read_the_same_everywhere() -> None:
 
     assert options.fraction("30%") == options.fraction("30 %") == options.fraction("0.3") == 0.3
     assert options.Fraction(0.0, 0.95).convert("30%", None, None) == 0.3
+
+
+def test_help_texts_are_whole_sentences_without_markdown(nandlab_cli) -> None:
+    """Every group's command list shows whole short helps (click cuts long first sentences with "..."),
+    and no help text shows Markdown backticks."""
+    for group in ((), ("test",), ("trace",), ("chip",), ("import",)):
+        result = nandlab_cli(*group, "--help")
+        assert result.exit_code == 0 and "..." not in result.stdout.split("Commands:")[1], result.stdout
+    for command in (("serve",), ("run",), ("fio",), ("chip", "endurance"), ("test", "retention"), ("lifetime",)):
+        result = nandlab_cli(*command, "--help")
+        assert result.exit_code == 0 and "`" not in result.stdout, (command, result.stdout)

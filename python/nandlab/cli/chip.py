@@ -13,10 +13,10 @@ from nandlab.cli.console import show, stdout_console
 from nandlab.cli.errors import Cli
 from nandlab.procedures import chip as chip_procedures
 
-CHIP = click.option("--chip", "name", required=True, metavar="NAME", help="Chip preset (see `nandlab chip list`).")
+CHIP = click.option("--chip", "name", required=True, metavar="NAME", help="Chip preset (see: nandlab chip list).")
 
 
-@click.group("chip", cls=Cli)
+@click.group("chip", cls=Cli, short_help="The chip test bench: endurance and latency of raw NAND chips.")
 def chip() -> None:
     """The chip test bench: endurance and latency of raw NAND chips (Desnoyers' experiments)."""
 
@@ -30,7 +30,7 @@ def chip_list() -> None:
     stdout_console().print(table)
 
 
-@chip.command("endurance")
+@chip.command("endurance", short_help="Cycle blocks to failure (Desnoyers' method): lifetimes and latency.")
 @CHIP
 @click.option("--blocks", type=click.IntRange(1, 1_000_000), default=100, show_default=True, help="Blocks to test.")
 @click.option(
@@ -52,7 +52,7 @@ def chip_endurance(
     show(result, as_json, out)
 
 
-@chip.command("latency")
+@chip.command("latency", short_help="Read, program and erase latency over a block's life vs the datasheet.")
 @CHIP
 @options.AS_JSON
 @options.out("Write JSON and PNG.")

@@ -19,7 +19,7 @@ from nandlab.terminal import printable, safe
 FORMATS = ("normal", "json", "json+")
 
 
-@click.command("fio", options_metavar="[JOBFILE] [OPTIONS] [--FIO-OPTION=VALUE ...]", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.command("fio", short_help="Run a fio job file (or fio's command-line jobs) on a simulated drive.", options_metavar="[JOBFILE] [OPTIONS] [--FIO-OPTION=VALUE ...]", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @options.device()
 @options.capacity()
 @click.option("--seed", type=options.SEED, metavar="N", help="Override the job file's randseed.")

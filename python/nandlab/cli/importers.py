@@ -15,7 +15,7 @@ def import_group() -> None:
     """Turn another simulator's configuration into a nandlab experiment (TOML on stdout)."""
 
 
-@import_group.command("mqsim")
+@import_group.command("mqsim", short_help="MQSim's ssdconfig.xml and workload.xml as a nandlab experiment.")
 @click.argument("ssdconfig", type=click.Path(dir_okay=False, path_type=Path), metavar="SSDCONFIG.xml")
 @click.argument("workload", required=False, type=click.Path(dir_okay=False, path_type=Path),
                 metavar="[WORKLOAD.xml]")

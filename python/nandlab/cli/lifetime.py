@@ -22,7 +22,7 @@ from nandlab.procedures import lifetime_grid, lifetime_traces
 from nandlab.terminal import safe
 
 
-@click.command("lifetime")
+@click.command("lifetime", short_help="Run a drive from pristine to dead; ZombieNAND beside a baseline.")
 @click.argument("config", metavar="CONFIG.toml|PRESET")
 @click.option("--compare-baseline", is_flag=True, help="Also run the baseline (no ZombieNAND) and compare.")
 @click.option("--reserve", type=options.Fraction(0.0, 0.95), default=0.3, show_default=True, help="With a PRESET.")
@@ -79,7 +79,7 @@ def lifetime_command(
     show(result, as_json, out, stderr)
 
 
-@click.command("lifetime-grid")
+@click.command("lifetime-grid", short_help="The ZombieNAND paper's synthetic grid (its Fig. 3).")
 @click.option("--cells", default="tlc,mlc", show_default=True, help="Cell types (zombienand-synthetic-* presets).")
 @click.option("--reserves", default="5%,10%,15%,20%,25%,30%", show_default=True, callback=options.numbers)
 @click.option("--working-sets", default="10%,25%,50%,100%", show_default=True, callback=options.numbers)
@@ -135,7 +135,7 @@ def _run_study(
                   f"(the sweep's dataset in {safe(str(out / 'sweep'))}/: run again to resume)")
 
 
-@click.command("lifetime-traces")
+@click.command("lifetime-traces", short_help="The ZombieNAND paper's trace study (its Figs. 4-6).")
 @click.argument("trace_files", metavar="TRACE...", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--cells", default="tlc,mlc", show_default=True, help="Cell types (zombienand-trace-* presets).")

@@ -137,7 +137,7 @@ def all_cores(help: str) -> Any:
                         show_default="all cores", help=help)
 
 
-def device(help: str = "Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl].") -> Any:
+def device(help: str = "Device preset (see: nandlab presets) or a TOML file: its [device] and [ftl].") -> Any:
     """``--device PRESET|FILE``, required."""
     return click.option("--device", required=True, metavar="PRESET|FILE", help=help)
 
@@ -173,6 +173,6 @@ def snapshot_options(command: Any) -> Any:
         "--snapshot",
         type=click.Path(dir_okay=False, path_type=Path),
         metavar="PATH",
-        help="On Ctrl-C or SIGTERM, stop with the run's whole state in PATH (`nandlab resume PATH` goes on "
+        help="On Ctrl-C or SIGTERM, stop with the run's whole state in PATH (nandlab resume PATH goes on "
         "to the same result).",
     )(command)

@@ -10,7 +10,7 @@ from nandlab._core import default_config_toml, preset_toml, presets
 from nandlab.cli.console import stdout_console
 
 
-@click.command("presets")
+@click.command("presets", short_help="List the device presets, or print one as TOML.")
 @click.argument("name", required=False)
 def list_presets(name: str | None) -> None:
     """List the device presets ([device] preset = "NAME"), or print preset NAME as TOML."""

@@ -36,7 +36,7 @@ from nandlab.terminal import printable
                    "simulated in fast), e.g. 5s,12.5s: unsafe data is lost as the drive's physics says, every "
                    "connection drops, the drive recovers and clients may reconnect.")
 @click.option("--control", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
-              help="A unix socket taking a line `cut` (a power cut now) or `stop`, e.g. "
+              help="A unix socket taking a line \"cut\" (a power cut now) or \"stop\", e.g. "
                    "echo cut | nc -U PATH.")
 @click.option("--once", is_flag=True, help="Stop once a client has come and none has been connected for a second since.")
 @click.option("--seed", type=options.SEED, metavar="N", help="Override the config's seed.")
@@ -47,7 +47,7 @@ def serve_command(device: str, capacity: str | None, socket: Path | None, port: 
                   timing: str, overhead: str, cuts: str | None, control: Path | None, once: bool, seed: int | None, out: Path | None, as_json: bool, quiet: bool) -> None:
     """Serve the drive of CONFIG (its phases run first: a fill, an ageing) or of a PRESET over NBD,
     until Ctrl-C or SIGTERM (or, with --once, the clients' disconnect); then print and write its
-    results as `nandlab run` does, with a table of the client connections.
+    results as nandlab run does, with a table of the client connections.
 
     \b
     nandlab serve snia-mlc --capacity 1GiB --socket /tmp/nandlab.sock

@@ -15,7 +15,7 @@ from nandlab.cli.console import LazyProgress, show
 from nandlab.cli.errors import Cli
 
 COMMON = (
-    options.device("Device preset (see `nandlab presets`) or a TOML file: its [device] and [ftl], not its phases."),
+    options.device("Device preset (see: nandlab presets) or a TOML file: its [device] and [ftl], not its phases."),
     options.capacity(),
     click.option("--seed", type=options.SEED, default=qualify.SEED, show_default=True, metavar="N"),
     options.AS_JSON,
@@ -51,7 +51,7 @@ class _Procedures(Cli):
         return click.command(name, help=procedure.help, short_help=procedure.short_help)(command)
 
 
-@click.group("test", cls=_Procedures)
+@click.group("test", cls=_Procedures, short_help="Media qualification: Swissbit AN2103, JESD218 retention, read disturb.")
 def test_group() -> None:
     """Media qualification procedures of Swissbit's application note AN2103: the write test (its
     Fig. 1), the read test (its Fig. 6) and the pSLC-cache fill (its Figs. 2-5)."""

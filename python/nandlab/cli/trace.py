@@ -18,13 +18,13 @@ from nandlab.procedures import trace as trace_procedures
 FORMAT = click.Choice(traces.FORMATS)
 
 
-@click.group("trace", cls=Cli)
+@click.group("trace", cls=Cli, short_help="Real block I/O traces: what they hold, and replays on a simulated drive.")
 def trace_group() -> None:
     """Block I/O traces recorded on real systems (MSR, UMass/SPC, blkparse, fio iolog, DiskSim/MQSim/
     SSDsim ASCII, FIU, Alibaba, Tencent; gzip, bzip2 or zstd)."""
 
 
-@trace_group.command("stats")
+@trace_group.command("stats", short_help="What a trace holds: composition, sizes, footprint, reuse.")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE...")
 @click.option("--format", "trace_format", type=FORMAT, help="The traces' format (default: detected).")
 @click.option("--skip-bad", is_flag=True, help="Pass over malformed lines and count them (default: stop at the first).")
@@ -48,7 +48,7 @@ def trace_stats(files: tuple[Path, ...], trace_format: str | None, skip_bad: boo
     wrote(paths, out)
 
 
-@trace_group.command("replay")
+@trace_group.command("replay", short_help="Replay a trace on a simulated drive.")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @options.device()
 @options.capacity()
