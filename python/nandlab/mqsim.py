@@ -81,9 +81,6 @@ class Params:
         self.values = {child.tag: (child.text or "").strip() for child in element}
         self.source = source
 
-    def has(self, name: str) -> bool:
-        return name in self.values
-
     def text(self, name: str, default: str | None = None) -> str:
         if name not in self.values:
             if default is None:

@@ -18,9 +18,6 @@ from pathlib import Path
 
 import pytest
 
-CLIENTS = ("fio", "qemu-img", "qemu-io", "nbdinfo")
-
-
 def need(*programs: str) -> None:
     missing = [p for p in programs if shutil.which(p) is None]
     if missing:
@@ -63,7 +60,8 @@ def test_fio_writes_random_data_and_verifies_it(tmp_path: Path) -> None:
     with serving(tmp_path, "--timing", "fast") as (uri, _):
         fio = subprocess.run(["fio", "--name=verify", "--ioengine=nbd", f"--uri={uri}", "--rw=randwrite",
                               "--bs=4k", "--size=32m", "--iodepth=16", "--verify=crc32c", "--do_verify=1",
-                              "--output-format=json"], capture_output=True, text=True, timeout=120)
+                              "--output-format=json"], capture_output=True, text=True, timeout=120,
+                             cwd=tmp_path)  # fio leaves its verify state in the working directory
         assert fio.returncode == 0, fio.stderr
         job = json.loads(fio.stdout[fio.stdout.index("{"):])["jobs"][0]
         assert job["error"] == 0 and job["write"]["io_bytes"] == 32 << 20 and job["read"]["io_bytes"] == 32 << 20

@@ -99,6 +99,8 @@ struct Connection<'s, 'a> {
     stream: Stream,
     timing: Timing,
     input: Vec<u8>,
+    /// What each read from the socket lands in first.
+    scratch: Box<[u8]>,
     output: Vec<u8>,
     /// Bytes of `output` already sent.
     sent: usize,
@@ -143,6 +145,7 @@ pub(crate) fn serve(
         },
         timing,
         input: Vec::new(),
+        scratch: vec![0; READ_CHUNK].into_boxed_slice(),
         output: Vec::new(),
         sent: 0,
         pending: BinaryHeap::new(),
@@ -246,13 +249,14 @@ impl Connection<'_, '_> {
     fn fill(&mut self) -> io::Result<usize> {
         let mut total = 0;
         loop {
-            let at = self.input.len();
-            self.input.resize(at + READ_CHUNK, 0);
-            let got = self.stream.read(&mut self.input[at..]);
-            self.input.truncate(at + *got.as_ref().unwrap_or(&0));
-            match got {
+            // Into a buffer kept for the connection: a realtime connection
+            // polls here between replies, and must not clear 256 KiB each time.
+            match self.stream.read(&mut self.scratch) {
                 Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-                Ok(n) => total += n,
+                Ok(n) => {
+                    self.input.extend_from_slice(&self.scratch[..n]);
+                    total += n;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(total),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -303,16 +307,17 @@ impl Connection<'_, '_> {
             out.clear();
             let (o, due) = self.shared.run(&r, &self.input[data], &mut out, self.epoch);
             self.note(&o);
-            let mut reply = Vec::with_capacity(16 + out.len());
-            proto::write_reply(&mut reply, o.error, r.cookie, &out).expect("to memory");
             match due {
-                // Fast: the reply goes out now.
+                // Fast: the reply goes straight to the output.
                 None => {
-                    self.output.extend_from_slice(&reply);
+                    proto::write_reply(&mut self.output, o.error, r.cookie, &out)
+                        .expect("to memory");
                     self.shared.replied(o.done);
                     self.sums.wall_ns += received.elapsed().as_nanos() as u64;
                 }
                 Some(due) => {
+                    let mut reply = Vec::with_capacity(16 + out.len());
+                    proto::write_reply(&mut reply, o.error, r.cookie, &out).expect("to memory");
                     self.seq += 1;
                     self.pending_bytes += reply.len();
                     self.pending.push(Reverse(Pending {

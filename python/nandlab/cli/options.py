@@ -33,6 +33,10 @@ class Finite(click.FloatRange):
         return number
 
 
+class BareShareError(ValueError):
+    """A bare number above 1 given as a share: the message says what it would mean."""
+
+
 def fraction(text: str) -> float:
     """A share as the CLI takes it: ``30%``, ``30 %`` or ``0.3``; a bare number above 1 (``30``) is
     refused with what it would mean (ValueError), as in configs."""
@@ -41,7 +45,7 @@ def fraction(text: str) -> float:
         return float(item[:-1].strip()) / 100
     value = float(item)
     if value > 1:
-        raise ValueError(f"a bare number is a share of 1: {item} would be {value * 100:g} %; write {item}% or "
+        raise BareShareError(f"a bare number is a share of 1: {item} would be {value * 100:g} %; write {item}% or "
                          f"{value / 100:g}")
     return value
 
@@ -55,9 +59,10 @@ class Fraction(Finite):
         if isinstance(value, str):
             try:
                 value = fraction(value)
-            except ValueError as error:
-                self.fail(str(error) if "share of 1" in str(error) else
-                          f"expected a fraction like 30% or 0.3, found {value!r}", param, ctx)
+            except BareShareError as error:
+                self.fail(str(error), param, ctx)
+            except ValueError:
+                self.fail(f"expected a fraction like 30% or 0.3, found {value!r}", param, ctx)
         return super().convert(value, param, ctx)
 
 
@@ -79,9 +84,9 @@ def numbers(ctx: click.Context, param: click.Parameter, text: str) -> list[float
     """A comma-separated list of finite fractions, percentages allowed ("10%,20%" or "0.1,0.2")."""
     try:
         numbers = [fraction(x) for x in text.split(",")]
-    except ValueError as error:
-        if "share of 1" in str(error):
-            raise click.BadParameter(str(error)) from None
+    except BareShareError as error:
+        raise click.BadParameter(str(error)) from None
+    except ValueError:
         numbers = []
     if not numbers or not all(math.isfinite(x) for x in numbers):
         raise click.BadParameter(f"expected comma-separated finite numbers, found {text!r}")
