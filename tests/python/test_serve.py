@@ -24,12 +24,15 @@ def need(*programs: str) -> None:
         pytest.skip(f"{', '.join(missing)} not installed (scripts/test-all installs Debian's packages)")
 
 
+DRIVE = ("snia-mlc", "--capacity", "1GiB")
+
+
 @contextmanager
-def serving(tmp_path: Path, *args: str, stop: int | None = signal.SIGINT) -> Iterator[tuple[str, subprocess.Popen]]:
+def serving(tmp_path: Path, *args: str, stop: int | None = signal.SIGINT,
+            drive: tuple[str, ...] = DRIVE) -> Iterator[tuple[str, subprocess.Popen]]:
     """``nandlab serve snia-mlc --capacity 1GiB ARGS --out tmp/out``: yields its URI and process; then
     stops it with ``stop`` (None: waits for it to stop by itself) and checks that it exits 0."""
-    command = [sys.executable, "-m", "nandlab", "serve", "snia-mlc", "--capacity", "1GiB",
-               "--out", str(tmp_path / "out"), *args]
+    command = [sys.executable, "-m", "nandlab", "serve", *drive, "--out", str(tmp_path / "out"), *args]
     if "--port" not in args and not any(a.startswith("--socket") for a in args):
         command += ["--socket", str(tmp_path / "drive.sock")]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -90,6 +93,34 @@ def test_qemu_img_writes_an_image_that_reads_back_byte_for_byte(tmp_path: Path) 
         done = subprocess.run(["qemu-img", "compare", "-f", "raw", "-F", "raw", str(image), uri],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 1 and "mismatch at offset 12288" in done.stdout, done.stdout
+
+
+def test_a_snapshot_keeps_the_drive_and_its_data_between_sessions(tmp_path: Path) -> None:
+    need("qemu-img")
+    image, kept = tmp_path / "disk.img", tmp_path / "drive.nls"
+    image.write_bytes(os.urandom(2 << 20) + bytes(1 << 20) + os.urandom(1 << 20))
+    convert = ["convert", "-n", "-f", "raw", "-O", "raw", str(image)]
+    compare = ["compare", "-f", "raw", "-F", "raw", str(image)]
+    for session, (drive, args) in enumerate([(DRIVE, convert), ((), compare), ((), compare)], start=1):
+        with serving(tmp_path, "--timing", "fast", "--snapshot", str(kept), drive=drive) as (uri, server):
+            done = subprocess.run(["qemu-img", *args, uri], capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, done.stdout + done.stderr
+        assert f"saved to {kept} (session {session}" in server.output.replace("\n", " ")
+        summary, _ = results(tmp_path)
+        # The drive goes on: its host writes so far are the first session's, every time.
+        assert summary["host_write_bytes"] >= 3 << 20
+        assert summary["phases"][-1]["served_session"] == session
+    assert (tmp_path / "out" / "report.html").exists()
+    # Another drive, a file that is not a served drive, nothing to serve: one-line errors, nothing overwritten.
+    (tmp_path / "notes.txt").write_text("mine")
+    for args, message in [(["snia-slc", "--snapshot", str(kept)], "built from another config"),
+                          (["snia-mlc", "--snapshot", "notes.txt"], "is not a served nandlab drive"),
+                          (["--snapshot", "missing.nls"], "give a CONFIG or PRESET")]:
+        done = subprocess.run([sys.executable, "-m", "nandlab", "serve", *args, "--socket", "x.sock"],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert done.returncode == 2 and done.stderr.startswith("nandlab: error:") and message in done.stderr, \
+            done.stderr
+    assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
 def test_trim_and_write_zeroes_read_back_as_zeroes(tmp_path: Path) -> None:

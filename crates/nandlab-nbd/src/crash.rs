@@ -59,6 +59,18 @@ impl CrashLog {
         (offset / self.unit) as u32..=((offset + len.max(1) - 1) / self.unit) as u32
     }
 
+    /// Units whose surviving version the log no longer had, in ascending order.
+    pub(crate) fn lost_units(&self) -> Vec<u32> {
+        let mut lost: Vec<u32> = self.lost.iter().copied().collect();
+        lost.sort_unstable();
+        lost
+    }
+
+    /// Marks units as unreadable (as a served drive's file kept them).
+    pub(crate) fn mark_lost(&mut self, units: &[u32]) {
+        self.lost.extend(units);
+    }
+
     /// Whether any unit of the range lost its bytes at a cut.
     pub(crate) fn any_lost(&self, offset: u64, len: u64) -> bool {
         !self.lost.is_empty() && self.units(offset, len).any(|l| self.lost.contains(&l))

@@ -9,7 +9,7 @@ use crate::crash::CrashLog;
 use crate::engine::Engine;
 use crate::overhead::{ClientOverhead, Turnaround};
 use crate::proto::{self, Export};
-use crate::store::Store;
+use crate::saved::ServedData;
 use nandlab_core::{PhaseResult, SimError, Simulator};
 use serde::Serialize;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -89,6 +89,8 @@ pub struct ServeOutcome {
     /// Realtime: what was taken off each reply at the end (µs).
     pub client_overhead_us: f64,
     pub power_cuts: Vec<CutReport>,
+    /// What the drive holds at the end (for [`crate::saved::save`]).
+    pub data: ServedData,
 }
 
 enum Listener {
@@ -256,14 +258,16 @@ impl Server {
         }
     }
 
-    /// Serves the config's phase `index` of `sim` until `stop` is set (or,
-    /// with `once`, the last client has gone), then ends the phase.
+    /// Serves the config's phase `index` of `sim`, holding `data` (what an
+    /// earlier session left, or [`ServedData::empty`]), until `stop` is set
+    /// (or, with `once`, the last client has gone), then ends the phase.
     pub fn run(
         &self,
         sim: &mut Simulator,
         index: usize,
         opts: &ServeOptions,
         stop: &AtomicBool,
+        data: ServedData,
     ) -> Result<ServeOutcome, SimError> {
         let g = &sim.config().geometry;
         let export = Export {
@@ -302,13 +306,17 @@ impl Server {
                 t0: served.start(),
                 served,
                 sim,
-                store: Store::new(opts.store_limit),
+                store: data.store,
                 size: export.size,
                 unit,
                 timing: opts.timing,
                 w0: Instant::now(),
                 failure: None,
-                crash: cuts.then(|| CrashLog::new(unit, crash_budget(opts.store_limit))),
+                crash: (cuts || !data.unreadable.is_empty()).then(|| {
+                    let mut log = CrashLog::new(unit, crash_budget(opts.store_limit));
+                    log.mark_lost(&data.unreadable);
+                    log
+                }),
                 cuts_at: cuts_at.into(),
                 cut_reports: Vec::new(),
             }),
@@ -385,6 +393,10 @@ impl Server {
             Timing::Fast => e.served.end(),
         };
         let store_bytes = e.store.bytes();
+        let data = ServedData {
+            unreadable: e.crash.as_ref().map_or_else(Vec::new, CrashLog::lost_units),
+            store: e.store,
+        };
         let power_cuts = e.cut_reports;
         let phase = e.sim.serve_end(e.served, end)?;
         let mut connections = shared.stats.into_inner().unwrap();
@@ -396,6 +408,7 @@ impl Server {
             failure: e.failure,
             client_overhead_us,
             power_cuts,
+            data,
         })
     }
 }

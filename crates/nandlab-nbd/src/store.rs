@@ -6,7 +6,8 @@
 
 use rustc_hash::FxHashMap;
 
-const CHUNK: usize = 4096;
+/// The store's unit of allocation (bytes).
+pub const CHUNK: usize = 4096;
 
 /// The store is full (its memory budget is spent).
 #[derive(Debug, PartialEq, Eq)]
@@ -30,6 +31,13 @@ impl Store {
     /// Bytes of memory the written chunks take.
     pub fn bytes(&self) -> u64 {
         (self.chunks.len() * CHUNK) as u64
+    }
+
+    /// Every chunk written (its index and bytes), in ascending order.
+    pub fn chunks(&self) -> Vec<(u64, &[u8])> {
+        let mut all: Vec<(u64, &[u8])> = self.chunks.iter().map(|(&i, c)| (i, &c[..])).collect();
+        all.sort_unstable_by_key(|&(i, _)| i);
+        all
     }
 
     /// Fills `buf` with the bytes at `offset`.

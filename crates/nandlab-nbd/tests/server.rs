@@ -4,8 +4,11 @@
 //! requests out of bounds, pipelined commands, hostile clients, and the
 //! served phase's figures.
 
+use nandlab_core::sim::ConfigText;
 use nandlab_core::{Config, Simulator};
-use nandlab_nbd::{ClientOverhead, Listen, ServeOptions, ServeOutcome, Server, Timing};
+use nandlab_nbd::{
+    saved, ClientOverhead, Listen, ServeOptions, ServeOutcome, ServedData, Server, Timing,
+};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -54,9 +57,20 @@ impl Drop for StopOnDrop<'_> {
 
 /// Serves a fresh drive at `name` while `client` runs, then stops the server.
 fn with_server(name: &str, timing: Timing, client: impl FnOnce(&PathBuf)) -> ServeOutcome {
-    let path = socket(name);
     let mut sim = Simulator::new(Config::from_toml(CONFIG, "test").unwrap());
     sim.drive_mut().ftl.enable_oracle();
+    serve_session(&mut sim, name, timing, ServedData::empty(1 << 30), client)
+}
+
+/// Serves `sim` holding `data` at `name` while `client` runs, then stops the server.
+fn serve_session(
+    sim: &mut Simulator,
+    name: &str,
+    timing: Timing,
+    data: ServedData,
+    client: impl FnOnce(&PathBuf),
+) -> ServeOutcome {
+    let path = socket(name);
     let server = Server::bind(&Listen::Unix(path.clone())).unwrap();
     assert!(server.uri().starts_with("nbd+unix:///?socket="));
     let opts = ServeOptions {
@@ -70,7 +84,7 @@ fn with_server(name: &str, timing: Timing, client: impl FnOnce(&PathBuf)) -> Ser
     };
     let stop = AtomicBool::new(false);
     let outcome = std::thread::scope(|s| {
-        let serving = s.spawn(|| server.run(&mut sim, 0, &opts, &stop));
+        let serving = s.spawn(|| server.run(sim, 0, &opts, &stop, data));
         let stopper = StopOnDrop(&stop);
         client(&path);
         drop(stopper);
@@ -240,6 +254,98 @@ fn every_command_does_what_the_protocol_says() {
 }
 
 #[test]
+fn a_saved_drive_serves_again_with_its_data_and_state() {
+    let mut sim = Simulator::new(Config::from_toml(CONFIG, "test").unwrap());
+    sim.drive_mut().ftl.enable_oracle();
+    let first = serve_session(
+        &mut sim,
+        "saved-1.sock",
+        Timing::Fast,
+        ServedData::empty(1 << 30),
+        |path| {
+            let mut c = Client::connect(path);
+            for i in 0..64u64 {
+                assert_eq!(
+                    c.call(WRITE, 0, i * 65536 + 512, 8192, &pattern(8192, i as u8))
+                        .0,
+                    0
+                );
+            }
+            assert_eq!(c.call(TRIM, 0, 65536, 65536, &[]).0, 0);
+        },
+    );
+    let config = ConfigText {
+        text: CONFIG.into(),
+        json: false,
+        source: "test".into(),
+        seed: None,
+    };
+    let file = socket("saved.drive");
+    saved::save(&file, &sim, &config, "{\"phases\": []}", &first.data).unwrap();
+    assert!(saved::is_saved(&file));
+    let back = saved::load(&file, 1 << 30).unwrap();
+    assert_eq!(back.config, config);
+    assert_eq!(back.extra, "{\"phases\": []}");
+    assert_eq!(back.sim.state_fingerprint(), sim.state_fingerprint());
+    assert_eq!(back.data.store.bytes(), first.data.store.bytes());
+    let mut again = back.sim;
+    let second = serve_session(
+        &mut again,
+        "saved-2.sock",
+        Timing::Fast,
+        back.data,
+        |path| {
+            let mut c = Client::connect(path);
+            for i in 0..64u64 {
+                let want = if i == 1 {
+                    vec![0; 8192]
+                } else {
+                    pattern(8192, i as u8)
+                };
+                assert_eq!(
+                    c.read(i * 65536 + 512, 8192)[..7680],
+                    want[..7680],
+                    "write {i}"
+                );
+            }
+        },
+    );
+    again.drive().ftl.check_invariants().unwrap();
+    // The second session's reads found their data on the flash the first one wrote.
+    assert_eq!(second.phase.summary.host_read_requests, 64);
+    assert_eq!(
+        again.drive().counters().host_write_bytes,
+        sim.drive().counters().host_write_bytes
+    );
+
+    // A damaged file is refused with a reason, never served.
+    let bytes = std::fs::read(&file).unwrap();
+    let damaged = socket("damaged.drive");
+    let refused = |what: &str, b: &[u8]| {
+        std::fs::write(&damaged, b).unwrap();
+        let Err(e) = saved::load(&damaged, 1 << 30) else {
+            panic!("{what}: loaded")
+        };
+        e.to_string()
+    };
+    assert!(refused("truncated", &bytes[..bytes.len() - 10]).contains("damaged"));
+    let mut flipped = bytes.clone();
+    let at = flipped.len() - 100;
+    flipped[at] ^= 1;
+    assert!(refused("flipped", &flipped).contains("checksum"));
+    assert!(refused("not one", b"hello").contains("not a served"));
+    assert!(refused("a plain snapshot", &bytes[20..]).contains("not a served"));
+    assert!(
+        saved::load(&damaged, 4096).is_err(),
+        "a store too small is refused"
+    );
+    assert!(matches!(
+        saved::load(&file, 4096),
+        Err(nandlab_core::SimError::OutOfMemory { .. })
+    ));
+}
+
+#[test]
 fn hostile_clients_lose_their_connection_and_nothing_else() {
     let outcome = with_server("hostile.sock", Timing::Realtime, |path| {
         // Garbage instead of a handshake; a huge option; a bad request magic;
@@ -310,7 +416,7 @@ fn with_cuts(name: &str, client: impl FnOnce(&PathBuf, &PathBuf)) -> ServeOutcom
     };
     let stop = AtomicBool::new(false);
     let outcome = std::thread::scope(|s| {
-        let serving = s.spawn(|| server.run(&mut sim, 0, &opts, &stop));
+        let serving = s.spawn(|| server.run(&mut sim, 0, &opts, &stop, ServedData::empty(1 << 30)));
         let stopper = StopOnDrop(&stop);
         while !control.exists() {
             std::thread::sleep(Duration::from_millis(5));

@@ -70,6 +70,8 @@ struct Simulator {
     /// the progress callback's. Kept if the phase ended before it could
     /// pause: the next phase then pauses at once.
     stop_cause: Option<PyErr>,
+    /// The data a served drive read back from its file holds, until `serve` takes it.
+    served: Option<nbd::ServedData>,
 }
 
 #[pymethods]
@@ -110,6 +112,7 @@ impl Simulator {
             text,
             broken: None,
             stop_cause: None,
+            served: None,
         })
     }
 
@@ -131,7 +134,41 @@ impl Simulator {
             text,
             broken: None,
             stop_cause: None,
+            served: None,
         })
+    }
+
+    /// A served drive read back from the file `serve(snapshot=...)` wrote: its simulator (every
+    /// config phase done), and the data its clients wrote, which the next `serve` holds; with
+    /// what was kept beside it (`served_extra`). `store_limit`: as for `serve`.
+    #[staticmethod]
+    #[pyo3(signature = (path, store_limit = None))]
+    fn load_served(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        store_limit: Option<u64>,
+    ) -> PyResult<(Self, String)> {
+        let store_limit = store_limit_or_available(store_limit)?;
+        let saved = py
+            .detach(|| guard(|| nbd::saved::load(&path, store_limit)))
+            .map_err(InternalError::new_err)?
+            .map_err(|e| sim_error(py, e, None))?;
+        Ok((
+            Simulator {
+                sim: saved.sim,
+                text: saved.config,
+                broken: None,
+                stop_cause: None,
+                served: Some(saved.data),
+            },
+            saved.extra,
+        ))
+    }
+
+    /// Whether `path` holds a served drive that `load_served` reads.
+    #[staticmethod]
+    fn is_served_drive(path: std::path::PathBuf) -> bool {
+        nbd::saved::is_saved(&path)
     }
 
     /// Writes a snapshot to `path` when the run is stopped (by SIGINT, any
@@ -319,9 +356,12 @@ impl Simulator {
     /// `power_cut_at`: power cuts at these seconds from the start of serving (wall clock in
     /// realtime timing, simulated in fast); `control`: a unix socket taking `cut` and `stop` lines.
     /// Both need `enable_power_model()` before the first phase.
+    /// The drive holds what `load_served` read back, if it was; with `snapshot`, the drive and
+    /// its data are written there when serving ends (with `snapshot_extra` beside them), for
+    /// `load_served`: the result's `snapshot_error` says why that failed, if it did.
     #[pyo3(signature = (index, listen, timing = "realtime", once = false, store_limit = None,
                         max_connections = 64, client_overhead_us = Some(0.0), power_cut_at = Vec::new(),
-                        control = None, ready = None))]
+                        control = None, ready = None, snapshot = None, snapshot_extra = String::new()))]
     #[allow(clippy::too_many_arguments)]
     fn serve<'py>(
         &mut self,
@@ -336,6 +376,8 @@ impl Simulator {
         power_cut_at: Vec<f64>,
         control: Option<std::path::PathBuf>,
         ready: Option<Py<PyAny>>,
+        snapshot: Option<std::path::PathBuf>,
+        snapshot_extra: String,
     ) -> PyResult<Bound<'py, PyDict>> {
         let power_cut_at = power_cut_at
             .into_iter()
@@ -379,12 +421,7 @@ impl Simulator {
                 )))
             }
         };
-        let store_limit = match store_limit {
-            Some(limit) => limit,
-            None => nandlab_core::memory::available_bytes()
-                .map_err(|e| ConfigError::new_err(e.to_string()))?
-                .unwrap_or(u64::MAX),
-        };
+        let store_limit = store_limit_or_available(store_limit)?;
         let server = nbd::Server::bind(&listen).map_err(|e| {
             let at = match &listen {
                 nbd::Listen::Unix(p) => format!("unix socket {}", p.display()),
@@ -406,9 +443,13 @@ impl Simulator {
         };
         let stop = std::sync::atomic::AtomicBool::new(false);
         let sim = &mut self.sim;
+        let data = self
+            .served
+            .take()
+            .unwrap_or_else(|| nbd::ServedData::empty(store_limit));
         let outcome = py.detach(|| {
             std::thread::scope(|scope| {
-                let serving = scope.spawn(|| guard(|| server.run(sim, index, &opts, &stop)));
+                let serving = scope.spawn(|| guard(|| server.run(sim, index, &opts, &stop, data)));
                 while !serving.is_finished() {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                     // A signal's exception (KeyboardInterrupt) stops the server; its results stand.
@@ -434,6 +475,12 @@ impl Simulator {
         out.set_item("failure", outcome.failure)?;
         out.set_item("client_overhead_us", outcome.client_overhead_us)?;
         out.set_item("served_power_cuts", to_python(py, &outcome.power_cuts)?)?;
+        if let Some(path) = snapshot {
+            let (sim, text) = (&self.sim, &self.text);
+            let saved =
+                py.detach(|| nbd::saved::save(&path, sim, text, &snapshot_extra, &outcome.data));
+            out.set_item("snapshot_error", saved.err().map(|e| e.to_string()))?;
+        }
         Ok(out)
     }
 
@@ -457,6 +504,16 @@ impl Simulator {
             .ftl
             .check_invariants()
             .map_err(SimulationError::new_err)
+    }
+}
+
+/// `store_limit`, or the memory available (as for a run's state).
+fn store_limit_or_available(store_limit: Option<u64>) -> PyResult<u64> {
+    match store_limit {
+        Some(limit) => Ok(limit),
+        None => Ok(nandlab_core::memory::available_bytes()
+            .map_err(|e| ConfigError::new_err(e.to_string()))?
+            .unwrap_or(u64::MAX)),
     }
 }
 

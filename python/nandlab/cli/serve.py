@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from nandlab._core import SnapshotError
 from nandlab.cli import options
 from nandlab.cli.console import LazyProgress, show
 from nandlab.cli.errors import sigterm_stops_run
@@ -16,7 +17,7 @@ from nandlab.terminal import printable
 
 
 @click.command("serve", short_help="Serve a simulated drive over NBD to real programs (fio, qemu, nbdcopy).")
-@click.argument("device", metavar="CONFIG|PRESET")
+@click.argument("device", metavar="[CONFIG|PRESET]", required=False)
 @options.capacity("16GiB")
 @click.option("--socket", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
               help="Listen on this unix socket (clients: nbd+unix:///?socket=PATH).")
@@ -38,16 +39,22 @@ from nandlab.terminal import printable
 @click.option("--control", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
               help="A unix socket taking a line \"cut\" (a power cut now) or \"stop\", e.g. "
                    "echo cut | nc -U PATH.")
+@click.option("--snapshot", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
+              help="Keep the served drive in this file: its whole simulated state and the data clients wrote are "
+                   "written there when serving ends, and a later serve --snapshot PATH (no CONFIG needed) goes on "
+                   "with the same drive and data. A file that is not a served drive is never overwritten.")
 @click.option("--once", is_flag=True, help="Stop once a client has come and none has been connected for a second since.")
 @click.option("--seed", type=options.SEED, metavar="N", help="Override the config's seed.")
 @options.out("Write the run's results (summary.json, timeseries, report.html) and connections.csv to DIR.")
 @options.AS_JSON
 @options.QUIET
 def serve_command(device: str, capacity: str | None, socket: Path | None, port: int | None, host: str,
-                  timing: str, overhead: str, cuts: str | None, control: Path | None, once: bool, seed: int | None, out: Path | None, as_json: bool, quiet: bool) -> None:
+                  timing: str, overhead: str, cuts: str | None, control: Path | None, snapshot: Path | None, once: bool,
+                  seed: int | None, out: Path | None, as_json: bool, quiet: bool) -> None:
     """Serve the drive of CONFIG (its phases run first: a fill, an ageing) or of a PRESET over NBD,
     until Ctrl-C or SIGTERM (or, with --once, the clients' disconnect); then print and write its
-    results as nandlab run does, with a table of the client connections.
+    results as nandlab run does, with a table of the client connections. With --snapshot, the drive
+    and its data outlive the server: serve the same file again later.
 
     \b
     nandlab serve snia-mlc --capacity 1GiB --socket /tmp/nandlab.sock
@@ -57,12 +64,17 @@ def serve_command(device: str, capacity: str | None, socket: Path | None, port: 
     listen = serving.listen_address(socket, port, host)
     stderr = Console(stderr=True, quiet=quiet)
 
+    what = device if device is not None or snapshot is None else f"the drive in {snapshot}"
+
     def ready(uri: str) -> None:
-        stderr.print(f"serving {printable(device)} at {printable(uri)} ({timing} timing); Ctrl-C stops",
+        stderr.print(f"serving {printable(str(what))} at {printable(uri)} ({timing} timing); Ctrl-C stops",
                      highlight=False, soft_wrap=True)
 
     with LazyProgress(stderr) as progress, sigterm_stops_run(True):
         result = serving.serve(device, listen, timing=timing, once=once, capacity=capacity, seed=seed,
                                ready=ready, progress=progress, client_overhead_us=serving.client_overhead(overhead),
-                               power_cut_at=serving.seconds_list(cuts) if cuts else (), control=control)
+                               power_cut_at=serving.seconds_list(cuts) if cuts else (), control=control,
+                               snapshot=snapshot)
     show(result, as_json, out, stderr)
+    if result.served.get("snapshot_error"):
+        raise SnapshotError(result.served["snapshot_error"])

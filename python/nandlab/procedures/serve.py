@@ -7,10 +7,11 @@ summary, time series and report of ``nandlab run``) plus a table of the client c
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,10 @@ class ServeResult(RunResult):
             console.print(table)
         if self.served.get("failure"):
             console.print(safe(f"the simulation stopped the server: {self.served['failure']}"), style="red")
+        if self.served.get("snapshot") and not self.served.get("snapshot_error"):
+            console.print(safe(f"drive and data saved to {self.served['snapshot']} (session "
+                               f"{self.served['served_session']}; serve it again with --snapshot "
+                               f"{self.served['snapshot']})"))
 
 
 def client_overhead(text: str) -> float | None:
@@ -150,7 +155,7 @@ def listen_address(socket: str | os.PathLike[str] | None, port: int | None, host
 
 
 def serve(
-    device: qualify.DeviceSource,
+    device: qualify.DeviceSource | None,
     listen: str,
     timing: str = "realtime",
     once: bool = False,
@@ -161,6 +166,7 @@ def serve(
     client_overhead_us: float | None = 0.0,
     power_cut_at: Sequence[float] = (),
     control: str | os.PathLike[str] | None = None,
+    snapshot: str | os.PathLike[str] | None = None,
 ) -> ServeResult:
     """Serve a drive over NBD until SIGINT (KeyboardInterrupt; SIGTERM where the caller turns it into
     an exception) or, with ``once``, until the first client and every later one have disconnected.
@@ -181,20 +187,83 @@ def serve(
             and clients may connect again; the served data is put back to what the drive kept.
         control: a unix socket taking a line ``cut`` (a power cut now; answered with a line of JSON
             saying what it did) or ``stop``.
+        snapshot: a file that keeps the served drive between sessions — its whole simulated state
+            and the data its clients wrote. If it holds a served drive, that drive is served again
+            (``device`` may then be None; given, it must be the drive's own); when serving ends, the
+            drive is written there. A file that is not a served drive is never overwritten.
     """
     if timing not in TIMINGS:
         raise ConfigError(f"serve: timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
-    sim = api.make_simulator(config_for(device, capacity), seed)
+    config = None if device is None else config_for(device, capacity)
+    saved = SavedDrive.open(snapshot, config) if snapshot is not None else None
+    if saved is not None and saved.sim is not None:
+        sim, phases, series = saved.sim, saved.phases, saved.series
+    elif config is None:
+        raise ConfigError("serve: give a CONFIG or PRESET to serve (or --snapshot of a served drive that exists)")
+    else:
+        sim, phases, series = api.make_simulator(config, seed), [], []
     if power_cut_at or control is not None:
         sim.enable_power_model()
 
     def last(simulator: Simulator, index: int, _: api.ProgressCallback | None) -> dict[str, Any]:
         # What clients write is held in memory, as much as is available.
-        return simulator.serve(index, listen, timing=timing, once=once, ready=ready,
-                               client_overhead_us=client_overhead_us, power_cut_at=list(power_cut_at),
-                               control=None if control is None else os.fspath(control))
+        output = simulator.serve(index, listen, timing=timing, once=once, ready=ready,
+                                 client_overhead_us=client_overhead_us, power_cut_at=list(power_cut_at),
+                                 control=None if control is None else os.fspath(control),
+                                 snapshot=None if saved is None else os.fspath(saved.path),
+                                 snapshot_extra="" if saved is None else saved.extra(phases, series))
+        if saved is not None:
+            output.update(snapshot=str(saved.path), served_session=saved.session)
+        return output
 
-    return ServeResult(api._go_on(sim, [], [], {}, progress, last=last))
+    return ServeResult(api._go_on(sim, phases, series, {}, progress, last=last))
+
+
+@dataclass
+class SavedDrive:
+    """A served drive's file (``--snapshot``): the drive read back from it (``sim``; None for a
+    file still to be written) with the results of the config's phases that built it, and the
+    config it was built from, which a later session's config must match."""
+
+    path: Path
+    config: dict[str, Any] | None
+    sim: Simulator | None = None
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    series: list[dict[str, Any]] = field(default_factory=list)
+    session: int = 1
+
+    @staticmethod
+    def open(path: str | os.PathLike[str], config: dict[str, Any] | None) -> SavedDrive:
+        """The served drive at ``path``, or a new one to be written there (checked writable)."""
+        path = Path(path)
+        if not path.exists():
+            try:
+                path.touch(exist_ok=False)
+                path.unlink()
+            except OSError as e:
+                raise ConfigError(f"--snapshot {path}: cannot write there: {e.strerror or e}") from None
+            return SavedDrive(path, config)
+        if not Simulator.is_served_drive(path):
+            raise ConfigError(f"--snapshot {path}: exists and is not a served nandlab drive; refusing to overwrite "
+                              "it (name another file)")
+        sim, extra = Simulator.load_served(path)
+        try:
+            kept = json.loads(extra)
+            phases, series, built_from = kept["phases"], kept["timeseries"], kept["config"]
+            session = int(kept["session"]) + 1
+        except (ValueError, KeyError, TypeError):
+            raise ConfigError(f"--snapshot {path}: a served drive whose notes cannot be read (written by another "
+                              "build of nandlab)") from None
+        if config is not None and config != built_from:
+            raise ConfigError(f"--snapshot {path}: holds a drive built from another config; serve it without naming "
+                              "a CONFIG or PRESET, or name another file")
+        return SavedDrive(path, built_from, sim, phases, series, session)
+
+    def extra(self, phases: Sequence[dict[str, Any]], series: Sequence[dict[str, Any]]) -> str:
+        """What the file keeps beside the drive: the results of the phases before serving (``phases``
+        and ``series`` as the run has them when serving starts), the config, this session's number."""
+        return json.dumps({"phases": list(phases), "timeseries": list(series), "config": self.config,
+                           "session": self.session}, default=lambda array: array.tolist())
 
 
 PROCEDURE = Procedure("serve", "nandlab serve", ServeResult, serve)

@@ -24,8 +24,8 @@ mod recorder;
 mod served;
 mod snapshot;
 pub use snapshot::{
-    writable as snapshot_writable, ConfigText, Every, SnapshotPlan, FORMAT as SNAPSHOT_FORMAT,
-    MAGIC as SNAPSHOT_MAGIC,
+    open_file as open_snapshot_file, writable as snapshot_writable, ConfigText, Every,
+    SnapshotPlan, FORMAT as SNAPSHOT_FORMAT, MAGIC as SNAPSHOT_MAGIC,
 };
 
 pub use progress::{Progress, ProgressFn};

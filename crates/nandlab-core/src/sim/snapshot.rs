@@ -237,22 +237,7 @@ impl Simulator {
     /// Writes the snapshot of the run paused in `run`; returns its path.
     pub(super) fn save_snapshot(&mut self, run: &PhaseRun) -> Result<PathBuf, SimError> {
         let plan = self.snapshots.as_ref().expect("paused only with a plan");
-        let body = Body {
-            config: Held::Lent(&plan.config),
-            extra: Held::Lent(&plan.extra),
-            every: plan.every,
-            next_snapshot: self.next_snapshot,
-            drive: Held::Lent(&self.drive),
-            now: self.now,
-            run_reads: Held::Lent(&self.run_reads),
-            run_writes: Held::Lent(&self.run_writes),
-            run_wall: self.run_wall,
-            phases_run: self.phases_run,
-            death: Held::Lent(&self.death),
-            last_issue: self.last_issue,
-            power_losses: Held::Lent(&self.power_losses),
-            phase: Some(Held::Lent(run)),
-        };
+        let body = self.body(&plan.config, &plan.extra, plan.every, Some(run));
         let path = plan.path.clone();
         write_file(&path, &body)?;
         Ok(path)
@@ -265,122 +250,194 @@ impl Simulator {
     /// allocated, its checksum before anything is decoded, and the state
     /// read back before it is used.
     pub fn resume(path: &Path) -> Result<Simulator, SimError> {
-        let (mut file, header) = open_snapshot(path)?;
-        // The body is in memory until the state is built from it.
-        if let Some(available) = memory::available_bytes()? {
-            if header.body_len > available {
-                return Err(SimError::OutOfMemory {
-                    needed: header.body_len,
-                    available,
-                });
-            }
-        }
-        let bytes = read_body(path, &mut file, header.body_len)?;
-        if crc32fast::hash(&bytes) != header.crc {
-            return Err(refused(
-                path,
-                "damaged: its checksum does not match its contents",
+        let mut file = open_file(path)?;
+        let Loaded {
+            mut sim,
+            every,
+            config,
+            extra,
+        } = read_state(&mut file, path, Fit::Whole)?;
+        sim.snapshots = Some(SnapshotPlan {
+            path: path.to_owned(),
+            every,
+            config,
+            extra,
+        });
+        Ok(sim)
+    }
+
+    /// Writes the state of a simulator between phases into `file` at its
+    /// position, in a snapshot's layout (header and body), and leaves the
+    /// file positioned after it: for a file that holds more than the
+    /// simulator (a served drive's data). Read back with
+    /// [`Simulator::read_embedded`].
+    pub fn write_embedded(
+        &self,
+        file: &mut File,
+        config: &ConfigText,
+        extra: &str,
+    ) -> Result<(), SimError> {
+        if self.pending.is_some() {
+            return Err(SimError::Unsupported(
+                "a phase is paused: its snapshot is written by the run".into(),
             ));
         }
-        let body = &bytes[..];
-        let unreadable = |e| {
-            failed(
-                path,
-                "its state cannot be decoded (it was altered, or written by another build of nandlab)",
-                e,
-            )
-        };
-        // The config comes first: the memory check before the state is read.
-        let (config, _): (ConfigText, _) = postcard::take_from_bytes(body).map_err(unreadable)?;
-        let cfg = config
-            .parse()
-            .map_err(|e| failed(path, "the snapshot's config no longer loads", e))?;
-        let integrity = cfg.checks.integrity || super::integrity_from_env();
-        // The file is in memory too until the state is built from it.
-        let needed = memory::state_bytes(&cfg, integrity) + bytes.len() as u64;
-        if let Some(available) = memory::available_bytes()? {
-            if needed > available {
-                return Err(SimError::OutOfMemory { needed, available });
-            }
+        let extra = extra.to_string();
+        let body = self.body(config, &extra, None, None);
+        write_into(file, &body)
+            .map_err(|e| SimError::Snapshot(format!("cannot write the drive's state: {e}")))
+    }
+
+    /// A simulator written by [`Simulator::write_embedded`], read from
+    /// `file` at its position (`path` names it in errors), with the config
+    /// and the caller's text it was written with; the file is left
+    /// positioned after it. It writes no snapshots of its own.
+    pub fn read_embedded(
+        file: &mut File,
+        path: &Path,
+    ) -> Result<(Simulator, ConfigText, String), SimError> {
+        let Loaded {
+            sim, config, extra, ..
+        } = read_state(file, path, Fit::Within)?;
+        Ok((sim, config, extra))
+    }
+
+    fn body<'a>(
+        &'a self,
+        config: &'a ConfigText,
+        extra: &'a String,
+        every: Option<Every>,
+        phase: Option<&'a PhaseRun>,
+    ) -> Body<'a> {
+        Body {
+            config: Held::Lent(config),
+            extra: Held::Lent(extra),
+            every,
+            next_snapshot: self.next_snapshot,
+            drive: Held::Lent(&self.drive),
+            now: self.now,
+            run_reads: Held::Lent(&self.run_reads),
+            run_writes: Held::Lent(&self.run_writes),
+            run_wall: self.run_wall,
+            phases_run: self.phases_run,
+            death: Held::Lent(&self.death),
+            last_issue: self.last_issue,
+            power_losses: Held::Lent(&self.power_losses),
+            phase: phase.map(Held::Lent),
         }
-        let body: Body = postcard::from_bytes(body).map_err(unreadable)?;
-        let broken = |why: String| {
-            refused(
-                path,
-                &format!("the snapshot's state does not hold together ({why}): it was altered or written by a bug"),
-            )
-        };
-        let Held::Owned(drive) = &body.drive else {
-            unreachable!("a snapshot read back owns its values")
-        };
-        if drive.ftl.power.is_some() != cfg.has_power_loss() {
-            return Err(broken(
-                "its power-loss bookkeeping differs from its config's".into(),
-            ));
-        }
-        drive.check_loaded(&cfg).map_err(broken)?;
-        let phase = body.phase.map(Held::owned);
-        if let Some(run) = &phase {
-            run.check_loaded(&cfg, drive.ftl.counters, body.now)
-                .map_err(broken)?;
-        }
-        Ok(Simulator {
-            snapshots: Some(SnapshotPlan {
-                path: path.to_owned(),
-                every: body.every,
-                config: body.config.owned(),
-                extra: body.extra.owned(),
-            }),
-            next_snapshot: body.next_snapshot,
-            last_report: std::time::Instant::now(),
-            drive: body.drive.owned(),
-            cfg,
-            now: body.now,
-            run_reads: body.run_reads.owned(),
-            run_writes: body.run_writes.owned(),
-            run_wall: body.run_wall,
-            phases_run: body.phases_run,
-            death: body.death.owned(),
-            last_issue: body.last_issue,
-            power_losses: body.power_losses.owned(),
-            pending: phase,
-            interrupt: Arc::new(AtomicBool::new(false)),
-        })
     }
 }
 
-/// The header, then the body through a checksum, then the body's length and
-/// checksum into the header; renamed over `path` once on disk.
+/// Whether a snapshot's state fills the rest of its file (a snapshot file)
+/// or is followed by more (a served drive's file).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    Whole,
+    Within,
+}
+
+/// What a snapshot's state gives back: the simulator (writing no snapshots
+/// yet) and its snapshot plan's parts.
+struct Loaded {
+    sim: Simulator,
+    every: Option<Every>,
+    config: ConfigText,
+    extra: String,
+}
+
+/// The simulator whose snapshot `file` holds at its position.
+fn read_state(file: &mut File, path: &Path, fit: Fit) -> Result<Loaded, SimError> {
+    let header = read_header(file, path, fit)?;
+    // The body is in memory until the state is built from it.
+    if let Some(available) = memory::available_bytes()? {
+        if header.body_len > available {
+            return Err(SimError::OutOfMemory {
+                needed: header.body_len,
+                available,
+            });
+        }
+    }
+    let bytes = read_body(path, file, header.body_len)?;
+    if crc32fast::hash(&bytes) != header.crc {
+        return Err(refused(
+            path,
+            "damaged: its checksum does not match its contents",
+        ));
+    }
+    let body = &bytes[..];
+    let unreadable = |e| {
+        failed(
+            path,
+            "its state cannot be decoded (it was altered, or written by another build of nandlab)",
+            e,
+        )
+    };
+    // The config comes first: the memory check before the state is read.
+    let (config, _): (ConfigText, _) = postcard::take_from_bytes(body).map_err(unreadable)?;
+    let cfg = config
+        .parse()
+        .map_err(|e| failed(path, "the snapshot's config no longer loads", e))?;
+    let integrity = cfg.checks.integrity || super::integrity_from_env();
+    // The file is in memory too until the state is built from it.
+    let needed = memory::state_bytes(&cfg, integrity) + bytes.len() as u64;
+    if let Some(available) = memory::available_bytes()? {
+        if needed > available {
+            return Err(SimError::OutOfMemory { needed, available });
+        }
+    }
+    let body: Body = postcard::from_bytes(body).map_err(unreadable)?;
+    let broken = |why: String| {
+        refused(
+            path,
+            &format!("the snapshot's state does not hold together ({why}): it was altered or written by a bug"),
+        )
+    };
+    let Held::Owned(drive) = &body.drive else {
+        unreachable!("a snapshot read back owns its values")
+    };
+    // A served drive may have the power model without the config asking for power loss.
+    if cfg.has_power_loss() && drive.ftl.power.is_none() {
+        return Err(broken(
+            "its power-loss bookkeeping differs from its config's".into(),
+        ));
+    }
+    drive.check_loaded(&cfg).map_err(broken)?;
+    let phase = body.phase.map(Held::owned);
+    if let Some(run) = &phase {
+        run.check_loaded(&cfg, drive.ftl.counters, body.now)
+            .map_err(broken)?;
+    }
+    let sim = Simulator {
+        snapshots: None,
+        next_snapshot: body.next_snapshot,
+        last_report: std::time::Instant::now(),
+        drive: body.drive.owned(),
+        cfg,
+        now: body.now,
+        run_reads: body.run_reads.owned(),
+        run_writes: body.run_writes.owned(),
+        run_wall: body.run_wall,
+        phases_run: body.phases_run,
+        death: body.death.owned(),
+        last_issue: body.last_issue,
+        power_losses: body.power_losses.owned(),
+        pending: phase,
+        interrupt: Arc::new(AtomicBool::new(false)),
+    };
+    Ok(Loaded {
+        sim,
+        every: body.every,
+        config: body.config.owned(),
+        extra: body.extra.owned(),
+    })
+}
+
+/// A snapshot's file: written beside `path`, renamed over it once on disk.
 fn write_file(path: &Path, body: &Body) -> Result<(), SimError> {
     let partial = partial_of(path);
     let write = || -> std::io::Result<()> {
         let mut file = File::create(&partial)?;
-        let mut header = MAGIC.to_vec();
-        header.extend(FORMAT.to_le_bytes());
-        header.extend((VERSION.len() as u32).to_le_bytes());
-        header.extend(VERSION.as_bytes());
-        let sums_at = header.len() as u64;
-        header.extend([0; 12]);
-        file.write_all(&header)?;
-        // Buffered before the checksum: it sums megabytes at a time, not
-        // each of postcard's few-byte writes.
-        let mut out = BufWriter::with_capacity(
-            1 << 20,
-            Summing {
-                inner: file,
-                crc: crc32fast::Hasher::new(),
-                len: 0,
-            },
-        );
-        postcard::to_io(body, &mut out).map_err(std::io::Error::other)?;
-        let Summing {
-            inner: mut file,
-            crc,
-            len,
-        } = out.into_inner().map_err(|e| e.into_error())?;
-        file.seek(SeekFrom::Start(sums_at))?;
-        file.write_all(&len.to_le_bytes())?;
-        file.write_all(&crc.finalize().to_le_bytes())?;
+        write_into(&mut file, body)?;
         file.sync_all()?;
         std::fs::rename(&partial, path)
     };
@@ -388,6 +445,37 @@ fn write_file(path: &Path, body: &Body) -> Result<(), SimError> {
         let _ = std::fs::remove_file(&partial);
         failed(path, "cannot write the snapshot", e)
     })
+}
+
+/// The header, then the body through a checksum, then the body's length and
+/// checksum into the header; from the file's position, which is left after
+/// the body.
+fn write_into(file: &mut File, body: &Body) -> std::io::Result<()> {
+    let start = file.stream_position()?;
+    let mut header = MAGIC.to_vec();
+    header.extend(FORMAT.to_le_bytes());
+    header.extend((VERSION.len() as u32).to_le_bytes());
+    header.extend(VERSION.as_bytes());
+    let sums_at = start + header.len() as u64;
+    header.extend([0; 12]);
+    file.write_all(&header)?;
+    // Buffered before the checksum: it sums megabytes at a time, not
+    // each of postcard's few-byte writes.
+    let mut out = BufWriter::with_capacity(
+        1 << 20,
+        Summing {
+            inner: &mut *file,
+            crc: crc32fast::Hasher::new(),
+            len: 0,
+        },
+    );
+    postcard::to_io(body, &mut out).map_err(std::io::Error::other)?;
+    let Summing { crc, len, .. } = out.into_inner().map_err(|e| e.into_error())?;
+    file.seek(SeekFrom::Start(sums_at))?;
+    file.write_all(&len.to_le_bytes())?;
+    file.write_all(&crc.finalize().to_le_bytes())?;
+    file.seek(SeekFrom::End(0))?;
+    Ok(())
 }
 
 /// What a snapshot's header says.
@@ -400,10 +488,9 @@ fn refused(path: &Path, why: &str) -> SimError {
     SimError::Snapshot(format!("{}: {why}", path.display()))
 }
 
-/// Opens a snapshot and reads its header (in bounded reads): the file is
-/// positioned at the body, whose declared length matches the file's.
-fn open_snapshot(path: &Path) -> Result<(File, Header), SimError> {
-    let mut file = File::open(path).map_err(|e| failed(path, "cannot read the snapshot", e))?;
+/// A snapshot file opened for reading: a regular file.
+pub fn open_file(path: &Path) -> Result<File, SimError> {
+    let file = File::open(path).map_err(|e| failed(path, "cannot read the snapshot", e))?;
     let meta = file
         .metadata()
         .map_err(|e| failed(path, "cannot read the snapshot", e))?;
@@ -415,6 +502,25 @@ fn open_snapshot(path: &Path) -> Result<(File, Header), SimError> {
         };
         return Err(refused(path, &format!("{what}, not a nandlab snapshot")));
     }
+    Ok(file)
+}
+
+/// Opens a snapshot file and reads its header: the file is positioned at
+/// the body.
+fn open_snapshot(path: &Path) -> Result<(File, Header), SimError> {
+    let mut file = open_file(path)?;
+    let header = read_header(&mut file, path, Fit::Whole)?;
+    Ok((file, header))
+}
+
+/// Reads a snapshot's header at the file's position (in bounded reads),
+/// which is left at the body: a body whose declared length is the rest of
+/// the file (`Fit::Whole`) or fits in it (`Fit::Within`).
+fn read_header(file: &mut File, path: &Path, fit: Fit) -> Result<Header, SimError> {
+    let rest = file
+        .stream_position()
+        .and_then(|at| file.metadata().map(|m| m.len().saturating_sub(at)))
+        .map_err(|e| failed(path, "cannot read the snapshot", e))?;
     let mut take = |n: usize| -> Option<Vec<u8>> {
         let mut piece = vec![0; n];
         file.read_exact(&mut piece).ok().map(|_| piece)
@@ -464,8 +570,12 @@ fn open_snapshot(path: &Path) -> Result<(File, Header), SimError> {
         .ok_or_else(damaged)?;
     let crc = take(4).map(u32_of).ok_or_else(damaged)?;
     let header_len = (MAGIC.len() + 4 + 4 + version.len() + 12) as u64;
-    let body_in_file = meta.len().saturating_sub(header_len);
-    if body_in_file != body_len {
+    let body_in_file = rest.saturating_sub(header_len);
+    let fits = match fit {
+        Fit::Whole => body_in_file == body_len,
+        Fit::Within => body_len <= body_in_file,
+    };
+    if !fits {
         return Err(refused(
             path,
             &format!(
@@ -474,7 +584,7 @@ fn open_snapshot(path: &Path) -> Result<(File, Header), SimError> {
             ),
         ));
     }
-    Ok((file, Header { body_len, crc }))
+    Ok(Header { body_len, crc })
 }
 
 /// The `len` bytes of a snapshot's body, from `file` positioned at it.

@@ -1,0 +1,228 @@
+//! A served drive kept between sessions (`nandlab serve --snapshot`): one
+//! file holding the simulated drive's whole state and the bytes its clients
+//! wrote, so that serving it again later goes on with the same wear, mapping,
+//! caches and data — a disk image of a simulated SSD.
+//!
+//! The file: `MAGIC` (16 bytes), the format version (u32 LE), the simulator's
+//! state in a snapshot's layout (nandlab-core's header and checksummed body),
+//! then the data: the number of 4 KiB chunks (u64 LE) and of unreadable units
+//! (u64 LE), each unreadable unit (u32 LE), each chunk (its index u64 LE and
+//! its 4,096 bytes, in ascending order), and a CRC-32 of the data section
+//! (u32 LE). It is written next to its path and renamed over it once
+//! complete; read back, every length is checked against the file before
+//! anything is allocated, and the checksum before the drive is served.
+
+use crate::store::{Store, CHUNK};
+use nandlab_core::sim::{open_snapshot_file, ConfigText};
+use nandlab_core::{SimError, Simulator};
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+/// The first bytes of a served drive's file.
+pub const MAGIC: &[u8; 16] = b"nandlab-served\0\0";
+/// Bumped whenever the layout after `MAGIC` changes.
+pub const FORMAT: u32 = 1;
+
+/// The data a served drive holds: the bytes its clients wrote, and the
+/// mapping units a power cut left unreadable (their surviving version had
+/// left the server's log: they read as EIO until written again).
+pub struct ServedData {
+    pub store: Store,
+    pub unreadable: Vec<u32>,
+}
+
+impl ServedData {
+    /// Nothing written, in a store that may hold `limit_bytes`.
+    pub fn empty(limit_bytes: u64) -> ServedData {
+        ServedData {
+            store: Store::new(limit_bytes),
+            unreadable: Vec::new(),
+        }
+    }
+}
+
+/// What a served drive's file holds.
+pub struct Saved {
+    pub sim: Simulator,
+    /// The config the drive was built from, as the user gave it.
+    pub config: ConfigText,
+    /// What the caller kept with it (the results of the config's phases).
+    pub extra: String,
+    pub data: ServedData,
+}
+
+fn failed(path: &Path, what: &str, e: impl std::fmt::Display) -> SimError {
+    SimError::Snapshot(format!("{}: {what}: {e}", path.display()))
+}
+
+fn refused(path: &Path, why: &str) -> SimError {
+    SimError::Snapshot(format!("{}: {why}", path.display()))
+}
+
+/// Writes the served drive (`sim` between phases, `data`) to `path`.
+pub fn save(
+    path: &Path,
+    sim: &Simulator,
+    config: &ConfigText,
+    extra: &str,
+    data: &ServedData,
+) -> Result<(), SimError> {
+    let partial = PathBuf::from(format!("{}.partial", path.display()));
+    let written = File::create(&partial)
+        .map_err(|e| failed(path, "cannot write the served drive", e))
+        .and_then(|mut file| {
+            file.write_all(MAGIC)
+                .and_then(|()| file.write_all(&FORMAT.to_le_bytes()))
+                .map_err(|e| failed(path, "cannot write the served drive", e))?;
+            sim.write_embedded(&mut file, config, extra)?;
+            write_data(&mut file, data)
+                .and_then(|()| file.sync_all())
+                .and_then(|()| std::fs::rename(&partial, path))
+                .map_err(|e| failed(path, "cannot write the served drive", e))
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written
+}
+
+fn write_data(file: &mut File, data: &ServedData) -> std::io::Result<()> {
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut crc = crc32fast::Hasher::new();
+    let mut put = |out: &mut BufWriter<_>, bytes: &[u8]| {
+        crc.update(bytes);
+        out.write_all(bytes)
+    };
+    let chunks = data.store.chunks();
+    put(&mut out, &(chunks.len() as u64).to_le_bytes())?;
+    put(&mut out, &(data.unreadable.len() as u64).to_le_bytes())?;
+    for unit in &data.unreadable {
+        put(&mut out, &unit.to_le_bytes())?;
+    }
+    for (index, bytes) in chunks {
+        put(&mut out, &index.to_le_bytes())?;
+        put(&mut out, bytes)?;
+    }
+    let sum = crc.finalize();
+    out.write_all(&sum.to_le_bytes())?;
+    out.flush()
+}
+
+/// Whether `path` holds a served drive (it starts with `MAGIC`).
+pub fn is_saved(path: &Path) -> bool {
+    let mut head = [0u8; MAGIC.len()];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| &head == MAGIC)
+}
+
+/// Reads the served drive at `path`; its data goes into a store that may
+/// hold `store_limit` bytes.
+pub fn load(path: &Path, store_limit: u64) -> Result<Saved, SimError> {
+    let mut file = open_snapshot_file(path)?;
+    let mut head = [0u8; MAGIC.len() + 4];
+    file.read_exact(&mut head)
+        .map_err(|_| refused(path, "not a served nandlab drive (the file is too short)"))?;
+    if &head[..MAGIC.len()] != MAGIC {
+        return Err(refused(path, "not a served nandlab drive"));
+    }
+    let format = u32::from_le_bytes(head[MAGIC.len()..].try_into().expect("4 bytes"));
+    if format != FORMAT {
+        return Err(refused(
+            path,
+            &format!("a served drive of format {format}; this nandlab reads format {FORMAT}"),
+        ));
+    }
+    let (sim, config, extra) = Simulator::read_embedded(&mut file, path)?;
+    let unit = sim.config().geometry.unit_size as u64;
+    let units = sim.config().geometry.user_capacity_bytes / unit;
+    let chunks = sim.config().geometry.user_capacity_bytes / CHUNK as u64;
+    let data = read_data(&mut file, path, store_limit, units, chunks)?;
+    Ok(Saved {
+        sim,
+        config,
+        extra,
+        data,
+    })
+}
+
+fn read_data(
+    file: &mut File,
+    path: &Path,
+    store_limit: u64,
+    units: u64,
+    capacity_chunks: u64,
+) -> Result<ServedData, SimError> {
+    let damaged = |why: &str| refused(path, &format!("damaged: {why}"));
+    let rest = file
+        .stream_position()
+        .and_then(|at| file.metadata().map(|m| m.len().saturating_sub(at)))
+        .map_err(|e| failed(path, "cannot read the served drive", e))?;
+    let mut input = BufReader::with_capacity(1 << 20, file);
+    let mut crc = crc32fast::Hasher::new();
+    let mut take = |input: &mut BufReader<&mut File>, buf: &mut [u8]| -> Result<(), SimError> {
+        input
+            .read_exact(buf)
+            .map_err(|_| damaged("the file ends inside its data"))?;
+        crc.update(buf);
+        Ok(())
+    };
+    let mut word = [0u8; 8];
+    take(&mut input, &mut word)?;
+    let chunk_count = u64::from_le_bytes(word);
+    take(&mut input, &mut word)?;
+    let unreadable_count = u64::from_le_bytes(word);
+    // Every length against the file before anything is allocated.
+    let expected = chunk_count
+        .checked_mul(8 + CHUNK as u64)
+        .and_then(|c| unreadable_count.checked_mul(4)?.checked_add(c))
+        .and_then(|n| n.checked_add(16 + 4));
+    if expected != Some(rest) {
+        return Err(damaged(&format!(
+            "its data section gives {chunk_count} chunks and {unreadable_count} unreadable units \
+             in {rest} bytes"
+        )));
+    }
+    if chunk_count > capacity_chunks || unreadable_count > units {
+        return Err(damaged("it holds more data than its drive"));
+    }
+    if chunk_count.saturating_mul(CHUNK as u64) > store_limit {
+        return Err(SimError::OutOfMemory {
+            needed: chunk_count * CHUNK as u64,
+            available: store_limit,
+        });
+    }
+    let mut data = ServedData::empty(store_limit);
+    let mut four = [0u8; 4];
+    for _ in 0..unreadable_count {
+        take(&mut input, &mut four)?;
+        let unit = u32::from_le_bytes(four);
+        if u64::from(unit) >= units {
+            return Err(damaged("an unreadable unit beyond the drive"));
+        }
+        data.unreadable.push(unit);
+    }
+    let mut chunk = vec![0u8; CHUNK];
+    let mut last: Option<u64> = None;
+    for _ in 0..chunk_count {
+        take(&mut input, &mut word)?;
+        let index = u64::from_le_bytes(word);
+        if index >= capacity_chunks || last.is_some_and(|l| index <= l) {
+            return Err(damaged("a chunk beyond the drive or out of order"));
+        }
+        last = Some(index);
+        take(&mut input, &mut chunk)?;
+        data.store
+            .write(index * CHUNK as u64, &chunk)
+            .map_err(|_| damaged("more chunks than it declared"))?;
+    }
+    let sum = crc.finalize();
+    input
+        .read_exact(&mut four)
+        .map_err(|_| damaged("the file ends inside its data"))?;
+    if u32::from_le_bytes(four) != sum {
+        return Err(damaged("the checksum of its data does not match"));
+    }
+    Ok(data)
+}
