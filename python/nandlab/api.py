@@ -23,6 +23,10 @@ ProgressCallback = Callable[[float, dict[str, Any]], None]
 figures (``sim_seconds``, ``host_write_bytes``, ...) plus ``phase`` (index), ``phase_name`` and
 ``phases`` (how many the run has)."""
 
+Progress = Union[ProgressCallback, bool, str, None]
+"""A run's ``progress``: ``"auto"`` (a bar in a Jupyter notebook, none elsewhere), ``True`` (a bar
+anywhere), ``False``/``None`` (none), or a ``ProgressCallback`` (see ``nandlab.progress_bars``)."""
+
 
 @dataclass(frozen=True, repr=False)
 class Result:
@@ -78,7 +82,7 @@ def make_simulator(config: ConfigSource = None, seed: int | None = None) -> Simu
 def run(
     config: ConfigSource = None,
     seed: int | None = None,
-    progress: ProgressCallback | None = None,
+    progress: Progress = "auto",
     snapshot: str | os.PathLike[str] | None = None,
     snapshot_every: str | None = None,
     notes: Mapping[str, Any] | None = None,
@@ -89,8 +93,11 @@ def run(
     Args:
         config: see ``make_simulator``.
         seed: overrides the config's ``seed``; the same config and seed give the same results.
-        progress: called about every 0.2 s of wall time as ``progress(fraction, info)`` (see
-            ``ProgressCallback``); if it raises, the run stops and the exception propagates.
+        progress: a progress bar: ``"auto"`` draws one in a Jupyter notebook (none elsewhere),
+            ``True`` anywhere (on stderr outside a notebook), ``False`` none; or a callable, called
+            about every 0.2 s of wall time as ``progress(fraction, info)`` (see ``ProgressCallback``);
+            if it raises, the run stops and the exception propagates. A bar closes when the run
+            ends, fails or is interrupted.
         snapshot: a file for the run's whole state. A signal (Ctrl-C, or any exception a signal
             handler raises) or ``progress`` raising then stops the run at its next sync point
             with its state written there, raising ``Interrupted`` (its ``snapshot`` is the path,
@@ -136,8 +143,9 @@ class Paused:
     done: list[dict[str, Any]]
     series: list[dict[str, list[Any]]]
 
-    def go_on(self, progress: ProgressCallback | None = None) -> Result:
-        """Run the rest of the experiment; the Result is the whole run's, as if it never stopped."""
+    def go_on(self, progress: Progress = "auto") -> Result:
+        """Run the rest of the experiment (``progress`` as ``run`` takes it); the Result is the whole
+        run's, as if it never stopped."""
         return _go_on(self.simulator, list(self.done), list(self.series), self.notes, progress)
 
 
@@ -170,9 +178,9 @@ def _dicts(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, dict) for item in value)
 
 
-def resume(path: str | os.PathLike[str], progress: ProgressCallback | None = None) -> Result:
-    """Go on with a run from its snapshot (see ``run``); it keeps writing snapshots to ``path``
-    as the run did. The Result is identical to the uninterrupted run's (but for wall-clock times).
+def resume(path: str | os.PathLike[str], progress: Progress = "auto") -> Result:
+    """Go on with a run from its snapshot (see ``run``, also for ``progress``); it keeps writing
+    snapshots to ``path`` as the run did. The Result is identical to the uninterrupted run's (but for wall-clock times).
 
     Raises:
         SnapshotError: the file is missing, damaged, not a snapshot, or from another version.
@@ -194,8 +202,24 @@ def _go_on(
     phases: list[dict[str, Any]],
     series: list[dict[str, Any]],
     notes: dict[str, Any],
-    progress: ProgressCallback | None,
+    progress: Progress,
     last: PhaseRunner = _run_phase,
+) -> Result:
+    """``_run_phases`` under the progress bar ``progress`` asks for (as ``run`` takes it), which
+    closes however the run ends."""
+    from nandlab import progress_bars  # it imports nandlab.output, which imports this module
+
+    with progress_bars.phases(progress) as callback:
+        return _run_phases(sim, phases, series, notes, callback, last)
+
+
+def _run_phases(
+    sim: Simulator,
+    phases: list[dict[str, Any]],
+    series: list[dict[str, Any]],
+    notes: dict[str, Any],
+    progress: ProgressCallback | None,
+    last: PhaseRunner,
 ) -> Result:
     """Runs the phases from ``len(phases)`` on, keeping the finished ones in the snapshot; the last
     one through ``last`` (``nandlab serve`` serves it)."""
@@ -211,7 +235,8 @@ def _go_on(
         # A served phase also gives each client connection's figures and the data it held.
         extra = {key: output[key] for key in ("jobs", "power_losses", "connections", "failure", "served_power_cuts")
                  if output.get(key)}
-        extra.update({key: output[key] for key in ("store_bytes", "client_overhead_us") if key in output})
+        extra.update({key: output[key] for key in ("store_bytes", "client_overhead_us", "snapshot", "snapshot_error",
+                                                   "served_session") if key in output})
         phases.append({**output["summary"], **extra})
         series.append(output["timeseries"])
     frames = [pl.DataFrame(columns).with_columns(phase_name=pl.lit(name)) for columns, name in zip(series, names)]

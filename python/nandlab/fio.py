@@ -3,9 +3,12 @@ nandlab ``[[phase]]`` keys; the rest are named in warnings, never silently dropp
 
     from nandlab import fio
 
-    job = fio.load("randwrite.fio")          # FioJobs: phases, warnings
-    report = fio.run(job, "swissbit-standard", capacity="4GiB")
-    report["jobs"][0]["write"]["iops"]       # shaped like `fio --output-format=json`
+    job = fio.load("randwrite.fio")          # FioJobs: phases, jobs, warnings
+    result = nandlab.run(fio.to_config(job, "swissbit-standard", capacity="4GiB"))
+    report = fio.report(job, result)         # shaped like `fio --output-format=json`
+    report["jobs"][0]["write"]["iops"]
+    print(fio.terse(report), end="")         # `fio --output-format=terse` (version 3)
+    fio.write_logs(job, result, "logs")      # write_bw_log=..., write_lat_log=..., write_iops_log=...
 
 Mapping (fio → nandlab): ``rw``/``readwrite`` → ``pattern`` and ``read_fraction`` (random jobs
 without ``norandommap`` visit every block once per pass, as fio's random map does: ``shuffle``);
@@ -13,17 +16,30 @@ without ``norandommap`` visit every block once per pass, as fio's random map doe
 ``iodepth`` → ``queue_depth``; ``size`` and ``offset`` → the working set; ``io_size``/``io_limit``
 and ``number_ios`` → ``volume``/``requests`` (default: one pass of ``size``); ``runtime`` →
 ``duration`` (``time_based``: the job runs for it; else it caps the job); ``random_distribution``
-(random, zipf, pareto, normal) → ``distribution``; ``ramp_time`` → a phase before the job whose
-results are not reported; ``randseed`` → the seed; ``numjobs`` → that many copies of the job.
+(random, zipf, pareto, normal; zoned ones run uniform, with a warning) → ``distribution``;
+``ramp_time`` → a phase before the job whose results are not reported; ``randseed`` → the seed;
+``numjobs`` → that many copies of the job; ``log_avg_msec`` of a job that writes logs → the
+phase's time-series ``interval``.
 
 Jobs run as fio runs them: together, each with its own queue, until a job with ``stonewall`` (or
-``wait_for_previous``) waits for all before it to finish and starts a new group. A group of one job
-is a ``[[phase]]``; a group of several is one phase of ``[[phase.job]]``s, each reported on its own.
+``wait_for_previous``) waits for all before it to finish and starts a new group (``new_group``
+starts a new group without waiting). Jobs that run together are one phase of ``[[phase.job]]``s
+(a job alone: a plain ``[[phase]]``), each reported on its own — or, with ``group_reporting``,
+joined to the job before it in the same group, as fio joins them.
+
+Logs (``write_bw_log``, ``write_lat_log``, ``write_iops_log``) are fio's windowed logs, one line per
+window of the phase's time series and data direction: ``time (ms), value, direction, 0, 0`` (fio
+3.x's format with ``log_avg_msec``: block size and priority 0); bandwidth in KiB/s, IOPS, latency
+in ns (the mean of the window's requests; nandlab has no submission latency, so slat logs are
+empty, as fio's are for synchronous engines). Named as fio names them, ``PREFIX_bw.N.log`` with
+``N`` the job's number (``per_job_logs=0``: no number). Jobs that run together share one time
+series: the first of them that asks for logs gets the phase's figures.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -31,19 +47,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from nandlab import api, files, qualify
 from nandlab._core import ConfigError
 
-__all__ = ["FioJobs", "load", "parse", "report", "run", "to_config"]
+__all__ = ["FioJob", "FioJobs", "entries", "load", "logs", "parse", "report", "run", "terse", "to_config",
+           "write_logs"]
 
 _NO_EFFECT = {
-    "ioengine", "direct", "buffered", "filename", "directory", "group_reporting", "thread", "invalidate",
+    "ioengine", "direct", "buffered", "filename", "directory", "thread", "threads", "invalidate",
     "randrepeat", "refill_buffers", "exitall", "exitall_on_error", "name", "description", "gtod_reduce",
     "disable_lat", "disable_clat", "disable_slat", "clat_percentiles", "lat_percentiles", "percentile_list",
-    "log_avg_msec", "write_bw_log", "write_lat_log", "write_iops_log", "per_job_logs", "allow_mounted_write",
-    "continue_on_error", "iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete", "fsync_on_close",
-    "end_fsync", "create_on_open", "unlink", "overwrite", "loops", "kb_base", "unit_base", "new_group", "fadvise_hint", "scramble_buffers", "zero_buffers", "cpus_allowed",
-    "cpumask", "nice", "prio", "prioclass", "numa_cpu_nodes",
+    "allow_mounted_write", "continue_on_error", "iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete",
+    "fsync_on_close", "end_fsync", "create_on_open", "unlink", "overwrite", "loops", "kb_base", "unit_base",
+    "fadvise_hint", "scramble_buffers", "zero_buffers", "cpus_allowed", "cpumask", "nice", "prio", "prioclass",
+    "numa_cpu_nodes",
 }
 """Options with no meaning for a simulated drive (named in a warning when given)."""
 
@@ -57,6 +76,40 @@ _RW = {
     "randrw": ("random", None),
 }
 
+_UNMODELLED_DISTRIBUTIONS = ("zoned", "zoned_abs")
+"""fio's ``random_distribution`` kinds that nandlab runs as uniform random (with a warning)."""
+
+_LOGS = {"write_bw_log": ("bw",), "write_iops_log": ("iops",), "write_lat_log": ("lat", "slat", "clat")}
+"""The log options and the logs each writes (``PREFIX_bw.N.log``, ...)."""
+
+_LATENCY_LEVELS = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000)
+"""The upper bounds of fio's ``latency_ns`` and ``latency_us`` levels (``latency_ms`` adds 2000 and >=2000)."""
+
+TERSE_VERSION = 3
+PERCENTILE_FIELDS = 20
+"""Completion-latency percentile fields in a terse line's read and write parts (fio's list's most)."""
+
+
+@dataclass(frozen=True)
+class FioJob:
+    """One job fio starts (each of ``numjobs`` copies is one).
+
+    Attributes:
+        name: its section's name.
+        number: fio's job number: 1, 2, ... in the order the jobs start (the ``N`` of its log files).
+        group: fio's ``groupid``: ``stonewall``, ``wait_for_previous`` and ``new_group`` start the next.
+        phase: index in ``FioJobs.phases`` of the phase that runs it.
+        slot: its place among that phase's ``[[phase.job]]``s (0 in a phase of one job).
+        options: its fio options (after ``[global]`` and command-line overrides).
+    """
+
+    name: str
+    number: int
+    group: int
+    phase: int
+    slot: int
+    options: dict[str, str]
+
 
 @dataclass
 class FioJobs:
@@ -65,17 +118,20 @@ class FioJobs:
     Attributes:
         phases: the ``[[phase]]`` dicts, in order (ramp phases before their jobs); jobs that run
             together are one phase with a ``job`` list.
-        reported: names of the phases that hold jobs (not ramps), in order.
-        options: each job's fio options (after ``[global]``), by job name.
+        jobs: every job fio would start, in order (each with its options).
         warnings: options nandlab ignored or approximated, one line each.
         seed: ``randseed`` if given.
     """
 
     phases: list[dict[str, Any]] = field(default_factory=list)
-    reported: list[str] = field(default_factory=list)
-    options: dict[str, dict[str, str]] = field(default_factory=dict)
+    jobs: list[FioJob] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seed: int | None = None
+
+    @property
+    def reported(self) -> list[str]:
+        """Names of the phases that hold jobs (not ramps), in order."""
+        return [self.phases[index]["name"] for index in dict.fromkeys(job.phase for job in self.jobs)]
 
 
 def load(path: str | os.PathLike[str], sections: Collection[str] = (),
@@ -113,11 +169,15 @@ def command_line(args: Sequence[str]) -> tuple[str, dict[str, str]]:
 def _sections(text: str, source: str) -> Iterator[tuple[str, dict[str, str], dict[str, int]]]:
     """``(name, options, lines)`` of each section in file order (``lines``: each option's line, the
     section's own under ``""``), each once it is read whole; bare options are flags (value ``""``).
-    Lazily, so that a file of millions of sections is refused at the job past ``MAX_JOBS``."""
+    As fio reads a line, a ``;`` or ``#`` anywhere starts a comment (but in a whole ``[name]``
+    line: a name is taken as written). Lazily, so that a file of millions of sections is refused at
+    the job past ``MAX_JOBS``."""
     section: tuple[str, dict[str, str], dict[str, int]] | None = None
     for number, raw in enumerate(io.StringIO(text, newline=None), 1):
         line = raw.strip()
-        if not line or line[0] in "#;":
+        if not (line.startswith("[") and line.endswith("]")):
+            line = line.split(";", 1)[0].split("#", 1)[0].strip()
+        if not line:
             continue
         if line.startswith("[") and line.endswith("]"):
             if section is not None:
@@ -125,7 +185,7 @@ def _sections(text: str, source: str) -> Iterator[tuple[str, dict[str, str], dic
             section = (line[1:-1].strip(), {}, {"": number})
             continue
         if section is None:
-            raise ConfigError(f"{source}:{number}: an option before any [job] section: `{line}`")
+            raise ConfigError(f"{source}:{number}: an option before any [job] section: `{raw.strip()}`")
         key, _, value = line.partition("=")
         section[1][key.strip().lower()] = value.strip()
         section[2][key.strip().lower()] = number
@@ -168,6 +228,12 @@ def _seconds(value: str, what: str) -> float:
     return float(m.group(1)) * scale.get(m.group(2) or "s", 1.0)
 
 
+def _flag(value: str | None) -> bool:
+    """A fio switch (``time_based``, ``stonewall``, ``group_reporting``, ...): absent is off; bare or
+    ``=1`` is on; ``=0``, false, no or off is off, as fio reads it."""
+    return value is not None and value.strip().lower() not in ("0", "false", "no", "off")
+
+
 def _bytes_text(n: int) -> str:
     return f"{n}B"
 
@@ -180,11 +246,11 @@ def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
     jobs = FioJobs()
     global_options: dict[str, str] = {}
     global_lines: dict[str, int] = {}
-    # Groups of jobs that run together: (phase, ramp phase or None) of each job.
-    groups: list[list[tuple[dict[str, Any], dict[str, Any] | None]]] = []
-    started = 0
+    # Jobs that run together, each copy (numjobs) with its name, options, phase, ramp phase and group.
+    runs: list[list[tuple[str, dict[str, str], dict[str, Any], dict[str, Any] | None, int]]] = []
+    group, in_group = 0, 0
     for name, own, lines in _sections(text, source):
-        if name == "global":
+        if name.startswith("global"):  # as fio: any section whose name starts so
             global_options.update(own)
             global_lines.update({k: v for k, v in lines.items() if k})
             continue
@@ -192,7 +258,6 @@ def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
             continue
         options = {**global_options, **own, **(overrides or {})}
         lines = {**global_lines, **lines}
-        jobs.options[name] = options
         try:
             phase, ramp, seed, copies = _job(name, options, jobs.warnings)
         except ValueError as error:
@@ -201,42 +266,70 @@ def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
             raise ConfigError(f"{source}:{line}: [{name}] {error}") from None
         if seed is not None:
             jobs.seed = seed
-        started += copies
-        if started > MAX_JOBS:
+        if sum(len(run) for run in runs) + copies > MAX_JOBS:
             line = lines.get("numjobs", lines[""])
             raise ConfigError(f"{source}:{line}: [{name}] more than {MAX_JOBS} jobs in the file (numjobs included), "
                               "fio's limit")
-        if not groups or "stonewall" in options or "wait_for_previous" in options:
-            groups.append([])
-        groups[-1] += [(phase, ramp)] * copies
-    if not groups:
+        waits = _flag(options.get("stonewall")) or _flag(options.get("wait_for_previous"))
+        if (waits or _flag(options.get("new_group"))) and in_group:
+            group, in_group = group + 1, 0
+        in_group += copies
+        if not runs or waits:
+            runs.append([])
+        runs[-1] += [(name, options, phase, ramp, group)] * copies
+    if not runs:
         chosen = f" named {', '.join(sorted(sections))}" if sections else ""
         raise ConfigError(f"{source}: no job sections{chosen} (only [global] or nothing)")
-    for group in groups:
-        _add_group(jobs, group)
+    for run in runs:
+        _add_run(jobs, run)
+    for members in entries(jobs):
+        together = sum(job.phase == members[0].phase for job in jobs.jobs)
+        if 1 < len(members) < together:
+            jobs.warnings.append(f"[{members[0].name}] group_reporting over some of the jobs that run together: "
+                                 "their latency percentiles are the request-weighted means of each job's")
     return jobs
 
 
-def _add_group(jobs: FioJobs, group: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
-    """A group's phases: its ramp (if a job has one), then the jobs, as one phase or one of jobs."""
-    if len(group) == 1:
-        phase, ramp = group[0]
-        jobs.phases += [ramp, phase] if ramp else [phase]
-        jobs.reported.append(phase["name"])
+def _add_run(jobs: FioJobs, run: list[tuple[str, dict[str, str], dict[str, Any], dict[str, Any] | None, int]]) -> None:
+    """The phases of jobs that run together: their ramp (if a job has one), then the jobs, as one
+    phase or one of ``[[phase.job]]``s; and their ``FioJob``s."""
+    windows = [ms for ms in (_log_window_ms(options) for _, options, *_ in run) if ms]
+    interval = {"interval": f"{min(windows)}ms"} if windows else {}
+    if len(run) == 1:
+        name, options, phase, ramp, group = run[0]
+        jobs.phases += [ramp] if ramp else []
+        jobs.jobs.append(FioJob(name, len(jobs.jobs) + 1, group, len(jobs.phases), 0, options))
+        jobs.phases.append({**phase, **interval})
         return
-    name = "+".join(dict.fromkeys(phase["name"] for phase, _ in group))
-    ramps = [ramp for _, ramp in group if ramp]
+    label = "+".join(dict.fromkeys(name for name, *_ in run))
+    if len(set(windows)) > 1:
+        jobs.warnings.append(f"[{label}] jobs that run together log together: every {min(windows)} ms, "
+                             "the smallest log_avg_msec")
+    logging = [name for name, options, *_ in run if _LOGS.keys() & options.keys()]
+    if logging:
+        number = len(jobs.jobs) + 1 + [name for name, *_ in run].index(logging[0])
+        jobs.warnings.append(f"[{label}] jobs that run together share one time series: the logs of {logging[0]} "
+                             f"(job {number}) hold the figures of them all; the others write none")
+    ramps = [ramp for *_, ramp, _ in run if ramp]
     if ramps:
         # fio starts the jobs together and each measures after its own ramp_time; here the group
         # ramps together for the longest one.
         seconds = max(float(ramp["duration"][:-1]) for ramp in ramps)
-        if len({ramp["duration"] for ramp in ramps}) > 1 or len(ramps) < len(group):
-            jobs.warnings.append(f"[{name}] jobs run together ramp together: {seconds:g}s, the longest ramp_time")
+        if len({ramp["duration"] for ramp in ramps}) > 1 or len(ramps) < len(run):
+            jobs.warnings.append(f"[{label}] jobs run together ramp together: {seconds:g}s, the longest ramp_time")
         unstopped = [{k: v for k, v in phase.items() if k not in ("volume", "requests", "duration")}
-                     for phase, _ in group]
-        jobs.phases.append({"name": f"{name} (ramp)", "duration": f"{seconds}s", "job": unstopped})
-    jobs.phases.append({"name": name, "job": [phase for phase, _ in group]})
-    jobs.reported.append(name)
+                     for _, _, phase, _, _ in run]
+        jobs.phases.append({"name": f"{label} (ramp)", "duration": f"{seconds}s", "job": unstopped})
+    for slot, (name, options, _, _, group) in enumerate(run):
+        jobs.jobs.append(FioJob(name, len(jobs.jobs) + 1, group, len(jobs.phases), slot, options))
+    jobs.phases.append({"name": label, **interval, "job": [phase for _, _, phase, _, _ in run]})
+
+
+def _log_window_ms(options: Mapping[str, str]) -> int | None:
+    """``log_avg_msec`` of a job that writes logs (None: it writes none, or gives none)."""
+    if not _LOGS.keys() & options.keys():
+        return None
+    return int(options.get("log_avg_msec") or 0) or None
 
 
 def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, dict | None, int | None, int]:
@@ -268,11 +361,15 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
             read_fraction = 0.5
     phase["read_fraction"] = read_fraction
     distribution = (take("random_distribution") or "random").lower()
-    norandommap = take("norandommap") is not None
+    norandommap = _flag(take("norandommap"))
     if pattern == "random":
         kind, _, params = distribution.partition(":")
+        uniform = "random" if norandommap else "shuffle"
         if kind == "random":
-            phase["pattern"] = "random" if norandommap else "shuffle"
+            phase["pattern"] = uniform
+        elif kind in _UNMODELLED_DISTRIBUTIONS:
+            warnings.append(f"[{name}] random_distribution={distribution}: zones are not modelled; uniform random")
+            phase["pattern"] = uniform
         elif kind in ("zipf", "pareto", "normal"):
             value, _, rest = params.partition(":")
             if rest:
@@ -280,7 +377,8 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
             phase["pattern"] = "random"
             phase["distribution"] = f"{kind}:{value}"
         else:
-            raise ValueError(f"random_distribution: expected random, zipf:T, pareto:H or normal:DEV, found `{distribution}`")
+            raise ValueError("random_distribution: expected random, zipf:T, pareto:H, normal:DEV or zoned:..., "
+                             f"found `{distribution}`")
     else:
         phase["pattern"] = "sequential"
     bs, bsrange, bssplit = take("bs", "blocksize"), take("bsrange", "blocksize_range"), take("bssplit")
@@ -290,7 +388,8 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
             size, _, weight = item.partition("/")
             parts.append(f"{_size(size, 'bssplit')}B/{int(weight or 1)}")
         if "," in bssplit:
-            warnings.append(f"[{name}] bssplit: separate read/write splits are not modelled; using `{bssplit.split(',')[0]}`")
+            warnings.append(f"[{name}] bssplit: separate read/write splits are not modelled; "
+                            f"using `{bssplit.split(',')[0]}`")
         phase["block_sizes"] = parts
     elif bsrange:
         low, _, high = bsrange.split(",")[0].partition("-")
@@ -306,6 +405,8 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     phase["queue_depth"] = _whole(take("iodepth") or "1", "iodepth", 1, 65_536)  # the engine's most
     numjobs = _whole(take("numjobs") or "1", "numjobs", 1, MAX_JOBS)
     take("stonewall", "wait_for_previous")
+    take("new_group")
+    take("group_reporting")
     size, offset = take("size"), take("offset")
     if size:
         if size.endswith("%"):
@@ -318,7 +419,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         else:
             phase["working_set_offset"] = _bytes_text(_size(offset, "offset"))
     io_size, number_ios = take("io_size", "io_limit"), take("number_ios")
-    runtime, time_based = take("runtime", "timeout"), take("time_based") is not None
+    runtime, time_based = take("runtime", "timeout"), _flag(take("time_based"))
     if number_ios:
         phase["requests"] = _whole(number_ios, "number_ios", 1, 2**64 - 1)
     if io_size:
@@ -335,6 +436,14 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     if ramp_time:
         ramp = {**{k: v for k, v in phase.items() if k not in ("volume", "requests")},
                 "name": f"{name} (ramp)", "duration": f"{_seconds(ramp_time, 'ramp_time')}s"}
+    logged = [option for option in _LOGS if take(option) is not None]
+    window = _whole(take("log_avg_msec") or "0", "log_avg_msec", 0, 2**31 - 1)
+    take("per_job_logs")
+    if logged and not window:
+        warnings.append(f"[{name}] {logged[0]} without log_avg_msec: fio would log every I/O; here each line is "
+                        "one window of the time series (about 200 a phase; log_avg_msec=N: every N ms)")
+    if "write_lat_log" in logged and 0 < read_fraction < 1:
+        warnings.append(f"[{name}] write_lat_log: a window's read and write latency is the mean of all its requests")
     seed = take("randseed")
     ignored = sorted(k for k in o if k not in handled and k in _NO_EFFECT)
     unknown = sorted(k for k in o if k not in handled and k not in _NO_EFFECT)
@@ -343,6 +452,19 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     if unknown:
         warnings.append(f"[{name}] not supported, ignored: {', '.join(unknown)}")
     return phase, ramp, _whole(seed, "randseed", 0, 2**64 - 1) if seed else None, numjobs
+
+
+def entries(jobs: FioJobs) -> list[list[FioJob]]:
+    """The jobs as fio reports them: each on its own, but one with ``group_reporting`` joins the
+    entry before it if that is in the same group (so a whole group, ``numjobs`` copies included,
+    is one entry named after its first job)."""
+    grouped: list[list[FioJob]] = []
+    for job in jobs.jobs:
+        if grouped and _flag(job.options.get("group_reporting")) and grouped[-1][0].group == job.group:
+            grouped[-1].append(job)
+        else:
+            grouped.append([job])
+    return grouped
 
 
 def to_config(jobs: FioJobs, device: qualify.DeviceSource, capacity: str | int | None = None) -> dict[str, Any]:
@@ -359,33 +481,68 @@ def run(
     device: qualify.DeviceSource,
     capacity: str | int | None = None,
     seed: int | None = None,
-    progress: api.ProgressCallback | None = None,
+    progress: api.Progress = "auto",
 ) -> dict[str, Any]:
-    """Run the jobs on one drive (see the module for groups); the result shaped like
-    ``fio --output-format=json``."""
+    """Run the jobs on one drive (see the module for groups; ``progress`` as ``nandlab.run`` takes
+    it); the result shaped like ``fio --output-format=json``."""
     result = api.run(to_config(jobs, device, capacity), seed=seed, progress=progress)
     return report(jobs, result)
 
 
+# --- fio's JSON ----------------------------------------------------------------------------------
+
+
 def report(jobs: FioJobs, result: api.Result) -> dict[str, Any]:
-    """fio's JSON document for the jobs' phases of a run."""
-    by_name = {p["name"]: p for p in result.phases}
+    """fio's JSON document for the jobs' phases of a run: an entry per job (``entries``)."""
     reports = []
-    for group_id, name in enumerate(jobs.reported):
-        phase = by_name[name]
-        for job in phase.get("jobs") or [phase]:
-            reports.append(_job_report(job["name"], jobs.options[job["name"]], job, phase["waf"], group_id))
+    for members in entries(jobs):
+        phase = result.phases[members[0].phase]
+        together = sum(job.phase == members[0].phase for job in jobs.jobs)
+        if len(members) == together:
+            figures = phase  # the phase's own figures: exact percentiles over all its jobs
+        elif len(members) == 1:
+            figures = phase["jobs"][members[0].slot]
+        else:
+            figures = _pooled([phase["jobs"][job.slot] for job in members])
+        reports.append(_job_report(members[0], figures, phase["waf"]))
+    _share_of_group(reports)
+    device = result.device.get("preset") or "custom"
     return {
         "fio version": "nandlab (simulated drive)",
-        "device": result.device.get("preset") or "custom",
+        "device": device,
         "warnings": jobs.warnings,
         "jobs": reports,
+        "disk_util": [_disk_util(device, result.summary)],
     }
 
 
-def _job_report(name: str, options: dict[str, str], s: dict[str, Any], waf: float, group_id: int) -> dict[str, Any]:
-    """One job's entry: ``s`` its phase summary (or its own figures in a group), ``waf`` the
-    drive's over the phase."""
+def _pooled(figures: list[dict[str, Any]]) -> dict[str, Any]:
+    """Jobs' figures as one job's: counts added up, the longest time, latency moments pooled, and
+    each percentile the request-weighted mean of the jobs' (an approximation)."""
+    pooled: dict[str, Any] = {"sim_seconds": max(f["sim_seconds"] for f in figures)}
+    for kind in ("read", "write"):
+        for key in (f"host_{kind}_bytes", f"host_{kind}_requests"):
+            pooled[key] = sum(f[key] for f in figures)
+        parts = [(f[f"host_{kind}_requests"], f[f"{kind}_latency_us"]) for f in figures if f[f"host_{kind}_requests"]]
+        count = pooled[f"host_{kind}_requests"]
+        if not parts:
+            pooled[f"{kind}_latency_us"] = figures[0][f"{kind}_latency_us"]
+            continue
+        mean = sum(n * lat["mean"] for n, lat in parts) / count
+        variance = sum(n * (lat["stddev"] ** 2 + (lat["mean"] - mean) ** 2) for n, lat in parts) / count
+        quantiles = [q for q, _ in parts[0][1]["percentiles"]]
+        pooled[f"{kind}_latency_us"] = {
+            "min": min(lat["min"] for _, lat in parts), "max": max(lat["max"] for _, lat in parts),
+            "mean": mean, "stddev": math.sqrt(variance),
+            "percentiles": [(q, sum(n * lat["percentiles"][i][1] for n, lat in parts) / count)
+                            for i, q in enumerate(quantiles)],
+        }
+    return pooled
+
+
+def _job_report(job: FioJob, s: dict[str, Any], waf: float) -> dict[str, Any]:
+    """One entry: ``job`` the (first) job it reports, ``s`` its figures (a phase's, a job's in a
+    phase, or pooled), ``waf`` the drive's over the phase."""
     runtime_ms = s["sim_seconds"] * 1000
 
     def direction(kind: str) -> dict[str, Any]:
@@ -417,14 +574,15 @@ def _job_report(name: str, options: dict[str, str], s: dict[str, Any], waf: floa
             "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
             "clat_ns": clat,
             "lat_ns": {k: v for k, v in clat.items() if k != "percentile"},
-            # One sample: the run's mean (fio samples every 500 ms of wall time).
+            # One sample: the run's mean (fio samples every 500 ms of wall time); bw_agg is set
+            # once the group's entries are known.
             "bw_min": bw_kib, "bw_max": bw_kib, "bw_agg": 100.0 if io_bytes else 0.0, "bw_mean": bw_kib,
             "bw_dev": 0.0, "bw_samples": 1 if io_bytes else 0,
             "iops_min": iops, "iops_max": iops, "iops_mean": iops, "iops_stddev": 0.0,
             "iops_samples": 1 if ios else 0,
         }
 
-    depth = options.get("iodepth", "1")
+    depth = job.options.get("iodepth", "1")
     levels = {"1": 0.0, "2": 0.0, "4": 0.0, "8": 0.0, "16": 0.0, "32": 0.0, ">=64": 0.0}
     try:
         d = max(1, int(depth))
@@ -433,12 +591,12 @@ def _job_report(name: str, options: dict[str, str], s: dict[str, Any], waf: floa
     except ValueError:
         pass
     return {
-        "jobname": name,
-        "groupid": group_id,
+        "jobname": job.name,
+        "groupid": job.group,
         "error": 0,
         "eta": 0,
         "elapsed": round(s["sim_seconds"]),
-        "job options": options,
+        "job options": job.options,
         "read": direction("read"),
         "write": direction("write"),
         "trim": direction("trim"),
@@ -449,6 +607,181 @@ def _job_report(name: str, options: dict[str, str], s: dict[str, Any], waf: floa
         "majf": 0,
         "minf": 0,
         "iodepth_level": levels,
-        "latency_ns": {}, "latency_us": {}, "latency_ms": {},
+        **_latency_levels(s),
         "waf": waf,
     }
+
+
+def _latency_levels(s: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """fio's ``latency_ns``, ``latency_us`` and ``latency_ms``: the share (%) of reads and writes
+    that completed in each level (up to 2 ns, 4 ns, ..., 2000 ms, more), from the percentiles: a
+    request counts as completed by the smallest percentile point at or above its level's bound."""
+    parts = [(s[f"host_{kind}_requests"], s[f"{kind}_latency_us"]) for kind in ("read", "write")
+             if s.get(f"host_{kind}_requests")]
+    total = sum(n for n, _ in parts)
+
+    def within(us: float) -> float:
+        """Share of the requests that completed within ``us`` microseconds."""
+        if not total:
+            return 0.0
+        return sum(n * (1.0 if us >= lat["max"] else max((q / 100 for q, v in lat["percentiles"] if v <= us),
+                                                         default=0.0)) for n, lat in parts) / total
+
+    levels: dict[str, dict[str, float]] = {}
+    below = 0.0
+    for unit, us, bounds in (("ns", 1e-3, _LATENCY_LEVELS), ("us", 1.0, _LATENCY_LEVELS),
+                             ("ms", 1e3, (*_LATENCY_LEVELS, 2000))):
+        shares = {}
+        for bound in bounds:
+            up_to = within(bound * us)
+            shares[str(bound)] = 100 * (up_to - below)
+            below = up_to
+        levels[f"latency_{unit}"] = shares
+    levels["latency_ms"][">=2000"] = 100 * (1 - below) if total else 0.0
+    return levels
+
+
+def _share_of_group(reports: list[dict[str, Any]]) -> None:
+    """Each entry's ``bw_agg``: its share (%) of its group's bandwidth (all the group's bytes over its
+    longest runtime), as fio computes it."""
+    for kind in ("read", "write", "trim"):
+        groups: dict[int, list[dict[str, Any]]] = {}
+        for entry in reports:
+            groups.setdefault(entry["groupid"], []).append(entry[kind])
+        for parts in groups.values():
+            longest = max(d["runtime"] for d in parts)
+            aggregate = sum(d["io_bytes"] for d in parts) / 1024 / (longest / 1000) if longest else 0.0
+            for d in parts:
+                d["bw_agg"] = min(100.0, d["bw_mean"] * 100 / aggregate) if aggregate else 0.0
+
+
+def _disk_util(name: str, summary: dict[str, Any]) -> dict[str, Any]:
+    """fio's ``disk_util`` entry for the simulated drive over the whole run: its requests, sectors,
+    and ticks (ms its requests spent, mean latency × count); busy all the time it had work (its
+    jobs keep their queues full)."""
+
+    def ticks(kind: str) -> int:
+        return round(summary[f"{kind}_latency_us"]["mean"] * summary[f"host_{kind}_requests"] / 1000)
+
+    ios = summary["host_read_requests"] + summary["host_write_requests"]
+    return {
+        "name": name,
+        "read_ios": summary["host_read_requests"], "write_ios": summary["host_write_requests"],
+        "read_sectors": summary["host_read_bytes"] // 512, "write_sectors": summary["host_write_bytes"] // 512,
+        "read_merges": 0, "write_merges": 0,
+        "read_ticks": ticks("read"), "write_ticks": ticks("write"), "in_queue": ticks("read") + ticks("write"),
+        "util": 100.0 if ios else 0.0,
+    }
+
+
+# --- fio's terse output --------------------------------------------------------------------------
+
+
+def terse(document: Mapping[str, Any]) -> str:
+    """``report``'s document as fio's terse output, version 3 (``--output-format=terse``): a line per
+    entry of semicolon-separated fields in fio's order — the job, read and write status, CPU, I/O
+    depths, latency levels, the drive's disk utilization, and the job's description if it has one."""
+    lines = []
+    for job in document["jobs"]:
+        fields = [str(TERSE_VERSION), document["fio version"], job["jobname"], str(job["groupid"]), str(job["error"])]
+        for kind in ("read", "write"):
+            fields += _terse_direction(job[kind])
+        fields += [f"{job['usr_cpu']:f}%", f"{job['sys_cpu']:f}%", str(job["ctx"]), str(job["majf"]), str(job["minf"])]
+        fields += [f"{share:3.1f}%" for share in job["iodepth_level"].values()]
+        fields += [f"{share:3.2f}%" for share in (*job["latency_us"].values(), *job["latency_ms"].values())]
+        for disk in document["disk_util"]:
+            counts = ("read_ios", "write_ios", "read_merges", "write_merges", "read_ticks", "write_ticks", "in_queue")
+            fields += [disk["name"], *(str(disk[key]) for key in counts), f"{disk['util']:3.2f}%"]
+        if job["job options"].get("description"):
+            fields.append(job["job options"]["description"])
+        lines.append(";".join(fields) + "\n")
+    return "".join(lines)
+
+
+def _terse_direction(d: Mapping[str, Any]) -> list[str]:
+    """A direction's 41 terse fields: KiB, KiB/s, IOPS and runtime (ms), submission, completion
+    latency (µs: min, max, mean, stddev) and its 20 percentile fields, total latency, bandwidth."""
+
+    def usec(stat: Mapping[str, Any]) -> list[str]:
+        return [str(int(stat["min"] // 1000)), str(int(stat["max"] // 1000)), f"{stat['mean'] / 1000:f}",
+                f"{stat['stddev'] / 1000:f}"]
+
+    runtime = round(d["runtime"])
+    percentiles = [f"{float(q):f}%={int(v // 1000)}" for q, v in d["clat_ns"]["percentile"].items()]
+    return [
+        str(d["io_kbytes"]),
+        str(1000 * d["io_bytes"] // runtime // 1024 if runtime else 0),
+        str(1000 * d["total_ios"] // runtime if runtime else 0),
+        str(runtime),
+        *usec(d["slat_ns"]), *usec(d["clat_ns"]),
+        *(percentiles + ["0%=0"] * PERCENTILE_FIELDS)[:PERCENTILE_FIELDS],
+        *usec(d["lat_ns"]),
+        str(int(d["bw_min"])), str(int(d["bw_max"])), f"{d['bw_agg']:f}%", f"{d['bw_mean']:f}", f"{d['bw_dev']:f}",
+    ]
+
+
+# --- fio's logs ----------------------------------------------------------------------------------
+
+
+def logs(jobs: FioJobs, result: api.Result) -> dict[str, str]:
+    """The log files the jobs ask for (``write_bw_log``, ``write_lat_log``, ``write_iops_log``): each
+    name, as fio names it (relative to the working directory, or absolute), and its text (see the
+    module). Jobs that run together share their phase's time series: the first that asks gets it."""
+    texts: dict[str, str] = {}
+    logged: set[int] = set()
+    for job in jobs.jobs:
+        asked = [option for option in _LOGS if option in job.options]
+        if not asked or job.phase in logged:
+            continue
+        logged.add(job.phase)
+        windows = _windows(result.timeseries, job.phase)
+        number = f".{job.number}" if _flag(job.options.get("per_job_logs", "1")) else ""
+        for option in asked:
+            prefix = job.options[option] or job.name
+            for kind in _LOGS[option]:
+                name = f"{prefix}_{kind}{number}.log"
+                texts[name] = texts.get(name, "") + "".join(_log_lines(windows, kind))
+    return texts
+
+
+def write_logs(jobs: FioJobs, result: api.Result, directory: str | os.PathLike[str] = ".") -> list[Path]:
+    """Write ``logs`` under ``directory`` (fio writes them in its working directory); their paths."""
+    paths = []
+    for name, text in logs(jobs, result).items():
+        path = Path(directory) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def _windows(series: pl.DataFrame, phase: int) -> list[dict[str, float]]:
+    """A phase's time-series windows as a log needs them: ``ms`` (the window's end since the phase
+    began), and each direction's ``bw`` (KiB/s), ``iops`` and the window's mean latency ``lat`` (ns).
+    IOPS are split between the directions as their bytes are (reads and writes draw one size)."""
+    times = series["sim_seconds"].to_list()
+    rows = [i for i, p in enumerate(series["phase"].to_list()) if p == phase]
+    start = times[rows[0] - 1] if rows and rows[0] else 0.0
+    windows = []
+    for i in rows:
+        row = series.row(i, named=True)
+        moved = row["read_mbps"] + row["write_mbps"]
+        windows.append({
+            "ms": round((row["sim_seconds"] - start) * 1000),
+            "lat": row["latency_mean_us"] * 1000,
+            **{f"{kind}_bw": row[f"{kind}_mbps"] * 1e6 / 1024 for kind in ("read", "write")},
+            **{f"{kind}_iops": row["iops"] * row[f"{kind}_mbps"] / moved if moved else 0.0
+               for kind in ("read", "write")},
+        })
+    return windows
+
+
+def _log_lines(windows: list[dict[str, float]], kind: str) -> Iterator[str]:
+    """A log's lines: per window, a line per direction that moved data (read 0, write 1)."""
+    if kind == "slat":
+        return
+    for window in windows:
+        for ddir, direction in enumerate(("read", "write")):
+            if window[f"{direction}_bw"] > 0:
+                value = window["lat"] if kind in ("lat", "clat") else window[f"{direction}_{kind}"]
+                yield f"{window['ms']}, {round(value)}, {ddir}, 0, 0\n"

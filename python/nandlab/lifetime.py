@@ -93,11 +93,12 @@ def run(
     config: api.ConfigSource,
     zombie: bool | None = None,
     seed: int | None = None,
-    progress: Any = None,
+    progress: api.Progress = "auto",
     **snapshots: Any,
 ) -> dict[str, Any]:
     """Run a config until the drive dies; ``zombie`` overrides ``[ftl] zombie`` (``False`` also
-    turns wear-unleveling off: the baseline, blocks retired at death under plain wear levelling).
+    turns wear-unleveling off: the baseline, blocks retired at death under plain wear levelling);
+    ``progress`` as ``nandlab.run`` takes it (by default a bar in a Jupyter notebook).
     ``snapshot``, ``snapshot_every``, ``overwrite_snapshot`` and ``notes`` go to ``nandlab.run`` (a
     run that can stop and go on; ``of_result`` of the resumed Result is what this returns).
 
@@ -148,9 +149,10 @@ def _mean_latency(ts: pl.DataFrame, upto_bytes: float | None = None, after_bytes
 
 
 def compare(
-    config: api.ConfigSource, seed: int | None = None, progress: Any = None, timeseries: bool = False
+    config: api.ConfigSource, seed: int | None = None, progress: api.Progress = "auto", timeseries: bool = False
 ) -> dict[str, Any]:
-    """Run ZombieNAND and the baseline from the same config, each until death.
+    """Run ZombieNAND and the baseline from the same config, each until death (``progress`` as
+    ``nandlab.run`` takes it: a bar for each run).
 
     Returns ``lifetime_ratio`` (host bytes written until death, ZombieNAND / baseline),
     ``latency_ratio`` (mean request latency over the baseline's life, ZombieNAND / baseline),

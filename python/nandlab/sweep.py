@@ -66,7 +66,7 @@ from typing import Any
 
 import polars as pl
 
-from nandlab import api, files, pool
+from nandlab import api, files, pool, progress_bars
 from nandlab._core import ConfigError
 from nandlab.procedures.base import write_manifest
 
@@ -455,7 +455,7 @@ def run(
     workers: int | None = None,
     scheduler: str | None = None,
     local_cluster: int | None = None,
-    progress: ProgressCallback | None = None,
+    progress: progress_bars.ProgressOption = "auto",
 ) -> Outcome:
     """Run every point not already finished in ``out`` and write the dataset (see the module).
 
@@ -464,6 +464,8 @@ def run(
         scheduler: a dask.distributed scheduler's address (``tcp://host:8786``): each run is a task
             on the cluster's workers (which need nandlab installed).
         local_cluster: start a dask ``LocalCluster`` of this many worker processes instead.
+        progress: a bar of the runs done: ``"auto"`` in a Jupyter notebook, ``True`` anywhere,
+            ``False`` none; or a ``ProgressCallback`` (see ``nandlab.progress_bars``).
 
     A failed run is recorded (``failures/``, ``status = "failed"``) and does not stop the others.
     Raises ConfigError for a bad sweep (before anything runs).
@@ -478,17 +480,18 @@ def run(
     # Several points may share a config (an axis that changes nothing): run each config once.
     unique = list({p.run_id: p for p in todo}.values())
     total, failed = len(unique), 0
-    if progress is not None:
-        progress(0, total, 0)
     tasks = ((p.run_id, (sweep.procedure, p.config, sweep.timeseries)) for p in unique)
-    if scheduler is not None or local_cluster is not None:
-        outcomes = pool.on_dask(execute, tasks, scheduler, local_cluster)
-    else:
-        outcomes = pool.on_processes(execute, tasks, workers or os.cpu_count() or 1)
-    for done, (run_id, outcome) in enumerate(outcomes, 1):
-        failed += not _store(directory, run_id, outcome)
-        if progress is not None:
-            progress(done, total, failed)
+    with progress_bars.runs(progress) as callback:
+        if callback is not None:
+            callback(0, total, 0)
+        if scheduler is not None or local_cluster is not None:
+            outcomes = pool.on_dask(execute, tasks, scheduler, local_cluster)
+        else:
+            outcomes = pool.on_processes(execute, tasks, workers or os.cpu_count() or 1)
+        for done, (run_id, outcome) in enumerate(outcomes, 1):
+            failed += not _store(directory, run_id, outcome)
+            if callback is not None:
+                callback(done, total, failed)
     results = _results(directory, sweep, grid)
     _write_atomic(directory / "results.parquet", _parquet(results))
     write_manifest(directory, "sweep", dataset(directory))

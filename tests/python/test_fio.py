@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -194,13 +196,16 @@ def _consume(document: dict) -> list[tuple]:
     return rows
 
 
-def test_real_fio_and_nandlab_fio_write_json_one_consumer_reads(nandlab_cli, tmp_path: Path) -> None:
-    """The same job file through Debian's fio (on a file in tmpfs) and through `nandlab fio`."""
-    import shutil
-    import subprocess
-
+def _real_fio(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """Debian's fio with ``args``, run in ``cwd`` (fio writes state files where it runs); skips the
+    test without fio."""
     if shutil.which("fio") is None:
         pytest.skip("fio not installed (scripts/test-all installs Debian's package)")
+    return subprocess.run(["fio", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def test_real_fio_and_nandlab_fio_write_json_one_consumer_reads(nandlab_cli, tmp_path: Path) -> None:
+    """The same job file through Debian's fio (on a file in tmpfs) and through `nandlab fio`."""
     target = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
     job = tmp_path / "mixed.fio"
     job.write_text(f"""[global]
@@ -216,7 +221,7 @@ rw=randread
 iodepth=4
 """)
     try:
-        real = subprocess.run(["fio", str(job), "--output-format=json"], capture_output=True, text=True, timeout=120)
+        real = _real_fio(tmp_path, str(job), "--output-format=json")
     finally:
         Path(f"{target}/nandlab-fio-{os.getpid()}").unlink(missing_ok=True)
     assert real.returncode == 0, real.stderr
@@ -242,3 +247,266 @@ def test_fio_command_line_jobs_section_and_runtime(nandlab_cli, tmp_path: Path) 
     assert "randread:" in result.stdout and "randwrite:" not in result.stdout
     assert "Run status group" in result.stdout and not re.search(r"IOPS=\d+,\d", result.stdout)
     assert re.search(r"run=100[0-9]-100[0-9]msec", result.stdout)  # 1 s, and the commands in flight
+
+
+# --- fio's terse output --------------------------------------------------------------------------
+
+TERSE_FIELDS = 121
+"""A terse version 3 line's fields before the disk utilization sections (HOWTO's "Terse output")."""
+DISK_FIELDS = 9
+
+
+def _terse(line: str) -> dict:
+    """What a terse v3 consumer reads of a line: every field numeric where fio's format says so
+    (``N``, ``N%``, ``Q%=N``), disk sections of nine fields, and an optional description."""
+    fields = line.rstrip("\n").split(";")
+    assert fields[0] == "3" and len(fields) >= TERSE_FIELDS
+    for value in fields[3:TERSE_FIELDS]:
+        quantile, equals, latency = value.partition("%=")
+        if equals:
+            float(quantile), int(latency)
+        else:
+            float(value.removesuffix("%"))
+    rest = fields[TERSE_FIELDS:]
+    disks = len(rest) // DISK_FIELDS
+    for at in range(0, disks * DISK_FIELDS, DISK_FIELDS):
+        name, *counts, util = rest[at:at + DISK_FIELDS]
+        assert name and all(int(count) >= 0 for count in counts) and 0 <= float(util.removesuffix("%")) <= 100
+    description = rest[disks * DISK_FIELDS:]
+    assert len(description) <= 1
+    return {"fields": len(fields), "disks": disks, "job": fields[2], "group": int(fields[3]),
+            "read_kib": int(fields[5]), "description": description[0] if description else None}
+
+
+def test_terse_lines_read_as_real_fios_do(nandlab_cli, tmp_path: Path) -> None:
+    """`--output-format=terse` from Debian's fio and from `nandlab fio`: one parser reads both."""
+    job = ["--name=t", "--size=4m", "--rw=randread", "--bs=4k", "--ioengine=psync", "--output-format=terse"]
+    real = _real_fio(tmp_path, f"--filename={tmp_path}/f", *job)
+    assert real.returncode == 0, real.stderr
+    ours = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", *job)
+    assert ours.exit_code == 0, ours.stderr
+    (real_line,), (our_line,) = real.stdout.splitlines(), ours.stdout.splitlines()
+    real_fields, our_fields = _terse(real_line), _terse(our_line)
+    assert our_fields["disks"] == 1 and real_fields["disks"] <= 1  # no disk section for a file on tmpfs
+    if real_fields["disks"]:
+        assert our_fields["fields"] == real_fields["fields"]
+    assert our_fields["job"] == real_fields["job"] == "t" and our_fields["read_kib"] == real_fields["read_kib"] == 4096
+
+
+def test_terse_has_an_entry_per_job_and_each_description() -> None:
+    jobs = fio.parse("[a]\nrw=randwrite\nsize=16m\ndescription=fill it\n[b]\nstonewall\nrw=randread\nsize=16m\n")
+    lines = fio.terse(fio.run(jobs, DEVICE)).splitlines()
+    a, b = (_terse(line) for line in lines)
+    assert (a["job"], a["group"], a["description"]) == ("a", 0, "fill it")
+    assert (b["job"], b["group"], b["description"], b["read_kib"]) == ("b", 1, None, 16 * 1024)
+
+
+def test_output_formats_combine_in_fios_order(nandlab_cli) -> None:
+    args = ("fio", "--device", "snia-mlc", "--capacity", "1GiB", "--name=w", "--rw=randwrite", "--size=8m")
+    result = nandlab_cli(*args, "--output-format=normal,json,terse")
+    assert result.exit_code == 0, result.stderr
+    terse, rest = result.stdout.split("\n", 1)
+    assert _terse(terse)["job"] == "w"
+    document, end = json.JSONDecoder().raw_decode(rest)
+    assert document["jobs"][0]["jobname"] == "w" and "Run status group 0" in rest[end:]
+    bad = nandlab_cli(*args, "--output-format=json,xml")
+    assert bad.exit_code == 2 and "'xml'" in bad.stderr
+
+
+# --- group_reporting -----------------------------------------------------------------------------
+
+GROUPED = """
+[global]
+size=64m
+bs=4k
+randseed=5
+
+[writers]
+rw=randwrite
+io_size=8m
+numjobs=3
+group_reporting
+
+[reader]
+rw=randread
+number_ios=2000
+
+[after]
+stonewall
+rw=read
+io_size=16m
+numjobs=2
+group_reporting
+"""
+
+
+def test_group_reporting_joins_a_groups_jobs_into_one_entry() -> None:
+    grouped, apart = fio.parse(GROUPED), fio.parse(GROUPED.replace("group_reporting\n", ""))
+    assert grouped.phases == apart.phases
+    result = nandlab.run(fio.to_config(grouped, DEVICE))
+    joined, single = fio.report(grouped, result)["jobs"], fio.report(apart, result)["jobs"]
+    # As fio: the writers' copies join the first; the reader (no group_reporting) is its own entry.
+    assert [(j["jobname"], j["groupid"]) for j in joined] == [("writers", 0), ("reader", 0), ("after", 1)]
+    assert [len(members) for members in fio.entries(grouped)] == [3, 1, 2]
+    writers, reader, after = joined
+    assert writers["write"]["io_bytes"] == sum(j["write"]["io_bytes"] for j in single[:3]) == 3 * 8 * 2**20
+    assert writers["write"]["runtime"] == max(j["write"]["runtime"] for j in single[:3])
+    mean = sum(j["write"]["clat_ns"]["mean"] * j["write"]["total_ios"] for j in single[:3]) / (3 * 2048)
+    assert writers["write"]["clat_ns"]["mean"] == pytest.approx(mean, rel=1e-9)
+    assert reader == single[3]
+    assert "[writers] group_reporting over some of the jobs that run together" in "\n".join(grouped.warnings)
+    # A whole phase reported together has the phase's own figures, percentiles included.
+    phase = result.phases[1]
+    assert after["read"]["total_ios"] == phase["host_read_requests"] == 2 * 4096
+    assert after["read"]["clat_ns"]["percentile"]["99.000000"] == pytest.approx(phase["read_latency_us"]["p99"] * 1000)
+    shares = [j["write"]["bw_agg"] for j in single[:3]]
+    assert all(0 < share < 100 for share in shares)  # each writer's part of its group's bandwidth
+
+
+def test_new_group_reports_apart_jobs_that_run_together(nandlab_cli) -> None:
+    jobs = fio.parse("[global]\nsize=32m\ngroup_reporting\n[a]\nrw=randwrite\nnumjobs=2\n[b]\nnew_group\nrw=randread\n")
+    assert len(jobs.phases) == 1 and [(j.name, j.group) for j in jobs.jobs] == [("a", 0), ("a", 0), ("b", 1)]
+    result = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", "--name=a", "--rw=randwrite",
+                         "--size=32m", "--numjobs=2", "--group_reporting", "--name=b", "--new_group", "--rw=randread",
+                         "--size=32m")
+    assert result.exit_code == 0, result.stderr
+    assert "a: (groupid=0, jobs=2)" in result.stdout and "b: (groupid=1, jobs=1)" in result.stdout
+    assert "Run status group 0" in result.stdout and "Run status group 1" in result.stdout
+
+
+# --- fio's logs ----------------------------------------------------------------------------------
+
+LOGGED = """
+[global]
+size=64m
+bs=4k
+iodepth=8
+
+[w]
+rw=randwrite
+io_size=32m
+write_bw_log=x
+write_lat_log=x
+write_iops_log
+log_avg_msec=20
+
+[r]
+stonewall
+rw=randread
+io_size=16m
+write_bw_log=y
+per_job_logs=0
+"""
+
+
+def _log_rows(path: Path) -> list[tuple[int, ...]]:
+    """A fio log's lines (``time, value, direction, block size, priority``) as whole numbers."""
+    rows = [tuple(int(field) for field in line.split(", ")) for line in path.read_text().splitlines()]
+    assert all(len(row) == 5 for row in rows)
+    return rows
+
+
+def test_logs_are_fios_windowed_logs_of_the_time_series(tmp_path: Path) -> None:
+    jobs = fio.parse(LOGGED)
+    assert jobs.phases[0]["interval"] == "20ms" and "interval" not in jobs.phases[1]
+    assert "[r] write_bw_log without log_avg_msec" in "\n".join(jobs.warnings)
+    result = nandlab.run(fio.to_config(jobs, DEVICE))
+    written = fio.write_logs(jobs, result, tmp_path)
+    assert sorted(p.name for p in written) == ["w_iops.1.log", "x_bw.1.log", "x_clat.1.log", "x_lat.1.log",
+                                                 "x_slat.1.log", "y_bw.log"]
+    assert (tmp_path / "x_slat.1.log").read_text() == ""  # no submission latency, as fio's sync engines
+    bw, iops, lat = (_log_rows(tmp_path / name) for name in ("x_bw.1.log", "w_iops.1.log", "x_lat.1.log"))
+    times = [0] + [row[0] for row in bw]
+    steps = [b - a for a, b in zip(times, times[1:])]
+    assert all(19 <= step <= 21 for step in steps[:-1]) and 0 <= steps[-1] <= 21  # the last window ends the job
+    assert {row[2] for row in bw} == {1} and [row[0] for row in iops] == times[1:]
+    moved = sum(row[1] * 1024 * step / 1000 for row, step in zip(bw, steps))
+    assert moved == pytest.approx(32 * 2**20, rel=0.05)
+    assert sum(row[1] * step / 1000 for row, step in zip(iops, steps)) == pytest.approx(8192, rel=0.05)
+    clat = fio.report(jobs, result)["jobs"][0]["write"]["clat_ns"]
+    assert all(clat["min"] <= row[1] <= clat["max"] for row in lat)
+    assert {row[2] for row in _log_rows(tmp_path / "y_bw.log")} == {0}
+
+
+def test_jobs_together_log_once_and_the_cli_writes_logs_where_fio_would(nandlab_cli, tmp_path: Path,
+                                                                        monkeypatch) -> None:
+    args = ("fio", "--device", "snia-mlc", "--capacity", "1GiB", "--name=w", "--rw=randwrite", "--size=16m",
+            "--numjobs=2", "--write_bw_log=both", "--log_avg_msec=10")
+    monkeypatch.chdir(tmp_path)
+    result = nandlab_cli(*args)
+    assert result.exit_code == 0, result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["both_bw.1.log"]  # the pair shares one time series
+    assert "the logs of w (job 1) hold the figures of them all" in result.stderr
+    result = nandlab_cli(*args, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "out" / "both_bw.1.log").is_file() and (tmp_path / "out" / "fio.json").is_file()
+
+
+def test_real_fio_writes_logs_of_the_same_columns(tmp_path: Path) -> None:
+    real = _real_fio(tmp_path, "--name=t", f"--filename={tmp_path}/f", "--size=4m", "--rw=randrw", "--bs=4k",
+                     "--ioengine=psync", "--write_bw_log=real", "--write_lat_log=real", "--log_avg_msec=10",
+                     "--output-format=terse")
+    assert real.returncode == 0, real.stderr
+    for kind in ("bw", "lat", "clat"):
+        assert {row[2] for row in _log_rows(tmp_path / f"real_{kind}.1.log")} <= {0, 1}
+
+
+# --- fio's own example job files -----------------------------------------------------------------
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "data" / "fio-examples").glob("*.fio"))
+
+
+def _fio_reads(path: Path, cwd: Path) -> list[tuple[str, dict[str, tuple[str, int | None]]]]:
+    """Each section of a job file as real fio parses it (``fio --debug=parse --parse-only``): its
+    options (fio's names for them) with the text given and the number fio made of it, if any."""
+    run = _real_fio(cwd, "--debug=parse", "--parse-only", str(path))
+    assert run.returncode == 0, run.stderr
+    sections: list[tuple[str, dict[str, tuple[str, int | None]]]] = []
+    for line in run.stdout.splitlines():
+        if match := re.search(r"Parsing section \[(.*)\]$", line):
+            sections.append((match.group(1), {}))
+        elif (match := re.search(r"\bhandle_option=([^,]+), ptr=(.*)$", line)) and "__handle" not in line:
+            key = match.group(1)
+            sections[-1][1][key] = ("" if match.group(2) == "(null)" else match.group(2), None)
+        elif match := re.search(r"ret=0, out=(-?\d+)$", line):
+            sections[-1][1][key] = (sections[-1][1][key][0], int(match.group(1)))
+    return sections
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_fios_example_job_files_read_as_fio_reads_them(path: Path, tmp_path: Path) -> None:
+    """Jobs (numjobs copies included), groups, and each job's rw, bs, iodepth, size and runtime."""
+    jobs = fio.load(path)  # options nandlab does not know are warnings, never errors
+    expected, defaults, group, in_group = [], {}, 0, 0
+    for name, own in _fio_reads(path, tmp_path):
+        if name.startswith("global"):
+            defaults.update(own)
+            continue
+        options = {**defaults, **own}
+        if ("stonewall" in options or "new_group" in options) and in_group:
+            group, in_group = group + 1, 0
+        copies = options.get("numjobs", ("1", 1))[1]
+        in_group += copies
+        expected += [(name, group, options)] * copies
+    assert [(job.name, job.group) for job in jobs.jobs] == [(name, group) for name, group, _ in expected]
+    for job, (_, _, options) in zip(jobs.jobs, expected):
+        phase = jobs.phases[job.phase]
+        phase = phase["job"][job.slot] if "job" in phase else phase
+        for key, (text, _) in options.items():  # the same text for each option (comments cut, as fio does)
+            if key in job.options:
+                assert job.options[key] == text, key
+        assert job.options.get("rw", "read") == options.get("rw", ("read",))[0]
+        assert phase["queue_depth"] == options.get("iodepth", ("1", 1))[1]
+        if "bs" in options:
+            assert phase["block_size"] == f"{options['bs'][1]}B"
+        if "size" in options:
+            assert phase["working_set"] == f"{options['size'][1]}B"
+        if "runtime" in options:
+            assert float(phase["duration"].removesuffix("s")) == options["runtime"][1] / 1e6
+
+
+def test_fio_examples_options_nandlab_does_not_model_are_warnings() -> None:
+    by_name = {path.stem: fio.load(path).warnings for path in EXAMPLES}
+    assert "[ss-write] not supported, ignored: ss, ss_dur, ss_ramp" in by_name["steadystate"]
+    assert any("zoned:50/5:30/15:20/80: zones are not modelled" in w for w in by_name["jesd219"])
+    assert any("not supported, ignored: do_verify, fill_device, verify" in w for w in by_name["surface-scan"])

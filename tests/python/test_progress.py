@@ -1,9 +1,18 @@
-"""The CLI's progress bar: on stderr, and only once a run has lasted a second."""
+"""Progress bars: the CLI's, on stderr and only once a run has lasted a second; and Python's
+(``progress=True``, or ``"auto"`` in a Jupyter notebook) for ``nandlab.run``, ``lifetime`` and
+``sweep``, which follow the run and close however it ends."""
 
+from __future__ import annotations
+
+import builtins
 import io
+from pathlib import Path
 
+import pytest
 from rich.console import Console
 
+import nandlab
+from nandlab import progress_bars, sweep
 from nandlab.cli import console as cli_console
 
 INFO = {"phase": 0, "phase_name": "fill", "phases": 2, "sim_seconds": 2.0, "host_write_bytes": 3 << 30}
@@ -63,3 +72,110 @@ def test_a_lifetime_time_series_tracks_wear_and_spare_lost() -> None:
     # The drive dies when mode switches have eaten the spare flash.
     assert ts["reserve_used"][-1] > 0.9
     assert ts["usable_bytes"][-1] < ts["usable_bytes"][0]
+
+
+# --- bars from Python (notebooks) ----------------------------------------------------------------
+
+LONG = {  # a run long enough (about a second) for the engine to report its progress
+    "device": {"preset": "snia-mlc", "capacity": "4GiB"},
+    "phase": [{"name": "fill", "volume": "8GiB", "pattern": "random", "read_fraction": 0.0},
+              {"name": "reads", "volume": "64MiB", "read_fraction": 1.0}],
+}
+
+
+def test_a_phase_bar_shows_each_phase_and_ends_full() -> None:
+    stream = io.StringIO()
+    with progress_bars.PhaseBar(Console(file=stream, force_terminal=True, width=140), transient=False) as bar:
+        bar(0.3, INFO)
+        bar(0.6, {**INFO, "phase": 1, "phase_name": "reads"})
+    drawn = stream.getvalue()
+    assert "phase 1/2 fill" in drawn and "phase 2/2 reads" in drawn and "100%" in drawn
+    assert not bar.bar.live.is_started
+
+
+def test_a_bar_stays_where_an_interrupt_stopped_it() -> None:
+    with pytest.raises(KeyboardInterrupt), progress_bars.PhaseBar(Console(file=io.StringIO())) as bar:
+        bar(0.4, INFO)
+        raise KeyboardInterrupt
+    assert not bar.bar.live.is_started and bar.bar.tasks[0].completed == 0.4
+
+
+class Recorded(progress_bars.PhaseBar):
+    """A ``PhaseBar`` that keeps itself and its updates (``stop_after``: raise KeyboardInterrupt then)."""
+
+    made: list[Recorded] = []
+    stop_after: int | None = None
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.updates: list[tuple[float, str]] = []
+        Recorded.made.append(self)
+
+    def __call__(self, fraction: float, info: dict) -> None:
+        super().__call__(fraction, info)
+        self.updates.append((fraction, info["phase_name"]))
+        if len(self.updates) == self.stop_after:
+            raise KeyboardInterrupt
+
+
+@pytest.fixture
+def recorded(monkeypatch) -> type[Recorded]:
+    monkeypatch.setattr(progress_bars, "PhaseBar", Recorded)
+    monkeypatch.setattr(Recorded, "made", [])
+    return Recorded
+
+
+def test_progress_true_draws_a_bar_in_a_plain_python_session(recorded) -> None:
+    result = nandlab.run(LONG, progress=True)
+    assert result.phases[1]["name"] == "reads"
+    (bar,) = recorded.made
+    assert bar.updates and bar.updates[0][1] == "fill"
+    assert not bar.bar.live.is_started and bar.bar.tasks[0].completed == 1.0  # closed, full
+
+
+def test_a_bar_closes_when_the_run_is_interrupted(recorded, monkeypatch) -> None:
+    monkeypatch.setattr(recorded, "stop_after", 1)
+    with pytest.raises(KeyboardInterrupt):
+        nandlab.run(LONG, progress=True)
+    (bar,) = recorded.made
+    assert len(bar.updates) == 1 and not bar.bar.live.is_started
+
+
+def test_auto_draws_only_in_a_notebook(monkeypatch, recorded) -> None:
+    nandlab.run(LONG)  # "auto" by default: no bar outside a notebook
+    assert recorded.made == []
+    with progress_bars.phases("auto") as callback:
+        assert callback is None
+
+    class ZMQInteractiveShell:  # what IPython's kernel is, as rich detects Jupyter
+        pass
+
+    monkeypatch.setattr(builtins, "get_ipython", ZMQInteractiveShell, raising=False)
+    with progress_bars.phases("auto") as bar:
+        assert isinstance(bar, progress_bars.PhaseBar) and bar.console.is_jupyter and not bar.transient
+    with progress_bars.phases(False) as none, progress_bars.phases(print) as given:
+        assert none is None and given is print
+    with pytest.raises(ValueError, match='expected True, False, None, "auto" or a callable'), \
+            progress_bars.phases("yes"):
+        pass
+
+
+def test_a_lifetime_run_and_a_sweep_take_progress_true(recorded, monkeypatch, tmp_path: Path) -> None:
+    from test_sweep import quick
+
+    from nandlab import lifetime
+
+    long_life = {**LONG, "phase": [{"name": "life", "pattern": "random", "until": "dead", "read_fraction": 0.0}],
+                 "device": {"preset": "snia-mlc", "capacity": "1GiB", "wear": {"rated": {"mlc": 60}}}}
+    lifetime.run(long_life, progress=True)
+    assert [bar.updates[0][1] for bar in recorded.made] == ["life"]
+    counts = []
+
+    class Runs(progress_bars.RunsBar):
+        def __call__(self, done: int, total: int, failed: int) -> None:
+            super().__call__(done, total, failed)
+            counts.append((done, total, failed))
+
+    monkeypatch.setattr(progress_bars, "RunsBar", Runs)
+    sweep.run(sweep.load(quick(tmp_path, runs=2, volume=0.05)), tmp_path / "out", workers=1, progress=True)
+    assert counts == [(0, 2, 0), (1, 2, 0), (2, 2, 0)]

@@ -8,14 +8,14 @@ from pathlib import Path
 import click
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from nandlab import sweep
 from nandlab.cli import options
-from nandlab.cli.console import progress_bar, stdout_console
+from nandlab.cli.console import drawn, stdout_console
 from nandlab.cli.errors import Failure
 from nandlab.procedures import sweep as sweep_procedure
+from nandlab.progress_bars import RunsBar
 from nandlab.terminal import safe
 
 
@@ -57,15 +57,7 @@ def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: 
     if list_points:
         _print_points(study, directory)
         return
-    with progress_bar(
-        Console(stderr=True, quiet=quiet), TextColumn("runs"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[failed]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-    ) as bar:
-        task = bar.add_task("", total=None, failed="")
-
-        def progress(done: int, total: int, failed: int) -> None:
-            bar.update(task, completed=done, total=total, failed=f"{failed} failed" if failed else "")
-
+    with RunsBar(drawn(Console(stderr=True, quiet=quiet))) as progress:
         result = sweep_procedure.run(study, directory, workers=workers, scheduler=scheduler,
                                      local_cluster=local_cluster, progress=progress)
     from nandlab import report

@@ -39,13 +39,14 @@ class FioResult(ProcedureResult):
         return [out / FIO_JSON, *paths]
 
     def print(self, console: Console) -> None:
-        """fio's text report (its "normal" output format): per job and direction, then each group's
-        "Run status" lines; nandlab adds the drive's write amplification under each job."""
+        """fio's text report (its "normal" output format): per job (or jobs reported together) and
+        direction, then each group's "Run status" lines; nandlab adds the drive's write amplification
+        under each job."""
         lines = []
         groups: dict[int, list[dict[str, Any]]] = {}
-        for job in self.document["jobs"]:
+        for job, members in zip(self.document["jobs"], fio.entries(self.jobs)):
             groups.setdefault(job["groupid"], []).append(job)
-            lines.append(f"{shown(job['jobname'])}: (groupid={job['groupid']}, jobs=1): err= 0: "
+            lines.append(f"{shown(job['jobname'])}: (groupid={job['groupid']}, jobs={len(members)}): err= 0: "
                          f"(simulated: {self.document['device']})")
             for kind in ("read", "write", "trim"):
                 d = job[kind]
@@ -96,7 +97,7 @@ class FioResult(ProcedureResult):
 
 
 def run(jobfile: str | os.PathLike[str] | fio.FioJobs, device: qualify.DeviceSource, capacity: str | int | None = None,
-        seed: int | None = None, progress: api.ProgressCallback | None = None) -> FioResult:
+        seed: int | None = None, progress: api.Progress = "auto") -> FioResult:
     """Run a job file (a path, or one ``fio.load`` read) on a drive (a preset, a TOML file, a dict)."""
     jobs = jobfile if isinstance(jobfile, fio.FioJobs) else fio.load(jobfile)
     result = api.run(fio.to_config(jobs, device, capacity), seed=seed, progress=progress)

@@ -1,0 +1,141 @@
+"""Progress bars, drawn with rich: in a Jupyter notebook (rich's notebook support, through
+ipywidgets) or on stderr in a terminal. ``nandlab.run``, ``nandlab.resume``, ``nandlab.lifetime.run``
+and ``compare``, ``nandlab.fio.run`` and ``nandlab.sweep.run`` take ``progress``:
+
+- ``"auto"`` (their default): a bar in a notebook, none elsewhere;
+- ``True``: a bar anywhere (on stderr outside a notebook); ``False`` or ``None``: none;
+- a callable: called with each update instead of a bar (``nandlab.api.ProgressCallback``, or
+  ``nandlab.sweep.ProgressCallback`` for a sweep).
+
+A run's bar shows the phase under way and how far it is; a sweep's, the runs done. A bar closes
+when its run ends (full), fails or is interrupted; in a terminal it vanishes, in a notebook (or
+stderr sent to a file) its last frame stays. The CLI draws its bars with the same classes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any, Callable, Union
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from nandlab.output import number
+from nandlab.terminal import safe
+
+GIB = 2**30
+FILE_WIDTH = 120
+"""The width of a bar whose stderr is a file or a pipe (rich would take 80 columns)."""
+
+ProgressOption = Union[bool, str, Callable[..., None], None]
+"""What a ``progress`` argument takes (see the module)."""
+
+
+class PhaseBar:
+    """A bar for a run's phases, called as its progress callback (``progress(fraction, info)``, see
+    ``nandlab.api.ProgressCallback``): the phase under way ("phase 2/3 fill"), how far it is, the
+    host data written and the simulated time (and a lifetime run's wear). Drawn at the first update
+    (nothing before: no unlabelled 0 % frame); a new phase starts the bar again. As a context
+    manager it closes when the block ends, full if it ends without an error."""
+
+    def __init__(self, console: Console, transient: bool = True) -> None:
+        self.console = console
+        self.transient = transient
+        self.bar: Progress | None = None
+        self._task: TaskID | None = None
+        self._phase: int | None = None
+
+    def __enter__(self) -> PhaseBar:
+        return self
+
+    def __exit__(self, error_type: type[BaseException] | None, *_: Any) -> None:
+        if self.bar is None:
+            return
+        if error_type is None and self._task is not None:
+            self.bar.update(self._task, completed=1.0)
+        self.bar.stop()
+
+    def __call__(self, fraction: float, info: dict[str, Any]) -> None:
+        if self.bar is None:
+            self.bar = Progress(
+                TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                TextColumn("{task.fields[detail]}"), TimeRemainingColumn(),
+                console=self.console, transient=self.transient, auto_refresh=False,
+            )
+            self._task = self.bar.add_task("", total=1.0, detail="")
+        elif info["phase"] != self._phase:
+            self.bar.reset(self._task)  # the time left is estimated per phase
+        self._phase = info["phase"]
+        description = f"phase {info['phase'] + 1}/{info['phases']} {info['phase_name']}"
+        detail = f"{info['host_write_bytes'] / GIB:.2f} GiB written, {number(info['sim_seconds'])} s simulated"
+        if info.get("wear_used"):
+            detail += f", wear {info['wear_used']:.0%} of rating, spare lost {info['reserve_used']:.0%}"
+        self.bar.update(self._task, completed=fraction, description=safe(description), detail=detail)
+        if not self.bar.live.is_started:
+            self.bar.start()  # once the task is labelled
+        self.bar.refresh()
+
+
+class RunsBar:
+    """A bar for a sweep's runs, called as its progress callback (``progress(done, total, failed)``,
+    see ``nandlab.sweep.ProgressCallback``): runs done of all, failures, time spent and left. As a
+    context manager it closes when the block ends."""
+
+    def __init__(self, console: Console, transient: bool = True) -> None:
+        self.bar = Progress(
+            TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
+            TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=transient,
+        )
+        self._task = self.bar.add_task("", total=None, failed="")
+
+    def __enter__(self) -> RunsBar:
+        self.bar.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.bar.stop()
+
+    def __call__(self, done: int, total: int, failed: int) -> None:
+        self.bar.update(self._task, completed=done, total=total, failed=f"{failed} failed" if failed else "")
+
+
+@contextlib.contextmanager
+def phases(progress: ProgressOption) -> Iterator[Callable[[float, dict[str, Any]], None] | None]:
+    """The callback a run's ``progress`` asks for (see the module), a ``PhaseBar`` open for the block."""
+    with _opened(progress, PhaseBar) as callback:
+        yield callback
+
+
+@contextlib.contextmanager
+def runs(progress: ProgressOption) -> Iterator[Callable[[int, int, int], None] | None]:
+    """The callback a sweep's ``progress`` asks for (see the module), a ``RunsBar`` open for the block."""
+    with _opened(progress, RunsBar) as callback:
+        yield callback
+
+
+@contextlib.contextmanager
+def _opened(progress: ProgressOption, bar: type[PhaseBar] | type[RunsBar]) -> Iterator[Any]:
+    """``progress`` itself if it is a callable; else a ``bar`` it asks for, or None."""
+    if callable(progress):
+        yield progress
+        return
+    if progress not in (True, False, None, "auto"):
+        raise ValueError(f'progress: expected True, False, None, "auto" or a callable, found {progress!r}')
+    console = Console(stderr=True)
+    if not progress or (progress == "auto" and not console.is_jupyter):
+        yield None
+        return
+    if not (console.is_terminal or console.is_jupyter):
+        console = Console(stderr=True, width=FILE_WIDTH)  # a file's last frame, not squeezed into 80 columns
+    with bar(console, transient=console.is_terminal) as opened:  # elsewhere its last frame stays
+        yield opened
