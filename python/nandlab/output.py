@@ -166,6 +166,34 @@ def wear_out_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+DEATH_CAUSES = (  # words of the engine's reason for a drive's death, and what a table says for them
+    ("usable mapping units left", "worn out: too little usable flash"),
+    ("retired blocks, more than", "worn out: too many retired blocks"),
+    ("uncorrectable bit error rate", "worn out: bit errors past the UBER target"),
+    ("no erased block left", "worn out: no erased block left"),
+    ("nothing to reclaim", "worn out: nothing left for GC to reclaim"),
+)
+
+
+def deaths(phases: list[dict[str, Any]]) -> list[str]:
+    """For each phase, "" if the drive lived through it, else when and why it died there, short enough
+    for a table: the cause (``DEATH_CAUSES``; the reason's first words for another), the host data
+    written (fill included) and the simulated time by then, from the start of the run ("worn out: too
+    little usable flash, at 67.3 GiB and 6,431 s"). ``wear_out_lines`` gives the whole reason."""
+    cells = []
+    written = seconds = 0.0
+    for phase in phases:
+        written += phase["host_write_bytes"] + phase.get("fill_bytes", 0)
+        seconds += phase["sim_seconds"]
+        reason = phase.get("death")
+        if reason:
+            cause = next((short for words, short in DEATH_CAUSES if words in reason), reason.split(":")[0])
+            cells.append(f"{cause}, at {number(written / 2**30)} GiB and {number(seconds)} s")
+        else:
+            cells.append("")
+    return cells
+
+
 def lost_writes(phases: list[dict[str, Any]], device: dict[str, Any], limit: int) -> list[str]:
     """The first ``limit`` acknowledged writes the run's power cuts lost, one sentence each."""
     unit = device.get("unit_size") or device.get("mapping_unit") or 4096

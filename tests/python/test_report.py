@@ -3,7 +3,8 @@ made-up lifetime-compare sweep with four axes and a failed run), each procedure'
 self-contained report.html (figures embedded, nothing fetched) with its tables and figures, also
 as PNG files; a sweep file's [report] table chooses the heatmaps, and a wrong one, like a directory
 nandlab did not write, is refused clearly; and a real browser (headless Chromium) renders the
-reports with every figure, no console error and no request beyond the file itself."""
+reports with every figure, no console error, no request beyond the file itself, and no table
+sticking out of the page or figures of a drive running into each other, wide or narrow."""
 
 from __future__ import annotations
 
@@ -143,8 +144,9 @@ def test_a_run_gets_its_configuration_summary_time_series_and_erase_counts(run_d
                               "Configuration (resolved)"]
     assert "randwrite" in page and '"over_provisioning": 0.2' in html.unescape(page)  # a phase, the resolved config
     assert_self_contained(page)
-    assert len(images(page)) == 3
-    assert {p.name for p in (run_dir / "figures").iterdir()} == {"drive.png", "erase-counts.png"}
+    assert len(images(page)) == 5  # throughput and latency, the drive: against data written and time; erase counts
+    assert {p.name for p in (run_dir / "figures").iterdir()} == {
+        "throughput-latency-time.png", "drive.png", "drive-time.png", "erase-counts.png"}
     assert (run_dir / "config.json").exists() and (run_dir / "throughput_latency.png").exists()
 
 
@@ -297,10 +299,31 @@ def test_a_figure_that_is_not_a_png_is_refused_in_one_line(nandlab_cli, tmp_path
 # --- in a browser -------------------------------------------------------------------------------
 
 
-def open_in(browser, directory: Path) -> tuple[list[bool], list[str], list[str]]:
-    """Opens DIRECTORY/report.html in a new page: whether each image rendered, the console errors,
-    page errors and failed requests, and every URL the page requested."""
-    page = browser.new_page()
+LAYOUT_PROBLEMS = """() => {
+    const problems = [];
+    const page = document.querySelector("main").getBoundingClientRect();
+    for (const box of document.querySelectorAll(".scroll")) {
+        const r = box.getBoundingClientRect();
+        if (getComputedStyle(box).overflowX !== "auto") problems.push("a table's box does not scroll across");
+        if (r.right > page.right + 1) problems.push(`a table sticks out of the page by ${r.right - page.right} px`);
+    }
+    for (const item of document.querySelectorAll("dl.grid div")) {
+        const [name, value] = [item.querySelector("dt"), item.querySelector("dd")].map(e => e.getBoundingClientRect());
+        const box = item.getBoundingClientRect();
+        if (value.right > box.right + 1) problems.push(`${item.textContent}: the value sticks out of its cell`);
+        if (value.top < name.bottom && value.left < name.right + 4) problems.push(`${item.textContent}: overlap`);
+    }
+    return problems;
+}"""
+"""What a reader would see wrong in a page's layout: tables beyond the page (or not scrolling), figures
+of a drive (``Report.pairs``) running into each other or out of their cells."""
+
+
+def open_in(browser, directory: Path, width: int = 1280) -> tuple[list[bool], list[str], list[str], list[str]]:
+    """Opens DIRECTORY/report.html in a new page ``width`` px wide: whether each image rendered, the
+    console errors, page errors and failed requests, every URL the page requested, and the problems
+    of its layout (``LAYOUT_PROBLEMS``)."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     requests: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -309,12 +332,13 @@ def open_in(browser, directory: Path) -> tuple[list[bool], list[str], list[str]]
     page.on("request", lambda r: requests.append(r.url))
     page.goto((directory / "report.html").as_uri(), wait_until="load")
     rendered = page.evaluate("() => Array.from(document.images, i => i.complete && i.naturalWidth > 0)")
+    problems = page.evaluate(LAYOUT_PROBLEMS)
     page.close()
-    return rendered, errors, requests
+    return rendered, errors, requests, problems
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (scripts/test-all installs Debian's package)")
-def test_chromium_renders_every_figure_without_errors_or_requests(run_dir: Path, one_axis_sweep: Path,
+def test_chromium_renders_every_figure_without_errors_requests_or_overlaps(run_dir: Path, one_axis_sweep: Path,
                                                                   lifetime_dir: Path) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -322,11 +346,13 @@ def test_chromium_renders_every_figure_without_errors_or_requests(run_dir: Path,
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
             for directory in (run_dir, one_axis_sweep, lifetime_dir):
-                rendered, errors, requests = open_in(browser, directory)
+                rendered, errors, requests, problems = open_in(browser, directory)
                 assert len(rendered) == len(images((directory / "report.html").read_text())) > 0
                 assert all(rendered), (directory, rendered)
-                assert errors == [], errors
+                assert errors == [] and problems == [], (errors, problems)
                 # The file itself and its embedded images, nothing else.
                 assert [r for r in requests if not r.startswith("data:")] == [(directory / "report.html").as_uri()]
+            for width in (700, 1000):  # on a narrower screen too
+                assert open_in(browser, run_dir, width)[3] == [] and open_in(browser, lifetime_dir, width)[3] == []
         finally:
             browser.close()

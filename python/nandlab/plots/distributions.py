@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from nandlab.plots.grids import bar_axes
-from nandlab.plots.timeseries import MAX_LEGEND
+from nandlab.plots.timeseries import MAX_LEGEND, run_colours
 
 
 def cumulative(points: Sequence[Sequence[float]]) -> tuple[list[float], list[float]]:
@@ -46,12 +46,17 @@ def cdf(
     xlabel: str,
     ylabel: str = "share (CDF)",
     title: str = "",
+    legend_title: str = "",
 ) -> None:
     """Save a PNG of CDFs, one line each (``label: (xs, shares)``, say ``cumulative`` of each run's
-    erase-count histogram)."""
+    erase-count histogram), coloured as ``timeseries_panels`` colours runs and named, as there, in a
+    legend right of the panel titled ``legend_title``."""
     fig = Figure(figsize=(8, 4.5), layout="constrained")
     axes = fig.subplots()
-    _cdf_axes(axes, curves, steps=True)
+    _cdf_axes(axes, curves, steps=True, legend=False)
+    if len(curves) > 1:
+        fig.legend(loc="outside right upper", fontsize="small", title=legend_title or None, title_fontsize="small",
+                   frameon=False)
     axes.set(xlabel=xlabel, ylabel=ylabel, ylim=(0, 1.02))
     if title:
         fig.suptitle(title, fontsize="medium")
@@ -76,10 +81,10 @@ def _histogram_axes(axes: Axes, points: Sequence[Sequence[float]], bins: int = 5
 def _cdf_axes(
     axes: Axes, curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], steps: bool = False, legend: bool = True
 ) -> None:
-    """Cumulative curves on ``axes`` (``label: (xs, ys)``), as steps or joined points; a legend when
-    there are several (and ``legend``)."""
-    for label, (xs, ys) in curves.items():
-        axes.plot(xs, ys, drawstyle="steps-post" if steps else "default", linewidth=1.2, label=label)
+    """Cumulative curves on ``axes`` (``label: (xs, ys)``, a colour each: ``run_colours``), as steps or
+    joined points; a legend when there are several (and ``legend``)."""
+    for (label, (xs, ys)), colour in zip(curves.items(), run_colours(len(curves))):
+        axes.plot(xs, ys, drawstyle="steps-post" if steps else "default", linewidth=1.2, label=label, color=colour)
     axes.grid(True, alpha=0.3)
     if legend and 1 < len(curves) <= MAX_LEGEND:
         axes.legend(fontsize="small")

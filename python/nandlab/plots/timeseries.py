@@ -1,5 +1,6 @@
-"""A run's time series as figures: stacked panels of chosen columns against simulated time or
-data written, phase starts marked; the run's throughput and latency figure."""
+"""A run's time series as figures: stacked panels of chosen columns against host data written or
+simulated time, phase starts marked, a short burst clipped (and said) rather than flattening the
+rest; the run's throughput and latency figure."""
 
 from __future__ import annotations
 
@@ -7,19 +8,43 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
+import numpy as np
 import polars as pl
+from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator
 
 from nandlab.api import Result
+from nandlab.output import number
 
 GIB = 2**30
 
 
 MAX_LEGEND = 12
-"""Legends list at most this many lines (runs, curves); more get none."""
+"""Legends in the axes list at most this many curves; more get none."""
+
+LEGEND_ROWS = 40
+"""Entries a column of a legend beside the panels holds."""
+
+X_AXES = ("written", "time")
+"""What ``timeseries_panels`` draws against: host data written, or simulated time."""
+X_COLUMN = "_x"  # the column of the x values while drawing
+
+TIME_UNITS = ((2 * 86400, 86400, "days"), (2 * 3600, 3600, "h"), (120, 60, "min"), (0, 1, "s"))
+"""Simulated time on an x axis: (seconds the series reaches at least, seconds per unit, unit)."""
+
+CLIP_QUANTILE = 0.995
+CLIP_FACTOR = 2.0
+HEADROOM = 1.1
+"""A linear panel's values beyond ``CLIP_FACTOR`` times their ``CLIP_QUANTILE`` are clipped: the panel
+ends ``HEADROOM`` times that quantile high (``clip_bursts``)."""
+
+NARROW_LOG = 5.0
+"""A log axis spanning less than this factor gets plain, evenly spaced ticks (``log_y``)."""
 
 
 @dataclass(frozen=True)
@@ -126,63 +151,140 @@ def timeseries_panels(
     style_by: str | None = None,
     title: str = "",
     phases: Sequence[str] = (),
-) -> None:
-    """Save a PNG of time series against host data written: one panel per ``Panel`` with data
-    (``with_data``), stacked over one x axis. Without ``by``, a line per column, styled as
-    ``SERIES_STYLES`` says; with ``by`` (a column naming runs), a colour per run and a line style per
-    column, or per value of ``style_by`` (say ZombieNAND and the baseline). ``phases`` (the phase
-    names, in order) mark where each phase starts. Samples are interval figures, drawn as steps
-    ending at the data written by then."""
+    x: str = "written",
+    legend_title: str = "",
+) -> Figure:
+    """Save a PNG of time series against host data written (``x = "written"``) or simulated time
+    (``"time"``): one panel per ``Panel`` with data (``with_data``), stacked over one x axis, and
+    return the figure. Without ``by``, a line per column, styled as ``SERIES_STYLES`` says; with
+    ``by`` (a column naming runs), a colour per run (``run_colours``) and a line style per column, or
+    per value of ``style_by`` (say ZombieNAND and the baseline), named in a legend right of the panels
+    (titled ``legend_title``). ``phases`` (the phase names, in order) mark where each phase starts.
+    Samples are interval figures, drawn as steps ending at the data written (or the time) by then.
+    A linear panel's burst does not flatten the rest: ``clip_bursts``."""
     # With nothing to draw (a run without requests), the panels' axes stay empty.
     shown = with_data(series, panels) or [replace(p, columns=tuple(c for c in p.columns if c in series.columns))
                                           for p in panels]
-    ts = series.with_columns(gib_written=pl.col("host_write_bytes") / GIB)
+    x_values, x_label = _x_axis(series, x)
+    ts = series.with_columns(x_values.alias(X_COLUMN))
     if by is None:
         groups, colours, styles = [ts], {}, {}
     else:
         groups = ts.partition_by([by] if style_by is None else [by, style_by], maintain_order=True)
-        colours = {key: f"C{i % 10}" for i, key in enumerate(ts[by].unique(maintain_order=True))}
+        runs = ts[by].unique(maintain_order=True).to_list()
+        colours = dict(zip(runs, run_colours(len(runs))))
         styles = {} if style_by is None else {
             key: LINE_STYLES[i % len(LINE_STYLES)] for i, key in enumerate(ts[style_by].unique(maintain_order=True))
         }
     fig = Figure(figsize=(10, 1.2 + 2.6 * len(shown)), layout="constrained")
     column = list(fig.subplots(len(shown), 1, sharex=True, squeeze=False)[:, 0])
+    column_styles: dict[str, str] = {}  # with ``by``: a line style per column of a panel with several
     for axes, panel in zip(column, shown):
+        drawn = []
         for part in groups:
             for c, name in enumerate(panel.columns):
                 values = part.select(
                     pl.when(pl.col(name) > 0).then(pl.col(name)) if panel.zero_is_gap else pl.col(name)
-                ).to_series().cast(pl.Float64)
+                ).to_series().cast(pl.Float64).to_numpy()
                 label, color, style = SERIES_STYLES.get(name, (name, f"C{c % 10}", "-"))
                 if by is not None:
-                    run = str(part[by][0]) + (f" ({part[style_by][0]})" if style_by else "")
-                    label = run if len(panel.columns) == 1 else f"{run}: {label}"
                     color = colours[part[by][0]]
-                    style = styles[part[style_by][0]] if style_by else LINE_STYLES[c % len(LINE_STYLES)]
-                axes.plot(part["gib_written"].to_numpy(), values.to_numpy(), drawstyle="steps-pre", linewidth=1,
-                          color=color, linestyle=style, label=label)
+                    if style_by:
+                        style = styles[part[style_by][0]]
+                    else:
+                        style = LINE_STYLES[c % len(LINE_STYLES)]
+                        if len(panel.columns) > 1:
+                            column_styles[label] = style
+                    label = "_run"  # the figure's legend names the runs
+                xs = part[X_COLUMN].to_numpy()
+                axes.plot(xs, values, drawstyle="steps-pre", linewidth=1, color=color, linestyle=style, label=label)
+                drawn.append((xs, values, np.diff(part["sim_seconds"].to_numpy(), prepend=0.0), color))
         axes.set_ylabel(panel.label)
         if panel.log:
             log_y(axes)
         else:
             axes.set_ylim(bottom=0)
+            clip_bursts(axes, drawn)
         axes.grid(True, alpha=0.3)
-        lines = axes.get_lines()
-        if by is None and lines and (len(lines) > 1 or lines[0].get_label() != panel.label):
+        labels = axes.get_legend_handles_labels()[1]
+        if by is None and labels and (len(labels) > 1 or labels[0] != panel.label):
             axes.legend(fontsize="small")
-        elif by is not None and axes is column[0] and len(lines) <= MAX_LEGEND:
-            axes.legend(fontsize="x-small", ncols=2)
+    if by is not None:
+        handles = [Line2D([], [], color=colours[run], label=str(run)) for run in colours]
+        handles += [Line2D([], [], color="grey", linestyle=style, label=str(key))
+                    for key, style in (styles or column_styles).items()]
+        fig.legend(handles=handles, loc="outside right upper", fontsize="small", title=legend_title or None,
+                   title_fontsize="small", frameon=False, ncols=1 + len(handles) // LEGEND_ROWS)
     if phases and by is None:
         mark_starts(_phase_starts(ts, phases), *column)
-    column[-1].set_xlabel("host data written (GiB)")
+    column[-1].set_xlabel(x_label)
     if title:
         fig.suptitle(title, fontsize="medium")
     fig.savefig(path, dpi=110)
+    return fig
+
+
+def _x_axis(series: pl.DataFrame, x: str) -> tuple[pl.Expr, str]:
+    """The x values of ``x`` (an expression on the time series) and the axis' label: host data written
+    in GiB, or simulated time in the largest unit of ``TIME_UNITS`` the series reaches."""
+    if x == "written":
+        return pl.col("host_write_bytes") / GIB, "host data written (GiB)"
+    if x == "time":
+        end = series["sim_seconds"].max() if series.height else 0.0
+        scale, unit = next((scale, unit) for least, scale, unit in TIME_UNITS if end >= least)
+        return pl.col("sim_seconds") / scale, f"simulated time ({unit})"
+    raise ValueError(f"x = {x!r}: expected one of {', '.join(X_AXES)}")
+
+
+def run_colours(count: int) -> list[Any]:
+    """A colour for each of ``count`` runs: tab10's (C0, C1, ...), tab20's past 10 runs, evenly spaced
+    on turbo past 20."""
+    if count <= 10:
+        return [f"C{i}" for i in range(count)]
+    if count <= 20:
+        return list(colormaps["tab20"].colors[:count])
+    return [colormaps["turbo"](i / (count - 1)) for i in range(count)]
+
+
+def clip_bursts(axes: Axes, drawn: Sequence[tuple[Any, Any, Any, Any]]) -> None:
+    """Robust y limits for a linear panel whose lines are ``drawn`` (``(x, y, seconds, colour)`` each:
+    y drawn as steps ending at x, each value lasting ``seconds`` of simulated time). A line's level
+    is the 99.5th percentile of its values, each weighted by how long it lasted, so that a burst
+    counts for as long as it lasted, against either x axis. When a value is more than ``CLIP_FACTOR``
+    times the highest level, the panel ends ``HEADROOM`` times that level high, each point beyond it
+    is a caret on the top edge, and a note above the panel's top right corner gives the highest value."""
+    levels, peak = [0.0], 0.0
+    for _, y, seconds, _ in drawn:
+        finite = np.isfinite(y)
+        if finite.any():
+            levels.append(_quantile(y[finite], seconds[finite], CLIP_QUANTILE))
+            peak = max(peak, float(y[finite].max()))
+    level = max(levels)
+    if level <= 0 or peak <= CLIP_FACTOR * level:
+        return
+    top = level * HEADROOM
+    axes.set_ylim(top=top)
+    for x, y, _, colour in drawn:
+        over = np.nan_to_num(y, nan=-np.inf) > top
+        if over.any():
+            axes.plot(x[over], np.full(int(over.sum()), top), linestyle="none", marker="^", markersize=5,
+                      color=colour, clip_on=False, label="_clipped")
+    axes.annotate(f"▲ beyond the scale: up to {number(peak)}", xy=(1, 1), xycoords="axes fraction", xytext=(0, 3),
+                  textcoords="offset points", ha="right", va="bottom", fontsize="small", color="dimgrey")
+
+
+def _quantile(values: Any, weights: Any, q: float) -> float:
+    """The ``q`` quantile of ``values``, each counting as much as its weight (all alike if none weighs
+    anything)."""
+    order = np.argsort(values)
+    weights = weights[order] if weights.sum() > 0 else np.ones(values.size)
+    share = np.cumsum(weights) / weights.sum()
+    return float(values[order][min(int(np.searchsorted(share, q)), values.size - 1)])
 
 
 def _phase_starts(ts: pl.DataFrame, names: Sequence[str]) -> list[tuple[float, str]]:
-    """Where each phase starts (the data written when the one before ended), and its name."""
-    ends = dict(ts.group_by("phase").agg(pl.col("gib_written").last()).iter_rows())
+    """Where each phase starts on the x axis (where the one before ended), and its name."""
+    ends = dict(ts.group_by("phase").agg(pl.col(X_COLUMN).last()).iter_rows())
     starts = []
     start = 0.0
     for index, name in enumerate(names):
@@ -201,16 +303,19 @@ def mark_starts(
 ) -> None:
     """A dashed vertical line at each ``(x, label)`` on every axes, the label at the top of
     ``labelled``, staggered over ``levels`` lines (starting ``stagger`` lines down), so that nearby
-    labels stay legible."""
+    labels stay legible; a label near the right edge goes left of its line."""
+    left, right = labelled.get_xlim()
     for index, (x, label) in enumerate(starts, stagger):
         for axes in (labelled, *others):
             axes.axvline(x, color=color, linestyle="--", linewidth=0.8)
+        near_the_edge = x > left + 0.85 * (right - left)
         labelled.annotate(
             label,
             xy=(x, 1.0),
             xycoords=labelled.get_xaxis_transform(),
-            xytext=(3, -3 - 11 * (index % levels)),
+            xytext=(-3 if near_the_edge else 3, -3 - 11 * (index % levels)),
             textcoords="offset points",
+            ha="right" if near_the_edge else "left",
             va="top",
             fontsize="small",
             color="dimgrey",
@@ -228,11 +333,34 @@ def drive_title(device: dict) -> str:
     capacity = device["user_capacity_bytes"] / GIB
     return f"nandlab — {preset}, {str(device['cell']).upper()}, {capacity:.3g} GiB user capacity"
 
+
 def log_y(axes: Axes) -> None:
-    """A log y axis labelled in plain numbers: 1, 2, 5, 10, 20, 50, ..."""
+    """A log y axis labelled in plain numbers: 1, 2, 5, 10, 20, 50, ...; over less than a factor of
+    ``NARROW_LOG``, where those would leave one label or none, evenly spaced plain ticks (``LogTicks``)."""
     axes.set_yscale("log")
+    axes.yaxis.set_major_locator(LogTicks())
+    axes.yaxis.set_minor_locator(LogTicks(minor=True))
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     axes.yaxis.set_minor_formatter(FuncFormatter(_two_and_five))
+
+
+class LogTicks(Locator):
+    """A log axis' major (or ``minor``) ticks, chosen when it is drawn: matplotlib's own, but over less
+    than a factor of ``NARROW_LOG`` four or so evenly spaced major ticks and no minor ones."""
+
+    def __init__(self, minor: bool = False) -> None:
+        self.minor = minor
+
+    def __call__(self) -> Sequence[float]:
+        return self.tick_values(*self.axis.get_view_interval())
+
+    def tick_values(self, vmin: float, vmax: float) -> Sequence[float]:
+        low, high = sorted((vmin, vmax))
+        if low > 0 and high < NARROW_LOG * low:
+            return [] if self.minor else [t for t in MaxNLocator(4).tick_values(low, high) if t > 0]
+        log = LogLocator(subs="auto" if self.minor else (1.0,))
+        log.set_axis(self.axis)
+        return log.tick_values(low, high)
 
 
 def _two_and_five(value: float, _position: int) -> str:

@@ -28,6 +28,8 @@ WAF_CAPTION = (
     "WAF = write amplification: flash pages programmed (host writes + garbage-collection copies) "
     "per page written by the host; 1.00 is ideal."
 )
+CLIPPED_CAPTION = "; a ▲ on a panel's top edge marks values beyond its scale (the note above it says the highest)"
+"""Said under a run's time-series figures: how ``plots.clip_bursts`` shows what it clipped."""
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,14 @@ class RunResult(ProcedureResult):
         return output.write(self.result, out)
 
     def print(self, console: Console) -> None:
-        """The device, then the results table: one row per phase and the run total; then what
-        power cuts did."""
+        """The device, then the results table: one row per phase and the run total (with a column of
+        when and why the drive died, if it did); then what power cuts did."""
         for line in output.device_lines(self.result.device):
             console.print(safe(line), highlight=False)
         cuts = any(phase.get("power_loss") for phase in self.result.phases)
+        died = output.deaths(self.result.phases)
+        if not any(died):
+            died = []
         caption = WAF_CAPTION + (FLASH_WAF_CAPTION if cuts else "")
         table = Table(box=box.SIMPLE_HEAD, caption=caption, caption_justify="left")
         table.add_column("Phase")
@@ -66,18 +71,20 @@ class RunResult(ProcedureResult):
             "Mreq per\nwall-s",
         ):
             table.add_column(header, justify="right")
+        if died:
+            table.add_column("Died", overflow="fold")
         for index, phase in enumerate(self.result.phases):
             jobs = phase.get("jobs", [])
             last = index == len(self.result.phases) - 1
-            table.add_row(*_row(phase["name"], phase, cuts), end_section=last and not jobs)
+            table.add_row(*_row(phase["name"], phase, cuts), *died[index:index + 1], end_section=last and not jobs)
             for n, job in enumerate(jobs, 1):
                 row = _job_row(job)
-                table.add_row(*(row[:6] + [""] + row[6:] if cuts else row), style="dim",
+                table.add_row(*(row[:6] + [""] + row[6:] if cuts else row), *([""] if died else []), style="dim",
                               end_section=last and n == len(jobs))
         total = _row("total", self.result.summary, cuts)
         if cuts:
             total[6] = _flash_waf_of(self.result.phases)
-        table.add_row(*total, style="bold")
+        table.add_row(*total, *[cell for cell in died if cell], style="bold")
         console.print(table)
         _latency_table(console, self.result)
         _bit_error_table(console, self.result)
@@ -278,7 +285,12 @@ def run_report(d: Path, fio: Callable[[Report], None] | None = None) -> Report:
     for line in output.wear_out_lines(total):
         name, _, value = line.partition(": ")
         r.fact(name, value)
-    r.table("Summary", [_summary_row(p) for p in phases] + [_summary_row(total)],
+    rows = [_summary_row(p) for p in phases] + [_summary_row(total)]
+    died = output.deaths(phases)
+    if any(died):  # when and why the drive died, on its phase's row and the total's
+        for row, cell in zip(rows, [*died, *[cell for cell in died if cell]]):
+            row["died"] = cell
+    r.table("Summary", rows,
             note=" ".join(["Written: host writes and fill. WAF: flash pages programmed per page the host wrote. "
                            "Latencies in µs. MB/s = 10^6 bytes per simulated second.",
                            *(f"{n}." for n in output.skipped_trace_lines(phases))]))
@@ -289,18 +301,28 @@ def run_report(d: Path, fio: Callable[[Report], None] | None = None) -> Report:
     if fio:
         fio(r)
     heading = "Throughput and latency"
+    caption = "throughput and latency percentiles against host data written, phases marked" + CLIPPED_CAPTION
     if (d / output.THROUGHPUT_LATENCY_PNG).exists():
-        r.figure(heading, d / output.THROUGHPUT_LATENCY_PNG, "throughput and latency percentiles, phases marked")
+        r.figure(heading, d / output.THROUGHPUT_LATENCY_PNG, caption)
     elif ts.height:
         path = r.figure_path("throughput-latency.png")
         plots.timeseries_panels(ts, (plots.THROUGHPUT, plots.LATENCY), path, phases=names)
-        r.figure(heading, path, "throughput and latency percentiles, phases marked")
+        r.figure(heading, path, caption)
+    if ts.height:
+        path = r.figure_path("throughput-latency-time.png")
+        plots.timeseries_panels(ts, (plots.THROUGHPUT, plots.LATENCY), path, phases=names, x="time",
+                                title="throughput and latency over simulated time")
+        r.figure(heading, path, "the same against simulated time, where a phase that only reads (or waits) has its "
+                 "width" + CLIPPED_CAPTION)
     drive = plots.with_data(ts, (plots.WAF, plots.FREE_BLOCKS, plots.BIT_MODES, plots.WEAR, plots.PSLC,
                                  plots.POWER, plots.BIT_ERRORS, plots.RETRIES))
     if ts.height and drive:
-        path = r.figure_path("drive.png")
-        plots.timeseries_panels(ts, drive, path, phases=names, title="the drive over the run")
-        r.figure("The drive over the run", path, f"{', '.join(p.label for p in drive)} against host data written")
+        for x, name, against in (("written", "drive.png", "host data written"),
+                                 ("time", "drive-time.png", "simulated time")):
+            path = r.figure_path(name)
+            plots.timeseries_panels(ts, drive, path, phases=names, x=x, title=f"the drive over the run ({against})")
+            r.figure("The drive over the run", path, f"{', '.join(p.label for p in drive)} against {against}"
+                     + CLIPPED_CAPTION)
     histogram = summary.get("erase_count_histogram") or []
     if histogram:
         r.table("Erase counts", [{"blocks": sum(n for _, n in histogram), **(summary.get("erase_count") or {})}])

@@ -182,7 +182,8 @@ def sweep_report(d: Path) -> Report:
                   for row in ok.head(MAX_OVERLAY_RUNS).iter_rows(named=True) if row["erase_count_histogram"]}
         if curves:
             path = r.figure_path("erase-count-cdf.png")
-            plots.cdf(curves, path, "erase count", "share of blocks (CDF)", title=f"{about['name']}: erase counts")
+            plots.cdf(curves, path, "erase count", "share of blocks (CDF)", title=f"{about['name']}: erase counts",
+                      legend_title=", ".join(varying))
             r.figure("Erase counts", path, f"erase-count CDFs at the end of the first {len(curves)} runs")
     if (d / "sweep.toml").exists():
         r.text("Sweep file", files.read_text(d / "sweep.toml", "sweep file"))
@@ -220,7 +221,7 @@ def _sweep_series(r: Report, d: Path, procedure: str, ok: pl.DataFrame, varying:
     sides = "side" in series.columns
     path = r.figure_path("timeseries.png")
     plots.timeseries_panels(series, panels, path, by="label", style_by="side" if sides else None,
-                            title="the runs over time")
+                            title="the runs over time", legend_title=", ".join(varying))
     r.figure("Time series", path, f"the first {runs.height} of {ok.height} finished runs against host data written"
              + (", ZombieNAND solid, the baseline dotted" if sides else ""))
 
@@ -284,8 +285,9 @@ def _positions(axis: Mapping[str, Any]) -> list[Any]:
 
 
 def _run_label(row: Mapping[str, Any], varying: Sequence[str]) -> str:
-    """A run named by its place on the axes that vary (``reserve=0.1, cell=tlc``)."""
-    return ", ".join(f"{a}={fmt(row[a])}" for a in varying) or f"run {row['run']}"
+    """A run named in a legend by its values on the axes that vary (``0.1, tlc``: the legend's title
+    names the axes), or by its number if none does."""
+    return ", ".join(fmt(row[a]) for a in varying) or f"run {row['run']}"
 
 
 def _lower_is_better(figure: str) -> bool:

@@ -23,6 +23,8 @@ FIGURES = "figures"
 """The directory (in the reported one) of the figures a report draws; it owns it and redraws it."""
 
 MAX_TABLE_ROWS = 500
+LONG_TEXT = 40
+"""Characters of a table's text beyond which it wraps in its cell."""
 GIB = 2**30
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 CONTENT_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
@@ -33,19 +35,20 @@ body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin:
 h1 { font-size: 1.6em; margin: 0; } h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #d6dbe0; }
 .kind { color: #5b6570; margin: 0.2em 0 0.8em; }
 dl.facts { display: grid; grid-template-columns: max-content auto; gap: 0.15em 1.2em; margin: 0.6em 0; }
-dl.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(17em, 1fr)); gap: 0.1em 1.5em;
+dl.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(20em, 1fr)); gap: 0.1em 1.5em;
           font-size: 0.85em; }
-dl.grid div { display: flex; justify-content: space-between; border-bottom: 1px solid #eef0f2; }
+dl.grid div { display: flex; flex-wrap: wrap; gap: 0 0.8em; border-bottom: 1px solid #eef0f2; min-width: 0; }
+dl.grid dd { margin-left: auto; text-align: right; overflow-wrap: anywhere; }
 dt { color: #5b6570; } dd { margin: 0; }
 nav { font-size: 0.9em; margin: 0.8em 0; } nav a { margin-right: 1em; white-space: nowrap; }
 a { color: #1c5fb0; text-decoration: none; } a:hover { text-decoration: underline; }
 table { border-collapse: collapse; font-size: 0.85em; }
 th, td { padding: 0.25em 0.6em; border-bottom: 1px solid #e6e9ec; text-align: right; white-space: nowrap; }
-th { background: #f3f5f7; position: sticky; top: 0; }
-td.text, th:first-child, td:first-child { text-align: left; }
-td.long { white-space: normal; min-width: 24em; }
-.scroll { max-height: 34em; overflow: auto; border: 1px solid #e6e9ec; margin: 0.6em 0; width: fit-content;
-          max-width: 100%; }
+th { background: #f3f5f7; position: sticky; top: 0; white-space: normal; vertical-align: bottom; }
+td.text, th.text, th:first-child, td:first-child { text-align: left; }
+td.long { white-space: normal; min-width: 16em; }
+.scroll { max-height: 34em; overflow-x: auto; overflow-y: auto; border: 1px solid #e6e9ec; margin: 0.6em 0;
+          width: fit-content; max-width: 100%; box-sizing: border-box; }
 figure { margin: 1em 0; } img { max-width: 100%; height: auto; border: 1px solid #eef0f2; }
 figcaption, .note, footer { color: #5b6570; font-size: 0.85em; }
 pre { background: #f6f8fa; padding: 0.8em; overflow: auto; max-height: 30em; font-size: 0.8em; }
@@ -70,7 +73,8 @@ class Report:
         self.facts.append((name, value))
 
     def table(self, heading: str, rows: Sequence[Mapping[str, Any]], note: str = "") -> None:
-        """A table (at most ``MAX_TABLE_ROWS`` rows; long text columns wrap)."""
+        """A table (at most ``MAX_TABLE_ROWS`` rows; long text columns and headers wrap), in a box that
+        scrolls across when it is still wider than the page."""
         self._add(heading, _table(rows) + (f'<p class="note">{html.escape(note)}</p>' if note else ""))
 
     def pairs(self, heading: str, pairs: Sequence[tuple[str, Any]]) -> None:
@@ -171,14 +175,18 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return '<p class="note">(none)</p>'
     columns = list(dict.fromkeys(k for row in rows for k in row))
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    # A long header breaks after its underscores and at its spaces, so that its column stays narrow;
+    # a column of text has its header on the left, as its cells.
+    texts = {c for c in columns if any(isinstance(row.get(c), str) for row in rows)}
+    head = "".join(('<th class="text">' if c in texts else "<th>") + html.escape(str(c)).replace("_", "_<wbr>")
+                   + "</th>" for c in columns)
     body = []
     for row in rows[:MAX_TABLE_ROWS]:
         cells = []
         for c in columns:
             value = row.get(c)
             classes = ["text"] if isinstance(value, str) else []
-            if isinstance(value, str) and len(value) > 60:
+            if isinstance(value, str) and len(value) > LONG_TEXT:
                 classes.append("long")
             if c == "status" and value == "failed":
                 classes.append("failed")
