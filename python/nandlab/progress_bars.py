@@ -1,5 +1,5 @@
 """Progress bars, drawn with rich: in a Jupyter notebook (rich's notebook support, through
-ipywidgets) or on stderr in a terminal. ``nandlab.run``, ``nandlab.resume``, ``nandlab.lifetime.run``
+ipywidgets: ``pip install "nandlab[notebook]"``) or on stderr in a terminal. ``nandlab.run``, ``nandlab.resume``, ``nandlab.lifetime.run``
 and ``compare``, ``nandlab.fio.run`` and ``nandlab.sweep.run`` take ``progress``:
 
 - ``"auto"`` (their default): a bar in a notebook, none elsewhere;
@@ -15,6 +15,8 @@ stderr sent to a file) its last frame stays. The CLI draws its bars with the sam
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import warnings
 from collections.abc import Iterator
 from typing import Any, Callable, Union
 
@@ -123,6 +125,11 @@ def runs(progress: ProgressOption) -> Iterator[Callable[[int, int, int], None] |
         yield callback
 
 
+def _has_ipywidgets() -> bool:
+    """Whether rich can draw a bar in a notebook (its notebook support needs ipywidgets)."""
+    return importlib.util.find_spec("ipywidgets") is not None
+
+
 @contextlib.contextmanager
 def _opened(progress: ProgressOption, bar: type[PhaseBar] | type[RunsBar]) -> Iterator[Any]:
     """``progress`` itself if it is a callable; else a ``bar`` it asks for, or None."""
@@ -133,6 +140,11 @@ def _opened(progress: ProgressOption, bar: type[PhaseBar] | type[RunsBar]) -> It
         raise ValueError(f'progress: expected True, False, None, "auto" or a callable, found {progress!r}')
     console = Console(stderr=True)
     if not progress or (progress == "auto" and not console.is_jupyter):
+        yield None
+        return
+    if console.is_jupyter and not _has_ipywidgets():
+        warnings.warn('a progress bar in a notebook needs ipywidgets: pip install "nandlab[notebook]"',
+                      stacklevel=4)
         yield None
         return
     if not (console.is_terminal or console.is_jupyter):

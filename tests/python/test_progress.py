@@ -151,6 +151,11 @@ def test_auto_draws_only_in_a_notebook(monkeypatch, recorded) -> None:
         pass
 
     monkeypatch.setattr(builtins, "get_ipython", ZMQInteractiveShell, raising=False)
+    monkeypatch.setattr(progress_bars, "_has_ipywidgets", lambda: False)
+    with pytest.warns(UserWarning, match=r'needs ipywidgets: pip install "nandlab\[notebook\]"'), \
+            progress_bars.phases("auto") as nothing:
+        assert nothing is None
+    monkeypatch.setattr(progress_bars, "_has_ipywidgets", lambda: True)
     with progress_bars.phases("auto") as bar:
         assert isinstance(bar, progress_bars.PhaseBar) and bar.console.is_jupyter and not bar.transient
     with progress_bars.phases(False) as none, progress_bars.phases(print) as given:
