@@ -470,7 +470,8 @@ def entries(jobs: FioJobs) -> list[list[FioJob]]:
 def to_config(jobs: FioJobs, device: qualify.DeviceSource, capacity: str | int | None = None) -> dict[str, Any]:
     """The nandlab config running the jobs on a device (a preset, a TOML file, or a dict)."""
     config = qualify.device_config(device, capacity)
-    config["phase"] = jobs.phases  # size= and offset= in bytes are the engine's working_set sizes
+    # size= and offset= in bytes are the engine's working_set sizes; the histograms are json+'s bins.
+    config["phase"] = [{**phase, "latency_bins": True} for phase in jobs.phases]
     if jobs.seed is not None:
         config["seed"] = jobs.seed
     return config
@@ -492,8 +493,9 @@ def run(
 # --- fio's JSON ----------------------------------------------------------------------------------
 
 
-def report(jobs: FioJobs, result: api.Result) -> dict[str, Any]:
-    """fio's JSON document for the jobs' phases of a run: an entry per job (``entries``)."""
+def report(jobs: FioJobs, result: api.Result, bins: bool = False) -> dict[str, Any]:
+    """fio's JSON document for the jobs' phases of a run: an entry per job (``entries``); with
+    ``bins``, json+'s: each completion latency's histogram (``clat_ns["bins"]``, ns → count)."""
     reports = []
     for members in entries(jobs):
         phase = result.phases[members[0].phase]
@@ -504,7 +506,7 @@ def report(jobs: FioJobs, result: api.Result) -> dict[str, Any]:
             figures = phase["jobs"][members[0].slot]
         else:
             figures = _pooled([phase["jobs"][job.slot] for job in members])
-        reports.append(_job_report(members[0], figures, phase["waf"]))
+        reports.append(_job_report(members[0], figures, phase["waf"], bins))
     _share_of_group(reports)
     device = result.device.get("preset") or "custom"
     return {
@@ -520,6 +522,8 @@ def _pooled(figures: list[dict[str, Any]]) -> dict[str, Any]:
     """Jobs' figures as one job's: counts added up, the longest time, latency moments pooled, and
     each percentile the request-weighted mean of the jobs' (an approximation)."""
     pooled: dict[str, Any] = {"sim_seconds": max(f["sim_seconds"] for f in figures)}
+    if all("latency_bins" in f for f in figures):
+        pooled["latency_bins"] = {kind: _merged([f["latency_bins"][kind] for f in figures]) for kind in ("read", "write")}
     for kind in ("read", "write"):
         for key in (f"host_{kind}_bytes", f"host_{kind}_requests"):
             pooled[key] = sum(f[key] for f in figures)
@@ -540,9 +544,18 @@ def _pooled(figures: list[dict[str, Any]]) -> dict[str, Any]:
     return pooled
 
 
-def _job_report(job: FioJob, s: dict[str, Any], waf: float) -> dict[str, Any]:
+def _merged(histograms: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """Histograms as (value, count) pairs added up, in ascending order of value."""
+    counts: dict[int, int] = {}
+    for histogram in histograms:
+        for value, count in histogram:
+            counts[value] = counts.get(value, 0) + count
+    return sorted(counts.items())
+
+
+def _job_report(job: FioJob, s: dict[str, Any], waf: float, bins: bool = False) -> dict[str, Any]:
     """One entry: ``job`` the (first) job it reports, ``s`` its figures (a phase's, a job's in a
-    phase, or pooled), ``waf`` the drive's over the phase."""
+    phase, or pooled), ``waf`` the drive's over the phase; ``bins``: json+'s latency histograms."""
     runtime_ms = s["sim_seconds"] * 1000
 
     def direction(kind: str) -> dict[str, Any]:
@@ -558,6 +571,8 @@ def _job_report(job: FioJob, s: dict[str, Any], waf: float) -> dict[str, Any]:
             "min": ns("min"), "max": ns("max"), "mean": ns("mean"), "stddev": ns("stddev"), "N": ios,
             "percentile": {f"{q:.6f}": (v * 1000 if ios else 0.0) for q, v in (lat or {}).get("percentiles", [])},
         }
+        if bins and ios:  # as fio: a direction without I/O has no histogram
+            clat["bins"] = {str(value): count for value, count in s.get("latency_bins", {}).get(kind, [])}
         bw_kib = io_bytes / 1024 / seconds if seconds else 0.0
         iops = ios / seconds if seconds else 0.0
         return {

@@ -4,6 +4,7 @@ in warnings; bad input names the line."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -291,6 +292,43 @@ def test_terse_lines_read_as_real_fios_do(nandlab_cli, tmp_path: Path) -> None:
     if real_fields["disks"]:
         assert our_fields["fields"] == real_fields["fields"]
     assert our_fields["job"] == real_fields["job"] == "t" and our_fields["read_kib"] == real_fields["read_kib"] == 4096
+
+
+def _clat2csv(cwd: Path, document: str) -> list[dict[str, str]]:
+    """fio's own fio_jsonplus_clat2csv (Debian's fio, run by the system Python, which needs six) on a
+    json+ document, its output validated by the same script; the first job's CSV rows."""
+    script = shutil.which("fio_jsonplus_clat2csv")
+    if script is None or subprocess.run(["/usr/bin/python3", "-c", "import six"]).returncode:
+        pytest.skip("fio_jsonplus_clat2csv or python3-six not installed (scripts/test-all installs them)")
+    (cwd / "plus.json").write_text(document)
+    for extra in ([], ["--validate"]):
+        done = subprocess.run(["/usr/bin/python3", script, *extra, "plus.json", "clat.csv"], capture_output=True,
+                              text=True, timeout=60, cwd=cwd)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    with (cwd / "clat_job0.csv").open() as f:
+        return [{k.strip(): v.strip() for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def test_json_plus_histograms_read_by_fios_own_converter(nandlab_cli, tmp_path: Path) -> None:
+    """json+ from Debian's fio and from `nandlab fio`: fio_jsonplus_clat2csv turns each into the same
+    columns, and nandlab's histogram holds every completion, its cumulative share ending at 100 %."""
+    job = ["--name=t", "--size=4m", "--rw=randread", "--bs=4k", "--ioengine=psync", "--output-format=json+"]
+    real = _real_fio(tmp_path, f"--filename={tmp_path}/f", *job)
+    assert real.returncode == 0, real.stderr
+    real_rows = _clat2csv(tmp_path, real.stdout[real.stdout.index("{"):])
+    ours = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", *job)
+    assert ours.exit_code == 0, ours.stderr
+    document = json.loads(ours.stdout)
+    bins = document["jobs"][0]["read"]["clat_ns"]["bins"]
+    assert sum(bins.values()) == document["jobs"][0]["read"]["total_ios"] == 1024
+    assert "bins" not in document["jobs"][0]["write"]["clat_ns"]  # as fio: no I/O, no histogram
+    rows = _clat2csv(tmp_path, ours.stdout)
+    assert list(rows[0]) == list(real_rows[0])
+    assert int(rows[-1]["read_clat_ns_cumulative"]) == 1024 and float(rows[-1]["read_clat_ns_percentile"]) == 1.0
+    # The histogram agrees with the percentiles: the median bin holds the p50.
+    p50 = document["jobs"][0]["read"]["clat_ns"]["percentile"]["50.000000"]
+    median = next(int(r["nsec"]) for r in rows if float(r["read_clat_ns_percentile"]) >= 0.5)
+    assert abs(median - p50) <= 0.01 * p50
 
 
 def test_terse_has_an_entry_per_job_and_each_description() -> None:

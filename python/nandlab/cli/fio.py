@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from nandlab import fio
+from nandlab import fio, output
 from nandlab._core import ConfigError
 from nandlab.cli import options
 from nandlab.cli.console import LazyProgress, stdout_console, wrote
@@ -22,13 +22,15 @@ FORMATS = ("terse", "json", "json+", "normal")
 
 def _output_formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
     """``--output-format``: one of ``FORMATS`` or several, comma-separated (``json,normal``), in
-    fio's order; json+ is json here (no latency bins)."""
+    fio's order; json+ (json with latency histograms) stands for json."""
     chosen = [part.strip().lower() for part in value.split(",")]
     unknown = [part for part in chosen if part not in FORMATS]
     if unknown:
         raise click.BadParameter(f"expected {', '.join(FORMATS)} or several of them comma-separated, "
                                  f"found {', '.join(map(repr, unknown))}")
-    return tuple(dict.fromkeys(f.rstrip("+") for f in FORMATS if f in chosen))
+    if "json+" in chosen:
+        chosen = [f for f in chosen if f != "json"]
+    return tuple(f for f in FORMATS if f in chosen)
 
 
 @click.command("fio", short_help="Run a fio job file (or fio's command-line jobs) on a simulated drive.",
@@ -40,7 +42,8 @@ def _output_formats(ctx: click.Context, param: click.Parameter, value: str) -> t
 @click.option("--json", "as_json", is_flag=True, help="Print only fio-style JSON on stdout (--output-format=json).")
 @click.option("--output-format", "output_formats", default="normal", show_default=True, metavar="FORMAT[,FORMAT]",
               callback=_output_formats,
-              help="fio's: normal (its text report), json (json+ is json here: no latency bins), terse (its "
+              help="fio's: normal (its text report), json, json+ (json with each completion latency's histogram, "
+                   "clat_ns bins, as fio_jsonplus_clat2csv reads it), terse (its "
                    "semicolon-separated lines, version 3), or several comma-separated, printed in fio's order.")
 @click.option("--section", "sections", multiple=True, metavar="NAME",
               help="Run only this job of the file (fio's --section; may repeat).")
@@ -88,6 +91,8 @@ def fio_command(ctx: click.Context, device: str, capacity: str | None, seed: int
         click.echo(fio.terse(result.document), nl=False)
     if "json" in formats:
         click.echo(result.to_json())
+    if "json+" in formats:
+        click.echo(output.to_strict_json(fio.report(jobs, result.result, bins=True)))
     if "normal" in formats:
         result.print(stdout_console())
     logs = fio.write_logs(jobs, result.result, out if out is not None else Path.cwd())

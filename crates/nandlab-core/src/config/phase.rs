@@ -70,6 +70,8 @@ pub struct PhaseConfig {
     /// The phase starts once the drive is idle: the write buffer programmed
     /// and every die, channel and the link done with what is booked.
     pub drain: bool,
+    /// The summary carries the latency histograms (fio's json+ `bins`).
+    pub latency_bins: bool,
     /// What the phase writes (its program-time factor and MLC state shares).
     pub data: DataPattern,
     /// Run until the drive wears out (`until = "dead"`); death ends the phase, not the run.
@@ -212,6 +214,7 @@ pub(super) fn validate(
         interval,
         timed,
         drain: p.drain.unwrap_or(false),
+        latency_bins: p.latency_bins.unwrap_or(false),
         trace,
         data,
         until_dead: stop.until_dead,

@@ -347,6 +347,7 @@ pub struct RawPhase {
     pub interval: Option<RawInterval>,
     pub timed: Option<bool>,
     pub drain: Option<bool>,
+    pub latency_bins: Option<bool>,
     pub data: Option<String>,
     pub until: Option<String>,
     pub order_seed: Option<u64>,

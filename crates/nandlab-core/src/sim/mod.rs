@@ -9,7 +9,7 @@ use crate::memory;
 use crate::power::{CutPlan, PowerLossEvent, PowerLossSummary};
 use crate::stats::{
     Activity, Counters, EnergySummary, ErrorSummary, ErrorTally, IntegrityCounts, JobSummary,
-    Latency, Row, Summary, SummaryParts,
+    Latency, LatencyBins, Row, Summary, SummaryParts,
 };
 use crate::SimError;
 use serde::{Deserialize, Serialize};
@@ -416,8 +416,11 @@ impl Simulator {
                 .jobs
                 .iter()
                 .zip(&st.jobs)
-                .map(|(cfg, job)| {
-                    JobSummary::new(
+                .map(|(cfg, job)| JobSummary {
+                    latency_bins: p
+                        .latency_bins
+                        .then(|| LatencyBins::of(&job.reads, &job.writes)),
+                    ..JobSummary::new(
                         &cfg.name,
                         &job.counters,
                         &job.reads,
@@ -458,6 +461,10 @@ impl Simulator {
                 }),
             },
         );
+        let summary = Summary {
+            latency_bins: p.latency_bins.then(|| LatencyBins::of(&reads, &writes)),
+            ..summary
+        };
         Ok(PhaseResult {
             summary,
             rows: rec.rows,

@@ -92,6 +92,21 @@ impl Latency {
         }
     }
 
+    /// The histogram itself: each recorded bucket's value (ns, the middle
+    /// of the values it holds) and count, in ascending order — what fio's
+    /// json+ reports as a latency's `bins`.
+    pub fn bins(&self) -> Vec<(u64, u64)> {
+        self.0
+            .iter_recorded()
+            .map(|v| {
+                (
+                    self.0.median_equivalent(v.value_iterated_to()),
+                    v.count_at_value(),
+                )
+            })
+            .collect()
+    }
+
     /// The largest latency in microseconds (0 when empty).
     pub fn max_us(&self) -> f64 {
         if self.0.is_empty() {
@@ -133,6 +148,22 @@ pub const FIO_PERCENTILES: [f64; 17] = [
     99.99,
 ];
 
+/// The read and write latency histograms of a phase or job ([`Latency::bins`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyBins {
+    pub read: Vec<(u64, u64)>,
+    pub write: Vec<(u64, u64)>,
+}
+
+impl LatencyBins {
+    pub fn of(reads: &Latency, writes: &Latency) -> LatencyBins {
+        LatencyBins {
+            read: reads.bins(),
+            write: writes.bins(),
+        }
+    }
+}
+
 /// Latency percentiles in microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LatencySummary {
@@ -146,4 +177,25 @@ pub struct LatencySummary {
     pub stddev: f64,
     /// fio's default percentiles: (percentile, µs) pairs.
     pub percentiles: [(f64, f64); 17],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bins_hold_every_sample_at_its_value() {
+        let mut l = Latency::new(3);
+        for ns in [1_000, 1_000, 25_000, 25_013, 3_000_000] {
+            l.record(ns);
+        }
+        let bins = l.bins();
+        assert_eq!(bins.iter().map(|&(_, n)| n).sum::<u64>(), 5);
+        assert!(bins.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(bins[0], (1_000, 2));
+        // Each bin's value is within the histogram's precision (3 digits) of its samples.
+        let (value, _) = bins[bins.len() - 1];
+        assert!(value.abs_diff(3_000_000) <= 3_000, "{value}");
+        assert!(Latency::new(3).bins().is_empty());
+    }
 }

@@ -2,7 +2,7 @@
 //! wear, integrity checks, bit errors and power cuts, built from counters and latency
 //! distributions; and each `[[phase.job]]`'s own figures.
 
-use super::{Counters, EnergySummary, ErrorSummary, Latency, LatencySummary};
+use super::{Counters, EnergySummary, ErrorSummary, Latency, LatencyBins, LatencySummary};
 use crate::power::PowerLossSummary;
 use serde::{Deserialize, Serialize};
 
@@ -81,6 +81,9 @@ pub struct Summary {
     pub write_latency_us: LatencySummary,
     /// Mean response time of every host read and write, µs (0 without any).
     pub latency_us_mean: f64,
+    /// The latency histograms, for a phase with `latency_bins = true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_bins: Option<LatencyBins>,
     pub sim_seconds: f64,
     pub wall_seconds: f64,
     pub requests_per_wall_second: f64,
@@ -193,6 +196,7 @@ impl Summary {
             read_latency_us: p.reads.summary(),
             write_latency_us: p.writes.summary(),
             latency_us_mean: mean_of_both(p.reads, p.writes),
+            latency_bins: None,
             sim_seconds: secs,
             wall_seconds: p.wall_seconds,
             requests_per_wall_second: if p.wall_seconds > 0.0 {
@@ -253,6 +257,9 @@ pub struct JobSummary {
     pub rates: Rates,
     pub read_latency_us: LatencySummary,
     pub write_latency_us: LatencySummary,
+    /// The latency histograms, for a phase with `latency_bins = true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_bins: Option<LatencyBins>,
     /// From the phase's start to the job's last completion.
     pub sim_seconds: f64,
 }
@@ -271,6 +278,7 @@ impl JobSummary {
             rates: Rates::of(c, secs),
             read_latency_us: reads.summary(),
             write_latency_us: writes.summary(),
+            latency_bins: None,
             sim_seconds: secs,
         }
     }
