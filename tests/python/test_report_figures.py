@@ -217,3 +217,16 @@ def test_the_run_table_and_the_report_say_when_and_why_the_drive_died(nandlab_cl
     rows = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in re.findall(r"<tr>(<td.*?)</tr>", summary)]
     assert [(cells[0], cells[-1].split(",")[0]) for cells in rows] == [
         ("fill", ""), ("life", "worn out: no erased block left"), ("total", "worn out: no erased block left")]
+
+
+def test_phase_starts_follow_the_series_own_phases() -> None:
+    """Phases by name, in the series' order; a later session of a served drive (its clock going on from
+    the earlier sessions', its phase numbered after them) starts one window before its first row."""
+    from nandlab.plots.timeseries import X_COLUMN, _phase_starts
+
+    fresh = pl.DataFrame({"phase": [0, 0, 2, 2], "phase_name": ["fill", "fill", "read", "read"],
+                          X_COLUMN: [1.0, 2.0, 3.0, 4.0]})
+    assert _phase_starts(fresh, ["fill", "idle", "read"]) == [(0.0, "fill"), (2.0, "idle"), (2.0, "read")]
+    later = pl.DataFrame({"phase": [1, 1, 1], "phase_name": ["serve"] * 3, X_COLUMN: [19.8, 21.2, 21.7]})
+    (start, name), = _phase_starts(later, ["serve"])
+    assert name == "serve" and start == pytest.approx(18.4)

@@ -283,13 +283,25 @@ def _quantile(values: Any, weights: Any, q: float) -> float:
 
 
 def _phase_starts(ts: pl.DataFrame, names: Sequence[str]) -> list[tuple[float, str]]:
-    """Where each phase starts on the x axis (where the one before ended), and its name."""
-    ends = dict(ts.group_by("phase").agg(pl.col(X_COLUMN).last()).iter_rows())
+    """Where each phase starts on the x axis (where the one before ended), and its name. A phase with
+    no rows starts and ends where the one before ended. The first starts at 0 — or, when the series'
+    first row lies further than two of its windows from 0 (a later session of a drive served before,
+    whose clock goes on from the earlier ones'), one window before that row."""
+    named = "phase_name" in ts.columns
+    groups = ts.group_by("phase", maintain_order=True).agg(
+        (pl.col("phase_name") if named else pl.col("phase").cast(pl.String)).first().alias("name"),
+        pl.col(X_COLUMN).last().alias("last"))
+    ends = list(groups.iter_rows())
+    xs = ts[X_COLUMN].to_numpy()
+    first = float(xs[0]) if xs.size else 0.0
+    window = float(xs[1] - xs[0]) if xs.size > 1 else first
+    start = 0.0 if first <= 2 * window else first - window
     starts = []
-    start = 0.0
     for index, name in enumerate(names):
         starts.append((start, name))
-        start = ends.get(index, start)
+        # The next group of rows, if it is this phase's (by name; by number without names).
+        if ends and (ends[0][1] == name if named else ends[0][0] == index):
+            start = float(ends.pop(0)[2])
     return starts
 
 
