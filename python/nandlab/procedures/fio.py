@@ -93,7 +93,7 @@ class FioResult(ProcedureResult):
         def jobs(r: Report) -> None:
             r.table("fio jobs", [_row(job) for job in document["jobs"]], note="; ".join(document.get("warnings", [])))
 
-        return run_report(directory, fio=jobs)
+        return run_report(directory, extra=jobs, kind="fio job file")
 
 
 def run(jobfile: str | os.PathLike[str] | fio.FioJobs, device: qualify.DeviceSource, capacity: str | int | None = None,

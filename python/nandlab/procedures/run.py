@@ -261,8 +261,9 @@ def _stall_lines(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return lines
 
 
-def run_report(d: Path, fio: Callable[[Report], None] | None = None) -> Report:
-    """A run's report; ``fio`` adds a fio job file's table (after the power cuts) and names its kind."""
+def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str = "run") -> Report:
+    """A run's report; ``extra`` adds a procedure's own tables after the power cuts (a fio job file's,
+    a served drive's connections), ``kind`` names what wrote it."""
     from nandlab import plots
 
     summary = read_json(d / output.SUMMARY_JSON)
@@ -273,7 +274,7 @@ def run_report(d: Path, fio: Callable[[Report], None] | None = None) -> Report:
     phases = summary.get("phases", [])
     names = [p["name"] for p in phases]
     r = Report(d, f"Run: {config.get('description') or device.get('preset') or 'a custom drive'}",
-               "fio job file" if fio else "run")
+               kind)
     if device:
         for line in output.device_lines(device):
             name, _, value = line.partition(":")
@@ -298,8 +299,8 @@ def run_report(d: Path, fio: Callable[[Report], None] | None = None) -> Report:
         if phase.get("jobs"):
             r.table(f"Jobs of {phase['name']}", [_summary_row(j) for j in phase["jobs"]])
     _power_cuts(r, d, phases, device)
-    if fio:
-        fio(r)
+    if extra:
+        extra(r)
     heading = "Throughput and latency"
     caption = "throughput and latency percentiles against host data written, phases marked" + CLIPPED_CAPTION
     if (d / output.THROUGHPUT_LATENCY_PNG).exists():

@@ -23,7 +23,8 @@ from nandlab import api, files, qualify
 from nandlab._core import ConfigError, Simulator
 from nandlab.output import number
 from nandlab.procedures.base import Procedure
-from nandlab.procedures.run import RunResult
+from nandlab.procedures.run import RunResult, run_report
+from nandlab.report.page import Report, read_json
 from nandlab.terminal import safe
 
 SERVE_PHASE = "serve"
@@ -77,6 +78,10 @@ class ServeResult(RunResult):
             writer.writerows(self.connections)
         return [*paths, path]
 
+    @classmethod
+    def report(cls, directory: Path) -> Report:
+        return run_report(directory, extra=lambda r: _served_tables(r, directory), kind="served drive")
+
     def print(self, console: Console) -> None:
         super().print(console)
         table = Table(box=box.SIMPLE_HEAD, title="Client connections", title_justify="left",
@@ -115,6 +120,22 @@ class ServeResult(RunResult):
             console.print(safe(f"drive and data saved to {self.served['snapshot']} (session "
                                f"{self.served['served_session']}; serve it again with --snapshot "
                                f"{self.served['snapshot']})"))
+
+
+def _served_tables(r: Report, d: Path) -> None:
+    """A served drive's report: its client connections (connections.csv) and the power cuts the server
+    made, with what they did to the served data."""
+    path = d / "connections.csv"
+    if path.exists():
+        with path.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        r.table("Client connections", rows, note="other columns as connections.csv: simulated and wall-clock "
+                "latency means (µs), how late realtime replies were, how each connection ended")
+    served = (read_json(d / "summary.json").get("phases") or [{}])[-1]
+    if served.get("served_power_cuts"):
+        r.table("Power cuts from outside", served["served_power_cuts"],
+                note="seconds from the start of serving; reverted: units of the served data put back to what the "
+                     "drive kept; unknown: units whose kept version the server no longer held (read as EIO)")
 
 
 def client_overhead(text: str) -> float | None:
