@@ -69,6 +69,20 @@ fn programs_get_faster_and_erases_slower_as_the_drive_ages() {
 }
 
 #[test]
+fn without_timing_drift_each_mode_keeps_its_times_for_life() {
+    let mut sim = drive(400, "spread = \"none\"\ntiming_drift = false", 60.0);
+    let phases = sim.run_all(&mut |_| true).unwrap();
+    let rows = &phases[1].rows;
+    let (early, late) = (&rows[2], &rows[rows.len() - 2]);
+    // The same wear as with drift (the same erases), at the configured times throughout.
+    assert!(late.erases > early.erases);
+    for row in [early, late] {
+        assert_eq!((row.program_us_mean, row.erase_us_mean), (600.0, 3000.0));
+    }
+    assert!(sim.drive().ftl.blocks.program_loops().iter().all(|&l| l == 10));
+}
+
+#[test]
 fn worn_blocks_are_retired_and_no_data_is_lost() {
     let mut sim = drive(200, "spread = \"lognormal:0.8\"", 20.0);
     let r = sim.run_all(&mut |_| true).unwrap().pop().unwrap();

@@ -130,6 +130,10 @@ pub struct WearConfig {
     /// Share of its native rated cycles every block has used before the run
     /// (an aged drive; 0 = pristine).
     pub initial: f64,
+    /// Program times fall and erase times grow as a block wears (its ISPP
+    /// loops and erase pulses); false: each mode keeps its configured times
+    /// for life (the ZombieNAND paper's Table I model).
+    pub timing_drift: bool,
 }
 
 /// `[device.wear] spread`: how block endurance varies around the rating
@@ -420,6 +424,7 @@ fn wear(w: &RawWear) -> Result<WearConfig, ConfigError> {
     };
     Ok(WearConfig {
         initial,
+        timing_drift: w.timing_drift.unwrap_or(true),
         rated,
         spread,
         conditions,

@@ -244,6 +244,7 @@ pub struct RawWear {
     pub temperature_c: Option<f64>,
     pub retention_relaxed: Option<bool>,
     pub initial: Option<Fraction>,
+    pub timing_drift: Option<bool>,
 }
 
 /// Rated program/erase cycles per bit mode.

@@ -12,7 +12,13 @@ impl BlockTable {
     /// queues holding blocks of their own pool.
     pub fn check_loaded(&self, fresh: &BlockTable, g: &Geometry) -> Checked {
         let settings = |t: &BlockTable| {
-            let modes = (t.zombie, t.wear_leveling, t.native, t.native_capacity);
+            let modes = (
+                t.zombie,
+                t.wear_leveling,
+                t.timing_drift,
+                t.native,
+                t.native_capacity,
+            );
             let early = (t.rolling, t.early_cap, t.user_units);
             (
                 modes,

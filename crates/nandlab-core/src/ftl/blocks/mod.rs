@@ -92,6 +92,9 @@ pub struct BlockTable {
     /// ISPP program-verify loops and erase pulses the block needs now.
     program_loops: Vec<u8>,
     erase_loops: Vec<u8>,
+    /// Whether the loops follow wear (`[device.wear] timing_drift`); else
+    /// they stay a fresh block's.
+    timing_drift: bool,
     bad_blocks: u64,
     /// Mapping units each block holds in the mode it runs in.
     capacity: Vec<u32>,
@@ -187,6 +190,7 @@ impl BlockTable {
             native_capacity: g.units_per_block,
             units_per_page: g.units_per_page,
             model: WearModel::new(wear.rated),
+            timing_drift: wear.timing_drift,
         };
         let precycled = wear.initial * wear.rated[g.cell.index()];
         for pool in 0..g.pools {

@@ -131,12 +131,14 @@ impl BlockTable {
             self.mode_switches += 1;
             self.join_rolling_pool(block, pool);
         }
-        let u = self.model.life_used(mode, delta_v(self.stress[i]));
-        let between = |(fresh, worn): (u32, u32)| {
-            (fresh as f64 + (worn as f64 - fresh as f64) * u).round() as u8
-        };
-        self.program_loops[i] = between(PROGRAM_LOOPS);
-        self.erase_loops[i] = between(ERASE_LOOPS);
+        if self.timing_drift {
+            let u = self.model.life_used(mode, delta_v(self.stress[i]));
+            let between = |(fresh, worn): (u32, u32)| {
+                (fresh as f64 + (worn as f64 - fresh as f64) * u).round() as u8
+            };
+            self.program_loops[i] = between(PROGRAM_LOOPS);
+            self.erase_loops[i] = between(ERASE_LOOPS);
+        }
         true
     }
 
