@@ -79,7 +79,13 @@ fn without_timing_drift_each_mode_keeps_its_times_for_life() {
     for row in [early, late] {
         assert_eq!((row.program_us_mean, row.erase_us_mean), (600.0, 3000.0));
     }
-    assert!(sim.drive().ftl.blocks.program_loops().iter().all(|&l| l == 10));
+    assert!(sim
+        .drive()
+        .ftl
+        .blocks
+        .program_loops()
+        .iter()
+        .all(|&l| l == 10));
 }
 
 #[test]
