@@ -263,7 +263,7 @@ pub(super) fn validate(f: &RawFtl, shape: &Shape) -> Result<FtlConfig, ConfigErr
         None => STRIPE_DIMS.iter().map(|&(_, dim, _)| dim).collect(),
         Some(order) => stripe_order("[ftl] stripe_order", order)?,
     };
-    let wear = zombie::validate(f, gc, g, gc_stop)?;
+    let wear = zombie::validate(f, gc, g, gc_start, gc_stop)?;
     let map_cache = match f.map_cache {
         None => None,
         Some(s) if s.0 >= g.page_size as u64 => Some(s.0),

@@ -59,8 +59,9 @@ pub enum EarlySwitch {
     /// Eq. 1's count of blocks, ⌊(R − W)·B / 2^(S−2)⌋, chosen at the start.
     Eq1,
     /// As many blocks, chosen at the start, as the spare flash can lose if
-    /// they all end in SLC: ⌊(pool flash − user share − high watermark) /
-    /// (native − SLC units per block)⌋.
+    /// they all end in SLC, less `gc_start` blocks left for normal blocks to
+    /// switch: ⌊(pool flash − user share − high watermark) / (native − SLC
+    /// units per block)⌋ − low watermark.
     Capacity,
     /// Empty at the start; a normal block joins when it switches mode at
     /// death, while the pool stays within the capacity size.
@@ -131,6 +132,7 @@ pub(super) fn validate(
     f: &RawFtl,
     gc: GcPolicy,
     g: &Geometry,
+    gc_start: u32,
     gc_stop: u32,
 ) -> Result<WearRules, ConfigError> {
     let zombie = f.zombie.unwrap_or(false);
@@ -186,7 +188,9 @@ pub(super) fn validate(
         (false, _) => 0,
         (true, None) => match early_switch {
             EarlySwitch::Eq1 => early_switch_pool(g, gc_stop),
-            EarlySwitch::Capacity | EarlySwitch::Rolling => early_switch_by_capacity(g, gc_stop),
+            EarlySwitch::Capacity | EarlySwitch::Rolling => {
+                early_switch_by_capacity(g, gc_start, gc_stop)
+            }
         },
         (true, Some(n)) if n <= g.blocks_per_pool => n,
         (true, Some(n)) => {
@@ -241,17 +245,20 @@ pub fn early_switch_pool(g: &Geometry, gc_stop: u32) -> u32 {
         as u32
 }
 
-/// The early-switch pool sized by capacity: the blocks that may all end in
-/// SLC before the pool's usable flash falls below its share of the user
-/// capacity plus the high watermark.
-pub fn early_switch_by_capacity(g: &Geometry, gc_stop: u32) -> u32 {
+/// The early-switch pool sized by capacity: as many blocks as, with
+/// `gc_start` normal blocks more, may all end in SLC before the pool's usable
+/// flash falls below its share of the user capacity plus the high
+/// watermark. The `gc_start` blocks leave room for normal blocks to live on
+/// as zombies once the pool is spent; a pool that took the whole margin would
+/// end the drive at the first normal block's switch.
+pub fn early_switch_by_capacity(g: &Geometry, gc_start: u32, gc_stop: u32) -> u32 {
     if g.cell.bits() < 2 {
         return 0;
     }
     let native = g.blocks_per_pool as u64 * g.units_per_block as u64;
     let guaranteed = g.user_units_per_pool() + gc_stop as u64 * g.units_per_block as u64;
     let per_block = g.units_per_block as u64 - slc_units_per_block(g) as u64;
-    let n = native.saturating_sub(guaranteed) / per_block.max(1);
+    let n = (native.saturating_sub(guaranteed) / per_block.max(1)).saturating_sub(gc_start as u64);
     n.min(g.blocks_per_pool as u64) as u32
 }
 

@@ -8,6 +8,14 @@ use super::{BlockState, BlockTable};
 use crate::media::wear::{delta_v, ERASE_LOOPS, PROGRAM_LOOPS};
 use crate::media::CellMode;
 
+/// The most mapped data the early-switch pool is used with, as a multiple of
+/// what its blocks hold in SLC (see [`BlockTable::unleveling_on`]). Measured
+/// on the ZombieNAND grid (`docs/zombienand`): at 50 % working set and 10–15 %
+/// reserve (data 9–25 × the pool's SLC capacity) the pool cost up to 0.4 %
+/// of latency; at 2–4 × (10–25 % working sets, 20–30 % reserve) it is where
+/// the gains are.
+pub const POOL_DATA_RATIO: u64 = 4;
+
 impl BlockTable {
     /// Erases a block still has in its current mode before it fails.
     #[inline]
@@ -42,10 +50,18 @@ impl BlockTable {
         }
     }
 
-    /// Mean remaining life of the usable normal blocks of a pool in `mode` (0 if none).
-    pub fn average_life(&self, pool: u32, mode: CellMode) -> f64 {
+    /// Mean remaining life of the usable blocks of a pool in `mode` that GC
+    /// levels (0 if none): all of them but the early switchers (`unleveling`:
+    /// `unleveling_on()`), which are worn on purpose — so a pool not in use
+    /// is levelled as if it were not there.
+    pub fn average_life(&self, pool: u32, mode: CellMode, unleveling: bool) -> f64 {
         let k = pool as usize * 8 + mode.index();
-        self.life_sum[k] / self.life_count[k].max(1) as f64
+        let (mut sum, mut count) = (self.life_sum[k], self.life_count[k]);
+        if !unleveling || mode == CellMode::Slc {
+            sum += self.life_sum[k + 4];
+            count += self.life_count[k + 4];
+        }
+        sum / count.max(1) as f64
     }
 
     /// Mean remaining life of all usable blocks of a pool, whatever their
@@ -72,16 +88,24 @@ impl BlockTable {
         zombie_units > 0 && 2 * zombie_units >= 3 * self.valid_total.div_ceil(pools)
     }
 
-    /// Whether the early-switch pool is in use: while the flash it loses
-    /// once all SLC, with the units mapped now, fits in the user capacity —
-    /// so its loss comes out of addresses never written, not the spare
-    /// space GC works with (on a full drive it would raise write
-    /// amplification for the rest of the drive's life).
+    /// Whether the early-switch pool is in use. Only while
+    /// - the flash it loses once all SLC, with the units mapped now, fits in
+    ///   the user capacity — so its loss comes out of addresses never
+    ///   written, not the spare space GC works with (on a full drive it
+    ///   would raise write amplification for the rest of the drive's life);
+    /// - and the mapped units are at most [`POOL_DATA_RATIO`] × what the
+    ///   pool holds in SLC: with more data, GC finds the pool's blocks no
+    ///   emptier than the rest, so they lead the wear only by a few percent
+    ///   and switch just before the normal blocks die — the capacity they
+    ///   lose then costs more GC copies than their SLC speed returns.
     #[inline]
     pub fn unleveling_on(&self) -> bool {
         let blocks: u64 = self.early_count.iter().map(|&c| c as u64).sum();
-        let loss = blocks * (self.native_capacity - self.capacity_in(CellMode::Slc)) as u64;
-        loss > 0 && self.valid_total + loss <= self.user_units
+        let slc = blocks * self.capacity_in(CellMode::Slc) as u64;
+        let loss = blocks * self.native_capacity as u64 - slc;
+        loss > 0
+            && self.valid_total + loss <= self.user_units
+            && self.valid_total <= POOL_DATA_RATIO * slc
     }
 
     /// Whether GC and allocation prefer block `block` as an early switcher

@@ -49,7 +49,7 @@ impl VictimPolicy for Greedy {
             LifeAverage::Element if blocks.zombies_hold_data(pool) => {
                 [rule.threshold * blocks.element_life(pool); 4]
             }
-            _ => CellMode::ALL.map(|m| rule.threshold * blocks.average_life(pool, m)),
+            _ => CellMode::ALL.map(|m| rule.threshold * blocks.average_life(pool, m, unleveling)),
         };
         for level in b.min[pool as usize]..b.units_per_block {
             let mut best: Option<(bool, f64, u32)> = None;
