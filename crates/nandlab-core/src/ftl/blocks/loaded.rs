@@ -95,6 +95,7 @@ impl BlockTable {
         let mut by_mode = [0u64; 4];
         let mut pool_capacity = vec![0u64; g.pools as usize];
         let mut life_count = vec![0u32; 8 * g.pools as usize];
+        let mut life_sum = vec![0i64; 8 * g.pools as usize];
         let mut early_count = vec![0u32; g.pools as usize];
         for b in 0..g.blocks as usize {
             let pool = g.pool_of_block(b as u32) as usize;
@@ -105,7 +106,9 @@ impl BlockTable {
             let mode = self.mode[b];
             by_mode[mode.index()] += 1;
             pool_capacity[pool] += self.capacity_in(mode) as u64;
-            life_count[pool * 8 + self.early[b] as usize * 4 + mode.index()] += 1;
+            let k = pool * 8 + self.early[b] as usize * 4 + mode.index();
+            life_count[k] += 1;
+            life_sum[k] = life_sum[k].wrapping_add(self.life_steps(b as u32));
         }
         let bad = (0..g.blocks as usize).filter(|&b| !usable(b)).count() as u64;
         let valid_total = self.valid.iter().map(|&v| v as u64).sum::<u64>();
@@ -113,6 +116,7 @@ impl BlockTable {
             by_mode == self.by_mode
                 && pool_capacity == self.pool_capacity
                 && life_count == self.life_count
+                && life_sum == self.life_sum
                 && early_count == self.early_count
                 && early_count.iter().all(|&c| c <= self.early_cap)
                 && valid_total == self.valid_total
@@ -121,9 +125,7 @@ impl BlockTable {
         )?;
         let finite = |x: &f64| x.is_finite() && *x >= 0.0;
         ensure(
-            self.stress.iter().all(finite)
-                && finite(&self.stress_sum)
-                && self.life_sum.iter().all(|x| x.is_finite()),
+            self.stress.iter().all(finite) && finite(&self.stress_sum),
             || "a block's wear is not a number".into(),
         )?;
         for queues in [&self.free, &self.cache_free] {

@@ -110,7 +110,7 @@ pub struct BlockTable {
     /// Sum and count of the remaining lives of each pool's usable blocks,
     /// by early-switch or not and bit mode, for the wear-levelling averages
     /// (`average_life`, `element_life`). Indexed `pool * 8 + early * 4 + mode`.
-    life_sum: Vec<f64>,
+    life_sum: Vec<i64>,
     life_count: Vec<u32>,
     /// ZombieNAND: a block dead at its mode drops one bit per cell instead of retiring.
     zombie: bool,
@@ -182,7 +182,7 @@ impl BlockTable {
                 g.blocks_per_pool as u64 * g.units_per_block as u64;
                 g.pools as usize
             ],
-            life_sum: vec![0.0; 8 * g.pools as usize],
+            life_sum: vec![0; 8 * g.pools as usize],
             life_count: vec![0; 8 * g.pools as usize],
             zombie: ftl.wear.zombie,
             wear_leveling: ftl.wear.wear_leveling,

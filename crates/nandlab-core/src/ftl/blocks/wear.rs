@@ -16,6 +16,12 @@ use crate::media::CellMode;
 /// the gains are.
 pub const POOL_DATA_RATIO: u64 = 4;
 
+/// The remaining-life sums count in 2^-16 erases: whole numbers, so that
+/// adding and removing a block's life is exact and the sums do not depend on
+/// the order blocks came and went (a drive whose early-switch pool is not in
+/// use then levels exactly as one without a pool).
+const LIFE_STEPS: f64 = 65536.0;
+
 impl BlockTable {
     /// Erases a block still has in its current mode before it fails.
     #[inline]
@@ -35,12 +41,17 @@ impl BlockTable {
         self.stress[i] * rated[self.native.index()] / rated[self.run[i].index()]
     }
 
+    /// A block's remaining life as the sums count it (`LIFE_STEPS`).
+    pub(super) fn life_steps(&self, block: u32) -> i64 {
+        (self.remaining_life(block) * LIFE_STEPS).round() as i64
+    }
+
     /// Adds a usable block's remaining life to its pool's sums, or removes
     /// it (`add` false).
     pub(super) fn count_life(&mut self, block: u32, pool: u32, add: bool) {
         let i = block as usize;
         let k = pool as usize * 8 + self.early[i] as usize * 4 + self.mode[i].index();
-        let life = self.remaining_life(block);
+        let life = self.life_steps(block);
         if add {
             self.life_sum[k] += life;
             self.life_count[k] += 1;
@@ -61,16 +72,16 @@ impl BlockTable {
             sum += self.life_sum[k + 4];
             count += self.life_count[k + 4];
         }
-        sum / count.max(1) as f64
+        sum as f64 / LIFE_STEPS / count.max(1) as f64
     }
 
     /// Mean remaining life of all usable blocks of a pool, whatever their
     /// mode (Algorithm 3's element average; 0 if none).
     pub fn element_life(&self, pool: u32) -> f64 {
         let k = pool as usize * 8;
-        let sum: f64 = self.life_sum[k..k + 8].iter().sum();
+        let sum: i64 = self.life_sum[k..k + 8].iter().sum();
         let count: u32 = self.life_count[k..k + 8].iter().sum();
-        sum / count.max(1) as f64
+        sum as f64 / LIFE_STEPS / count.max(1) as f64
     }
 
     /// Whether the blocks of `pool` living on in a lower mode (zombies) can
