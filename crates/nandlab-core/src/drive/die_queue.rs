@@ -22,6 +22,13 @@
 //! the backlog back), in wrapping arithmetic. Completion times already
 //! handed out for them are not revised: an approximation that favours
 //! writes by at most the reads' share of die time.
+//!
+//! Memory is bounded: past [`BACKLOG_OPS`] waiting operations, a new one
+//! joins the last waiting one while their span stays within
+//! [`BACKLOG_SPAN_NS`] — a read that finds such a span in progress waits
+//! for all of it. Only a die booked far ahead of the host comes to that:
+//! GC churning nearly full blocks on a drive whose spare flash is all its
+//! high watermark books hours of work in one episode.
 
 use crate::config::{Suspend, SuspendOps};
 use crate::sanity::{ensure, Checked};
@@ -31,6 +38,12 @@ use std::collections::VecDeque;
 /// How far host reads may push an issued operation back, in all, before
 /// it can no longer be overtaken.
 pub const READ_PUSH_LIMIT_NS: u64 = 2_000_000;
+
+/// Waiting operations a die keeps one by one; more join the last one.
+pub const BACKLOG_OPS: usize = 1 << 16;
+
+/// The longest span operations past [`BACKLOG_OPS`] are joined into.
+pub const BACKLOG_SPAN_NS: u64 = 100_000_000;
 
 /// What a die operation is (reads never suspend; programs and erases may).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,9 +177,21 @@ impl Die {
                 q.waiting.pop_front();
                 q.issued = q.issued.saturating_sub(1);
             }
+            let (start, end) = (start.wrapping_sub(q.delay), end.wrapping_sub(q.delay));
+            if q.waiting.len() >= BACKLOG_OPS.max(q.issued + 1) {
+                let last = q.waiting.back_mut().expect("a long queue has a last one");
+                if end.wrapping_sub(last.start) <= BACKLOG_SPAN_NS {
+                    last.end = end;
+                    // A span of mixed operations is not suspended.
+                    if last.kind != kind {
+                        last.kind = OpKind::Read;
+                    }
+                    return;
+                }
+            }
             q.waiting.push_back(Waiting {
-                start: start.wrapping_sub(q.delay),
-                end: end.wrapping_sub(q.delay),
+                start,
+                end,
                 issued: NOT_ISSUED,
                 kind,
             });
@@ -315,6 +340,23 @@ mod tests {
         assert_eq!(starts[jumped as usize], issued_end);
         // The next read is ahead of the rest again (freshly issued, pushable).
         assert_eq!(read(&mut die, 20, len, 2, &NO_SUSPEND), issued_end + len);
+    }
+
+    #[test]
+    fn a_backlog_of_hours_stays_bounded_and_reads_still_overtake_it() {
+        let mut die = Die::new(true);
+        // 10 million 500 µs programs booked at once: 5,000 s of die time.
+        let op = 500_000;
+        let n = 10_000_000u64;
+        for i in 0..n {
+            die.book(0, i * op, (i + 1) * op, OpKind::Program);
+        }
+        let q = die.queue.as_ref().unwrap();
+        let joined = (n - BACKLOG_OPS as u64) * op / BACKLOG_SPAN_NS + 1;
+        assert!(q.waiting.len() as u64 <= BACKLOG_OPS as u64 + joined);
+        assert_eq!(die.free, n * op);
+        // A read behind the first program still overtakes the rest.
+        assert_eq!(read(&mut die, 10, 50_000, 2, &NO_SUSPEND), op);
     }
 
     #[test]
