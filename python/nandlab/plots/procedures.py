@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from nandlab.matrix import Matrix
 from nandlab.plots.distributions import size_label
@@ -323,6 +324,10 @@ def trace_lifetimes(table: pl.DataFrame, path: str | os.PathLike[str]) -> None:
     fig.savefig(path, dpi=110)
 
 
+# Ticks of the latency-over-life axis: linear to the baseline's death (100 %), logarithmic beyond.
+LIFE_TICKS = (0, 25, 50, 75, 100, 200, 500, 1000, 2000, 5000, 10000)
+
+
 def trace_latency_curves(curves: pl.DataFrame, path: str | os.PathLike[str]) -> None:
     """Save a PNG of latency over life in the trace study (the paper's Fig. 6): a panel per cell type
     and reserve, a line per trace — ZombieNAND's mean latency over the baseline's at the same point
@@ -341,6 +346,10 @@ def trace_latency_curves(curves: pl.DataFrame, path: str | os.PathLike[str]) -> 
             axes.axvline(100, color="black", linewidth=0.8, linestyle="--")
             axes.axhline(1.0, color="grey", linewidth=0.6)
             axes.set_xscale("symlog", linthresh=100)
+            top = max(100.0, part["life"].max() or 0.0)
+            axes.xaxis.set_major_locator(FixedLocator([t for t in LIFE_TICKS if t <= top * 1.05]))
+            axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+            axes.xaxis.set_minor_locator(NullLocator())
             axes.set(title=f"{cell.upper()}, {reserve:.0%} reserve", xlabel="data written (% of baseline's life)")
         row[0].set_ylabel("latency / baseline's")
     panels[0][-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
