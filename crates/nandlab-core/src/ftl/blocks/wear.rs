@@ -22,6 +22,14 @@ pub const POOL_DATA_RATIO: u64 = 4;
 /// use then levels exactly as one without a pool).
 const LIFE_STEPS: f64 = 65536.0;
 
+/// Whether an early-switch block in `mode` is worn on purpose: while the
+/// pool is in use (`unleveling`) and it can still switch — one in SLC has no
+/// lower mode left, and is levelled by its remaining life like any other.
+#[inline]
+fn switches_early(mode: CellMode, unleveling: bool) -> bool {
+    unleveling && mode != CellMode::Slc
+}
+
 impl BlockTable {
     /// Erases a block still has in its current mode before it fails.
     #[inline]
@@ -68,7 +76,7 @@ impl BlockTable {
     pub fn average_life(&self, pool: u32, mode: CellMode, unleveling: bool) -> f64 {
         let k = pool as usize * 8 + mode.index();
         let (mut sum, mut count) = (self.life_sum[k], self.life_count[k]);
-        if !unleveling || mode == CellMode::Slc {
+        if !switches_early(mode, unleveling) {
             sum += self.life_sum[k + 4];
             count += self.life_count[k + 4];
         }
@@ -119,14 +127,12 @@ impl BlockTable {
             && self.valid_total <= POOL_DATA_RATIO * slc
     }
 
-    /// Whether GC and allocation prefer block `block` as an early switcher
-    /// (`unleveling`: `unleveling_on()`): an early-switch block that can
-    /// still switch — one in SLC has no lower mode left, and is levelled
-    /// by its remaining life like any other.
+    /// Whether GC prefers block `block` as an early switcher (`unleveling`:
+    /// `unleveling_on()`; see `switches_early`).
     #[inline]
     pub fn early_switcher(&self, block: u32, unleveling: bool) -> bool {
         let i = block as usize;
-        unleveling && self.early[i] && self.mode[i] != CellMode::Slc
+        self.early[i] && switches_early(self.mode[i], unleveling)
     }
 
     /// A rolling early-switch pool takes block `block`, which has just
