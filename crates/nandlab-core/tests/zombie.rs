@@ -19,11 +19,25 @@ fn lifetime(zombie: bool, reserve: u32, working_set: f64) -> (Simulator, Summary
 
 /// As [`lifetime`], with more `[ftl]` keys.
 fn lifetime_with(zombie: bool, reserve: u32, working_set: f64, ftl: &str) -> (Simulator, Summary) {
+    let fill = format!("[[phase]]\nkind = \"fill\"\nworking_set = {working_set}");
+    lifetime_after("tlc", &fill, zombie, reserve, working_set, ftl)
+}
+
+/// As [`lifetime_with`], with `cell` flash and the random writes after the
+/// phases `before` (TOML).
+fn lifetime_after(
+    cell: &str,
+    before: &str,
+    zombie: bool,
+    reserve: u32,
+    working_set: f64,
+    ftl: &str,
+) -> (Simulator, Summary) {
     let text = format!(
         r#"
 seed = 5
 [device]
-cell = "tlc"
+cell = "{cell}"
 channels = 2
 planes_per_die = 2
 blocks_per_plane = 48
@@ -41,9 +55,7 @@ zombie = {zombie}
 wear_unleveling = {zombie}
 wear_leveling = true
 {ftl}
-[[phase]]
-kind = "fill"
-working_set = {working_set}
+{before}
 [[phase]]
 working_set = {working_set}
 queue_depth = 8
@@ -270,6 +282,30 @@ fn a_pool_too_small_for_the_data_is_left_alone() {
     let (_, base) = lifetime(false, 10, 0.2);
     assert!(zombie.host_write_bytes >= base.host_write_bytes);
     check_data(&sim);
+}
+
+#[test]
+fn a_drive_random_writes_will_fill_leaves_the_pool_alone() {
+    // From a pristine drive, random writes over all of it have mapped only
+    // ~70–76 % of the addresses when GC first runs: the rest will come, so
+    // the pool's loss cannot come out of them. Decided on the data mapped
+    // then, the pool would be in use for a while and set the drive on
+    // another course; projected from the data's growth, it never is.
+    // GC as the ZombieNAND presets run it; without the projection, the
+    // pool is used for a while at 22 % and 25 % reserve (the drive lives
+    // 0.04 % shorter, and 0.05 % longer).
+    let gc = "gc = \"greedy\"\ngc_start = 0.02\ngc_stop = 0.05\ngc_until = \"stop\"";
+    for reserve in [22, 25] {
+        let (sim, zombie) = lifetime_after("mlc", "", true, reserve, 1.0, gc);
+        assert!(!sim.drive().ftl.blocks.unleveling_on());
+        let no_pool = format!("{gc}\nearly_switch_blocks = 0");
+        let (_, no_pool) = lifetime_after("mlc", "", true, reserve, 1.0, &no_pool);
+        assert_eq!(
+            zombie.host_write_bytes, no_pool.host_write_bytes,
+            "reserve {reserve} %"
+        );
+        check_data(&sim);
+    }
 }
 
 #[test]

@@ -19,7 +19,7 @@ impl BlockTable {
                 t.native,
                 t.native_capacity,
             );
-            let early = (t.rolling, t.early_cap, t.user_units);
+            let early = (t.rolling, t.early_cap, t.user_units, t.growth.window());
             (
                 modes,
                 early,

@@ -14,6 +14,7 @@
 //! are SLC for life and have their own free queue; a dynamic cache block is
 //! a native block opened in SLC mode, native again once erased.
 
+mod growth;
 mod loaded;
 mod wear;
 
@@ -21,6 +22,7 @@ use crate::config::{EarlySwitch, FtlConfig, WearConfig};
 use crate::geometry::Geometry;
 use crate::media::wear::{WearModel, ERASE_LOOPS, PROGRAM_LOOPS};
 use crate::media::CellMode;
+use growth::DataGrowth;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -80,11 +82,13 @@ pub struct BlockTable {
     early_cap: u32,
     /// A rolling pool: a normal block joins when it switches mode.
     rolling: bool,
-    /// Mapped units (valid units of all blocks), and the user capacity: the
-    /// early-switch pool is used only while the flash it will lose comes
-    /// out of addresses never written (`unleveling_on`).
+    /// Mapped units (valid units of all blocks), the user capacity, and the
+    /// data the workload will map, projected from its growth: the
+    /// early-switch pool is used only while the flash it will lose comes out
+    /// of addresses never written (`unleveling_on`).
     valid_total: u64,
     user_units: u64,
+    growth: DataGrowth,
     /// Trapped-charge stress, in program/erase cycles at the rating.
     stress: Vec<f64>,
     /// Stress one erase adds: 1 / (endurance factor × conditions).
@@ -160,6 +164,7 @@ impl BlockTable {
             rolling,
             valid_total: 0,
             user_units: g.user_units,
+            growth: DataGrowth::new(g.user_units),
             stress: vec![0.0; n],
             wear_per_erase: wear
                 .spread

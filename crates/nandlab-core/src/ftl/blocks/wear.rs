@@ -2,7 +2,8 @@
 //! erase, the bit mode a block can still hold (ZombieNAND drops a bit per
 //! cell when a block dies at its mode; otherwise it is retired), the ISPP
 //! loops its wear calls for, the remaining-life sums wear levelling and
-//! ZombieNAND's GC compare blocks by, and the early-switch pool's state.
+//! ZombieNAND's GC compare blocks by, and the early-switch pool's state and
+//! when it is in use.
 
 use super::{BlockState, BlockTable};
 use crate::media::wear::{delta_v, ERASE_LOOPS, PROGRAM_LOOPS};
@@ -107,24 +108,35 @@ impl BlockTable {
         zombie_units > 0 && 2 * zombie_units >= 3 * self.valid_total.div_ceil(pools)
     }
 
-    /// Whether the early-switch pool is in use. Only while
-    /// - the flash it loses once all SLC, with the units mapped now, fits in
-    ///   the user capacity — so its loss comes out of addresses never
+    /// Records the mapped data after `written` host units, for the
+    /// projection `unleveling_on` decides on (called at each wear-aware GC
+    /// victim choice).
+    pub fn observe_growth(&mut self, written: u64) {
+        self.growth.observe(written, self.valid_total);
+    }
+
+    /// Whether the early-switch pool is in use. Only while, with the data
+    /// the workload will map (the units mapped now, or more as their growth
+    /// projects: see `growth`),
+    /// - the flash the pool loses once all SLC fits in the user capacity
+    ///   beside that data — so its loss comes out of addresses never
     ///   written, not the spare space GC works with (on a full drive it
-    ///   would raise write amplification for the rest of the drive's life);
-    /// - and the mapped units are at most [`POOL_DATA_RATIO`] × what the
-    ///   pool holds in SLC: with more data, GC finds the pool's blocks no
-    ///   emptier than the rest, so they lead the wear only by a few percent
-    ///   and switch just before the normal blocks die — the capacity they
-    ///   lose then costs more GC copies than their SLC speed returns.
+    ///   would raise write amplification for the rest of the drive's life;
+    ///   decided on the units mapped when GC first runs, a full drive's
+    ///   random writes, at ~73 % of its addresses then, would use the pool
+    ///   for a while and set the drive on another course);
+    /// - and that data is at most [`POOL_DATA_RATIO`] × what the pool holds
+    ///   in SLC: with more, GC finds the pool's blocks no emptier than the
+    ///   rest, so they lead the wear only by a few percent and switch just
+    ///   before the normal blocks die — the capacity they lose then costs
+    ///   more GC copies than their SLC speed returns.
     #[inline]
     pub fn unleveling_on(&self) -> bool {
         let blocks: u64 = self.early_count.iter().map(|&c| c as u64).sum();
         let slc = blocks * self.capacity_in(CellMode::Slc) as u64;
         let loss = blocks * self.native_capacity as u64 - slc;
-        loss > 0
-            && self.valid_total + loss <= self.user_units
-            && self.valid_total <= POOL_DATA_RATIO * slc
+        let data = self.growth.projected().max(self.valid_total);
+        loss > 0 && data.saturating_add(loss) <= self.user_units && data <= POOL_DATA_RATIO * slc
     }
 
     /// Whether GC prefers block `block` as an early switcher (`unleveling`:
