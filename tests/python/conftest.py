@@ -44,6 +44,29 @@ queue_depth = 8
 volume = 1.0
 """
 
+DYING_TOML = """\
+seed = 1
+[device]
+cell = "tlc"
+channels = 1
+blocks_per_plane = 32
+pages_per_block = 16
+page_size = "8KiB"
+reserve = "30 %"
+wear = { rated = { slc = 200, mlc = 20, tlc = 5 } }
+[ftl]
+gc_start = 2
+gc_stop = 3
+[[phase]]
+name = "fill"
+kind = "fill"
+[[phase]]
+name = "life"
+working_set = 0.5
+until = "dead"
+"""
+"""A drive rated for five cycles, filled and then written until it dies: under a second."""
+
 # The summary keys issue 2 names (acceptance checks read them).
 SUMMARY_KEYS = {
     "name",
@@ -81,6 +104,13 @@ def tiny_dict() -> dict:
 def tiny_path(tmp_path: Path) -> Path:
     path = tmp_path / "tiny.toml"
     path.write_text(TINY_TOML)
+    return path
+
+
+@pytest.fixture
+def dying_path(tmp_path: Path) -> Path:
+    path = tmp_path / "dying.toml"
+    path.write_text(DYING_TOML)
     return path
 
 

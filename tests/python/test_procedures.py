@@ -14,27 +14,6 @@ import nandlab
 from nandlab import procedures, sweep
 from nandlab.cli import test as test_commands
 
-LIFETIME = """
-[device]
-cell = "tlc"
-channels = 1
-blocks_per_plane = 32
-pages_per_block = 16
-page_size = "8KiB"
-reserve = "30 %"
-[device.wear.rated]
-slc = 200
-mlc = 20
-tlc = 5
-[ftl]
-gc_start = 2
-gc_stop = 3
-zombie = true
-[[phase]]
-working_set = 0.5
-until = "dead"
-"""
-
 
 def test_an_out_directory_names_its_procedure_and_files(nandlab_cli, tiny_path: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
@@ -46,10 +25,11 @@ def test_an_out_directory_names_its_procedure_and_files(nandlab_cli, tiny_path: 
     assert all((out / name).exists() for name in manifest["files"])
 
 
-def test_the_report_follows_the_manifest_not_the_file_names(nandlab_cli, tmp_path: Path) -> None:
-    (tmp_path / "life.toml").write_text(LIFETIME)
+def test_the_report_follows_the_manifest_not_the_file_names(
+    nandlab_cli, dying_path: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
-    result = nandlab_cli("lifetime", tmp_path / "life.toml", "--out", out, "--json")
+    result = nandlab_cli("lifetime", dying_path, "--out", out, "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads((out / "lifetime.json").read_text()) == json.loads(result.stdout)
     assert json.loads((out / "manifest.json").read_text())["kind"] == "lifetime"

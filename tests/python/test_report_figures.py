@@ -21,28 +21,6 @@ from test_report import lifetime_sweep
 from nandlab import output, plots, report
 from nandlab.plots import grids
 
-DYING = """\
-seed = 1
-[device]
-cell = "tlc"
-channels = 1
-blocks_per_plane = 32
-pages_per_block = 16
-page_size = "8KiB"
-reserve = "30 %"
-wear = { rated = { slc = 200, mlc = 20, tlc = 5 } }
-[ftl]
-gc_start = 2
-gc_stop = 3
-[[phase]]
-name = "fill"
-kind = "fill"
-[[phase]]
-name = "life"
-working_set = 0.5
-until = "dead"
-"""
-"""A drive rated for five cycles, filled and then written until it dies: under a second."""
 
 
 def drawn(figure: Figure) -> FigureCanvasAgg:
@@ -202,9 +180,10 @@ def test_deaths_say_when_and_why_from_the_start_of_the_run() -> None:
     assert output.deaths(phases)[1] == "something new, at 5 GiB and 100 s"
 
 
-def test_the_run_table_and_the_report_say_when_and_why_the_drive_died(nandlab_cli, tmp_path: Path) -> None:
-    (tmp_path / "dying.toml").write_text(DYING)
-    result = nandlab_cli("run", tmp_path / "dying.toml", "--out", tmp_path / "out")
+def test_the_run_table_and_the_report_say_when_and_why_the_drive_died(
+    nandlab_cli, dying_path: Path, tmp_path: Path
+) -> None:
+    result = nandlab_cli("run", dying_path, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.split("WAF = write amplification")[0].splitlines()  # the run table
     assert lines[next(i for i, line in enumerate(lines) if line.strip().startswith("Phase"))].rstrip().endswith("Died")
