@@ -197,7 +197,11 @@ impl Connection<'_, '_> {
         let mut eof = false;
         loop {
             if self.shared.stopping() {
-                return "stopped".into();
+                // A client that hung up before the server stopped closed the
+                // connection itself, whether or not this thread had seen it.
+                let hung_up =
+                    matches!(self.fill(), Err(e) if e.kind() == io::ErrorKind::UnexpectedEof);
+                return if hung_up { "closed" } else { "stopped" }.into();
             }
             if self.shared.cuts.load(Ordering::Acquire) != self.epoch {
                 // Replies not yet out are lost with the power.
