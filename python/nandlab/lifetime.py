@@ -126,6 +126,7 @@ def of_result(result: api.Result) -> dict[str, Any]:
         "host_write_bytes": summary["host_write_bytes"],
         "drive_writes": summary["host_write_bytes"] / result.device["user_capacity_bytes"],
         "death": summary["death"],
+        "death_cause": summary["death_cause"],
         "capacity_short_since_bytes": summary.get("capacity_short_since_bytes"),
         "sim_seconds": summary["sim_seconds"],
         "wall_seconds": summary["wall_seconds"],

@@ -159,25 +159,25 @@ def wear_out_lines(summary: dict[str, Any]) -> list[str]:
     if summary.get("death"):
         lines.append(f"death: {summary['death']}")
     short = summary.get("capacity_short_since_bytes")
-    if short is not None and not (summary.get("death") and "usable mapping units left" in summary["death"]):
+    if short is not None and summary.get("death_cause") != "too-little-flash":
         lines.append(f"capacity: the drive no longer holds its advertised capacity since {short / 1e12:.3f} TB "
                      "written by the host (its usable flash is below the user capacity plus the GC high "
                      "watermark; death = \"dead-blocks\" lives on while the data fits)")
     return lines
 
 
-DEATH_CAUSES = (  # words of the engine's reason for a drive's death, and what a table says for them
-    ("usable mapping units left", "worn out: too little usable flash"),
-    ("retired blocks, more than", "worn out: too many retired blocks"),
-    ("uncorrectable bit error rate", "worn out: bit errors past the UBER target"),
-    ("no erased block left", "worn out: no erased block left"),
-    ("nothing to reclaim", "worn out: nothing left for GC to reclaim"),
-)
+DEATH_CAUSES = {  # the summary's death_cause, and what a table says for it
+    "too-little-flash": "worn out: too little usable flash",
+    "too-many-dead-blocks": "worn out: too many retired blocks",
+    "bit-errors": "worn out: bit errors past the UBER target",
+    "no-erased-block": "worn out: no erased block left",
+    "nothing-to-reclaim": "worn out: nothing left for GC to reclaim",
+}
 
 
 def deaths(phases: list[dict[str, Any]]) -> list[str]:
     """For each phase, "" if the drive lived through it, else when and why it died there, short enough
-    for a table: the cause (``DEATH_CAUSES``; the reason's first words for another), the host data
+    for a table: the cause (``DEATH_CAUSES`` by its ``death_cause``), the host data
     written (fill included) and the simulated time by then, from the start of the run ("worn out: too
     little usable flash, at 67.3 GiB and 6,431 s"). ``wear_out_lines`` gives the whole reason."""
     cells = []
@@ -187,7 +187,7 @@ def deaths(phases: list[dict[str, Any]]) -> list[str]:
         seconds += phase["sim_seconds"]
         reason = phase.get("death")
         if reason:
-            cause = next((short for words, short in DEATH_CAUSES if words in reason), reason.split(":")[0])
+            cause = DEATH_CAUSES.get(phase.get("death_cause"), reason.split(":")[0])
             cells.append(f"{cause}, at {number(written / 2**30)} GiB and {number(seconds)} s")
         else:
             cells.append("")

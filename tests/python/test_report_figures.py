@@ -8,6 +8,7 @@ and the report's summary say when and why the drive died, in a column of their o
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from pathlib import Path
 
@@ -173,10 +174,11 @@ def test_deaths_say_when_and_why_from_the_start_of_the_run() -> None:
     phases = [{"host_write_bytes": 0, "fill_bytes": 2 * gib, "sim_seconds": 0.0},
               {"host_write_bytes": 3 * gib, "sim_seconds": 100.0,
                "death": "worn out: GC pool 0 has 9 usable mapping units left, fewer than the 10 its share ... need"
-                        " — at 0.005 TB written by the host, 0 blocks retired"},
+                        " — at 0.005 TB written by the host, 0 blocks retired",
+               "death_cause": "too-little-flash"},
               ]
     assert output.deaths(phases) == ["", "worn out: too little usable flash, at 5 GiB and 100 s"]
-    phases[1]["death"] = "something new: the engine says why"
+    phases[1].update(death="something new: the engine says why", death_cause="something-new")
     assert output.deaths(phases)[1] == "something new, at 5 GiB and 100 s"
 
 
@@ -190,6 +192,9 @@ def test_the_run_table_and_the_report_say_when_and_why_the_drive_died(
     rows = {line.split()[0]: line for line in lines if line.strip().startswith(("fill", "life", "total"))}
     assert "worn out" not in rows["fill"] and "worn out: no erased block" in rows["life"]
     assert "worn out: no erased block" in rows["total"]
+    saved = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert [p["death_cause"] for p in saved["phases"]] == [None, "no-erased-block"]
+    assert saved["death_cause"] == "no-erased-block"
     page = (tmp_path / "out" / "report.html").read_text()
     summary = re.search(r'<section id="summary">(.*?)</section>', page, re.S).group(1)
     assert '<th class="text">died</th>' in summary

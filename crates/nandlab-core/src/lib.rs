@@ -160,17 +160,47 @@ impl fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
+/// Why a drive wore out, for programs (a summary's `death_cause`; its
+/// `death` says it in words, with the figures).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeathCause {
+    /// A GC pool had no erased block left to write to.
+    NoErasedBlock,
+    /// GC found nothing to reclaim: valid data filled a pool.
+    NothingToReclaim,
+    /// Usable flash fell below the user capacity plus the GC high
+    /// watermark (`death = "capacity"`).
+    TooLittleFlash,
+    /// More retired blocks than `death = "dead-blocks"` allows.
+    TooManyDeadBlocks,
+    /// Reads past the uncorrectable bit error rate target.
+    BitErrors,
+}
+
+/// A drive's death: its cause, and the engine's words for it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Death {
+    pub cause: DeathCause,
+    pub reason: String,
+}
+
 impl SimError {
-    /// Whether the drive wore out (ran out of usable flash), as opposed to
-    /// being stopped or misused.
+    /// Why the drive wore out (ran out of usable flash, or of correctable
+    /// reads), if it did, as opposed to being stopped or misused.
+    pub fn death_cause(&self) -> Option<DeathCause> {
+        match self {
+            SimError::NoFreeBlock { .. } => Some(DeathCause::NoErasedBlock),
+            SimError::NoReclaimableSpace { .. } => Some(DeathCause::NothingToReclaim),
+            SimError::WornOut { .. } => Some(DeathCause::TooLittleFlash),
+            SimError::TooManyDeadBlocks { .. } => Some(DeathCause::TooManyDeadBlocks),
+            SimError::Uncorrectable { .. } => Some(DeathCause::BitErrors),
+            _ => None,
+        }
+    }
+
+    /// Whether the drive wore out (see [`SimError::death_cause`]).
     pub fn is_wear_out(&self) -> bool {
-        matches!(
-            self,
-            SimError::NoFreeBlock { .. }
-                | SimError::NoReclaimableSpace { .. }
-                | SimError::WornOut { .. }
-                | SimError::Uncorrectable { .. }
-                | SimError::TooManyDeadBlocks { .. }
-        )
+        self.death_cause().is_some()
     }
 }

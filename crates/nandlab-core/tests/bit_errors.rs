@@ -7,7 +7,7 @@
 //! gives the same errors; bad keys are refused with their name.
 
 use nandlab_core::stats::Summary;
-use nandlab_core::{Config, Simulator};
+use nandlab_core::{Config, DeathCause, Simulator};
 
 /// A 1 GiB `tlc-3d-errors` drive (the 72-layer TLC set, LDPC 280/520 per
 /// 4 KiB, rated 1,500 cycles) with `wear` in `[device.wear]` (`FRESH`,
@@ -435,6 +435,7 @@ fn a_drive_run_until_dead_also_dies_of_its_bit_errors() {
         death.contains("bit errors") && death.contains("uber_target"),
         "{death}"
     );
+    assert_eq!(last(&s).death_cause, Some(DeathCause::BitErrors));
     assert!(last(&s).host_write_bytes < 1 << 30, "died late: {death}");
 }
 

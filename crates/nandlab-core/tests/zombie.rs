@@ -9,7 +9,7 @@
 
 use nandlab_core::ftl::blocks::BlockState;
 use nandlab_core::media::CellMode;
-use nandlab_core::{Config, Simulator, Summary};
+use nandlab_core::{Config, DeathCause, Simulator, Summary};
 
 /// A small TLC drive (2 dies of 2 planes × 48 blocks, GC per die) run from
 /// pristine to dead: random writes over `working_set` of it.
@@ -317,6 +317,7 @@ fn the_dead_block_rule_outlives_the_advertised_capacity_and_says_so() {
     assert!(death.contains("retired blocks, more than the"), "{death}");
     // ⌊(30 − 5) % × 96⌋ = 24 retired blocks allowed per die.
     assert!(death.contains("more than the 24 "), "{death}");
+    assert_eq!(dead_blocks.death_cause, Some(DeathCause::TooManyDeadBlocks));
     assert!(dead_blocks.host_write_bytes > capacity.host_write_bytes);
     let short = dead_blocks.capacity_short_since_bytes.unwrap();
     assert!(short > 0 && short < dead_blocks.host_write_bytes);
@@ -327,6 +328,7 @@ fn the_dead_block_rule_outlives_the_advertised_capacity_and_says_so() {
         .as_deref()
         .unwrap()
         .contains("usable mapping units left"));
+    assert_eq!(capacity.death_cause, Some(DeathCause::TooLittleFlash));
     check_data(&sim);
 }
 

@@ -11,7 +11,7 @@ use crate::stats::{
     Activity, Counters, EnergySummary, ErrorSummary, ErrorTally, IntegrityCounts, JobSummary,
     Latency, LatencyBins, Row, Summary, SummaryParts,
 };
-use crate::SimError;
+use crate::{Death, SimError};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -65,7 +65,7 @@ pub struct Simulator {
     run_wall: f64,
     phases_run: u64,
     /// Why the drive died, once it has.
-    death: Option<String>,
+    death: Option<Death>,
     /// Arrival time of the last request issued (where a run that fails stopped).
     last_issue: u64,
     /// Every power cut so far.
@@ -234,9 +234,9 @@ impl Simulator {
             e.set_temperature(start, temperature);
             e.tally.clone()
         });
-        if let Some(reason) = &self.death {
+        if let Some(death) = &self.death {
             return Err(SimError::Dead {
-                reason: reason.clone(),
+                reason: death.reason.clone(),
             });
         }
         let cuts = !p.power_loss_ns.is_empty() || p.power_loss_every_ns.is_some();
@@ -370,6 +370,7 @@ impl Simulator {
         let end = match outcome {
             Ok(end) => end,
             Err(e) if p.until_dead && e.is_wear_out() => {
+                let cause = e.death_cause().expect("a wear-out has a cause");
                 let b = &self.drive.ftl().blocks;
                 let m = b.blocks_by_mode();
                 let reason = format!(
@@ -382,8 +383,9 @@ impl Simulator {
                     m[2],
                     m[3]
                 );
-                self.death = Some(reason.clone());
-                phase_death = Some(reason);
+                let death = Death { cause, reason };
+                self.death = Some(death.clone());
+                phase_death = Some(death);
                 self.last_issue
             }
             Err(e) => return Err(e),

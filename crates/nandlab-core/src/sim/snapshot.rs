@@ -15,7 +15,7 @@ use crate::drive::Drive;
 use crate::memory;
 use crate::power::PowerLossEvent;
 use crate::stats::{Counters, Latency};
-use crate::SimError;
+use crate::{Death, SimError};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
@@ -26,7 +26,7 @@ use std::sync::Arc;
 /// The first bytes of every snapshot.
 pub const MAGIC: &[u8; 16] = b"nandlab-snapshot";
 /// Bumped whenever the body's layout changes.
-pub const FORMAT: u32 = 9;
+pub const FORMAT: u32 = 10;
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The longest version string a header may give.
 const MAX_VERSION_LEN: u32 = 64;
@@ -157,7 +157,7 @@ struct Body<'a> {
     run_writes: Held<'a, Latency>,
     run_wall: f64,
     phases_run: u64,
-    death: Held<'a, Option<String>>,
+    death: Held<'a, Option<Death>>,
     last_issue: u64,
     power_losses: Held<'a, Vec<PowerLossEvent>>,
     phase: Option<Held<'a, PhaseRun>>,

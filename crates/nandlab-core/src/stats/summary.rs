@@ -4,6 +4,7 @@
 
 use super::{Counters, EnergySummary, ErrorSummary, Latency, LatencyBins, LatencySummary};
 use crate::power::PowerLossSummary;
+use crate::{Death, DeathCause};
 use serde::{Deserialize, Serialize};
 
 /// Erase counts across blocks.
@@ -94,8 +95,10 @@ pub struct Summary {
     pub erase_us_mean: f64,
     pub erase_count: EraseStats,
     pub erase_count_histogram: Vec<(u32, u64)>,
-    /// Why the drive died, if it did (in this phase, or in the run).
+    /// Why the drive died, if it did (in this phase, or in the run), in
+    /// words with the figures, and as a cause for programs.
     pub death: Option<String>,
+    pub death_cause: Option<DeathCause>,
     /// Host bytes written when the drive stopped holding its advertised
     /// capacity (its usable flash below the user capacity plus the GC high
     /// watermark; only `death = "dead-blocks"` lives on past it), if it has.
@@ -135,7 +138,7 @@ pub struct SummaryParts<'a> {
     pub free_blocks: u64,
     pub bad_blocks: u64,
     pub erase_counts: &'a [u32],
-    pub death: Option<String>,
+    pub death: Option<Death>,
     pub capacity_short_since_bytes: Option<u64>,
     /// Bytes of a mapping unit.
     pub unit_bytes: u64,
@@ -210,7 +213,8 @@ impl Summary {
             erase_us_mean: c.erase_us_mean(),
             erase_count,
             erase_count_histogram,
-            death: p.death,
+            death_cause: p.death.as_ref().map(|d| d.cause),
+            death: p.death.map(|d| d.reason),
             capacity_short_since_bytes: p.capacity_short_since_bytes,
             integrity: p.integrity,
             errors: p.errors,
