@@ -316,9 +316,10 @@ def test_json_plus_histograms_read_by_fios_own_converter(nandlab_cli, tmp_path: 
     real = _real_fio(tmp_path, f"--filename={tmp_path}/f", *job)
     assert real.returncode == 0, real.stderr
     real_rows = _clat2csv(tmp_path, real.stdout[real.stdout.index("{"):])
-    ours = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", *job)
+    ours = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", *job, "--out", tmp_path / "out")
     assert ours.exit_code == 0, ours.stderr
     document = json.loads(ours.stdout)
+    assert json.loads((tmp_path / "out" / "fio.json").read_text()) == document  # the saved document is json+'s too
     bins = document["jobs"][0]["read"]["clat_ns"]["bins"]
     assert sum(bins.values()) == document["jobs"][0]["read"]["total_ios"] == 1024
     assert "bins" not in document["jobs"][0]["write"]["clat_ns"]  # as fio: no I/O, no histogram

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from nandlab import fio, output
+from nandlab import fio
 from nandlab._core import ConfigError
 from nandlab.cli import options
 from nandlab.cli.console import LazyProgress, stdout_console, wrote
@@ -84,15 +84,13 @@ def fio_command(ctx: click.Context, device: str, capacity: str | None, seed: int
     stderr = Console(stderr=True)
     for warning in jobs.warnings:
         stderr.print(f"[yellow]warning:[/] {safe(printable(warning))}", soft_wrap=True, highlight=False)
-    with LazyProgress(Console(stderr=True, quiet=quiet)) as progress:
-        result = fio_procedure.run(jobs, device, capacity, seed=seed, progress=progress)
     formats = ("json",) if as_json else output_formats
+    with LazyProgress(Console(stderr=True, quiet=quiet)) as progress:
+        result = fio_procedure.run(jobs, device, capacity, seed=seed, progress=progress, bins="json+" in formats)
     if "terse" in formats:
         click.echo(fio.terse(result.document), nl=False)
-    if "json" in formats:
+    if "json" in formats or "json+" in formats:
         click.echo(result.to_json())
-    if "json+" in formats:
-        click.echo(output.to_strict_json(fio.report(jobs, result.result, bins=True)))
     if "normal" in formats:
         result.print(stdout_console())
     logs = fio.write_logs(jobs, result.result, out if out is not None else Path.cwd())

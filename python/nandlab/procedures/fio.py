@@ -97,11 +97,12 @@ class FioResult(ProcedureResult):
 
 
 def run(jobfile: str | os.PathLike[str] | fio.FioJobs, device: qualify.DeviceSource, capacity: str | int | None = None,
-        seed: int | None = None, progress: api.Progress = "auto") -> FioResult:
-    """Run a job file (a path, or one ``fio.load`` read) on a drive (a preset, a TOML file, a dict)."""
+        seed: int | None = None, progress: api.Progress = "auto", bins: bool = False) -> FioResult:
+    """Run a job file (a path, or one ``fio.load`` read) on a drive (a preset, a TOML file, a dict);
+    with ``bins``, its document is json+'s (each completion latency's histogram)."""
     jobs = jobfile if isinstance(jobfile, fio.FioJobs) else fio.load(jobfile)
     result = api.run(fio.to_config(jobs, device, capacity), seed=seed, progress=progress)
-    return FioResult(jobs, result, fio.report(jobs, result))
+    return FioResult(jobs, result, fio.report(jobs, result, bins=bins))
 
 
 def _row(job: Mapping[str, Any]) -> dict[str, Any]:
