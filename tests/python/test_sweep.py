@@ -125,6 +125,7 @@ def test_the_grid_matches_lifetime_grid(local_grid: sweep.Outcome) -> None:
     for key in ("lifetime_ratio", "latency_ratio", "latency_ratio_after"):
         assert table[key].to_list() == direct[key].to_list()
     assert table["zombie_host_write_bytes"].to_list() == direct["zombie_host_write_bytes"].to_list()
+    assert set(table["zombie_death_cause"]) <= {"too-little-flash", "no-erased-block", "nothing-to-reclaim"}
     series = pl.read_parquet(local_grid.directory / "timeseries", hive_partitioning=True)
     assert set(series["run_id"].unique()) == set(table["run_id"]) and set(series["side"]) == {"zombie", "baseline"}
 
