@@ -28,7 +28,7 @@ fn main() {
             let s = &p.summary;
             let programs = s.flash_programs as f64;
             println!(
-                "  {:<14} wall {:>7.3} s  requests {:>9}  {:>6.2} M req/s  {:>6.2} M programs/s  WAF {:.3}  IOPS {:>9.0}  write p99 {:.0} us",
+                "  {:<14} wall {:>7.3} s  requests {:>9}  {:>6.2} M req/s  {:>6.2} M programs/s  WAF {:.3}  IOPS {:>9.0}  write p99 {:.0} us  read p99/p99.9/max {:.0}/{:.0}/{:.0} us",
                 s.name,
                 s.wall_seconds,
                 s.host_requests,
@@ -36,7 +36,10 @@ fn main() {
                 programs / s.wall_seconds.max(1e-9) / 1e6,
                 s.waf,
                 s.rates.iops,
-                s.write_latency_us.p99
+                s.write_latency_us.p99,
+                s.read_latency_us.p99,
+                s.read_latency_us.p999,
+                s.read_latency_us.max
             );
         }
         println!(

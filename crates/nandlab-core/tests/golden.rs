@@ -3,9 +3,12 @@
 //! pSLC static with direct-write and dynamic with folding, a DRAM-less map
 //! with read-ahead and in-order commands, `[[phase.job]]`s, open loop and
 //! idle gaps, power cuts on volatile and capacitor-protected caches, timed
-//! and closed-loop trace replay, a ZombieNAND drive run to death) runs to
+//! and closed-loop trace replay, a ZombieNAND drive run to death, and the
+//! built-in default experiment whole) runs to
 //! exactly the summaries, time series, job figures and power cuts recorded
-//! in `tests/golden/expected.json` (wall-clock figures aside).
+//! in `tests/golden/expected.json` (wall-clock figures aside); the headline
+//! figures, latency tails (p99, p99.9, max) of every phase among them, show
+//! what moved at a glance.
 //!
 //! A change meant to change results re-records them with
 //! `NANDLAB_BLESS=1 cargo test --test golden` and says why in its commit.
@@ -73,6 +76,11 @@ fn configs() -> BTreeMap<String, String> {
             out.insert(name, on_base(&std::fs::read_to_string(&path).unwrap()));
         }
     }
+    // The built-in default experiment, whole: what `nandlab run` shows a newcomer.
+    out.insert(
+        "default-experiment".into(),
+        nandlab_core::config::presets::DEFAULT_CONFIG.to_string(),
+    );
     let trace = trace_file();
     let replay = |mode: &str, extra: &str| {
         on_base(&format!(
@@ -140,7 +148,16 @@ fn outcome(name: &str, text: &str) -> Value {
         "erases": run.erases,
         "sim_seconds": run.sim_seconds,
         "read_p99_us": run.read_latency_us.p99,
+        "read_p999_us": run.read_latency_us.p999,
+        "read_max_us": run.read_latency_us.max,
         "write_p99_us": run.write_latency_us.p99,
+        "write_p999_us": run.write_latency_us.p999,
+        "write_max_us": run.write_latency_us.max,
+        "phase_tails_us": phases.iter().map(|p| json!({
+            "phase": p.summary.name,
+            "read": [p.summary.read_latency_us.p99, p.summary.read_latency_us.p999, p.summary.read_latency_us.max],
+            "write": [p.summary.write_latency_us.p99, p.summary.write_latency_us.p999, p.summary.write_latency_us.max],
+        })).collect::<Vec<_>>(),
         "rows": phases.iter().map(|p| p.rows.len()).sum::<usize>(),
         "cuts": phases.iter().map(|p| p.power_losses.len()).sum::<usize>(),
     })

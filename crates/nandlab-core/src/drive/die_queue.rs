@@ -23,35 +23,19 @@
 //! handed out for them are not revised: an approximation that favours
 //! writes by at most the reads' share of die time.
 //!
-//! Memory is bounded: past [`BACKLOG_OPS`] waiting operations, a new one
-//! joins the last waiting one while their span stays within
-//! [`BACKLOG_SPAN_NS`] — a read that finds such a span in progress waits
-//! for all of it. Only a die booked far ahead of the host comes to that:
-//! GC churning nearly full blocks on a drive whose spare flash is all its
-//! high watermark books hours of work in one episode.
+//! The waiting operations are a [`Backlog`]: each keeps its exact interval,
+//! in memory that stays small however far ahead the die is booked.
 
 use crate::config::{Suspend, SuspendOps};
 use crate::sanity::{ensure, Checked};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+
+pub use super::backlog::OpKind;
+use super::backlog::{Backlog, Waiting, NOT_ISSUED};
 
 /// How far host reads may push an issued operation back, in all, before
 /// it can no longer be overtaken.
 pub const READ_PUSH_LIMIT_NS: u64 = 2_000_000;
-
-/// Waiting operations a die keeps one by one; more join the last one.
-pub const BACKLOG_OPS: usize = 1 << 16;
-
-/// The longest span operations past [`BACKLOG_OPS`] are joined into.
-pub const BACKLOG_SPAN_NS: u64 = 100_000_000;
-
-/// What a die operation is (reads never suspend; programs and erases may).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum OpKind {
-    Read,
-    Program,
-    Erase,
-}
 
 impl OpKind {
     fn suspendable(self, ops: SuspendOps) -> bool {
@@ -61,19 +45,6 @@ impl OpKind {
                 | (OpKind::Program, SuspendOps::ProgramErase)
         )
     }
-}
-
-/// `issued` of an operation not yet in the die's command queue.
-const NOT_ISSUED: u64 = u64::MAX;
-
-/// A waiting operation: times minus the die's `delay` when booked, and the
-/// die's `delay` when it was issued (how far reads had pushed by then).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-struct Waiting {
-    start: u64,
-    end: u64,
-    issued: u64,
-    kind: OpKind,
 }
 
 /// The last operation reads cannot overtake (absolute times): the one in
@@ -113,7 +84,7 @@ pub struct ReadSlot {
 /// Operations booked on a die behind the one in progress (read priority).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Queue {
-    waiting: VecDeque<Waiting>,
+    waiting: Backlog,
     /// How many of the first waiting operations are issued.
     issued: usize,
     delay: u64,
@@ -134,7 +105,7 @@ impl Die {
             free: 0,
             queue: read_priority.then(|| {
                 Box::new(Queue {
-                    waiting: VecDeque::new(),
+                    waiting: Backlog::default(),
                     issued: 0,
                     delay: 0,
                     fixed: Fixed::new(0, 0, OpKind::Read),
@@ -178,17 +149,6 @@ impl Die {
                 q.issued = q.issued.saturating_sub(1);
             }
             let (start, end) = (start.wrapping_sub(q.delay), end.wrapping_sub(q.delay));
-            if q.waiting.len() >= BACKLOG_OPS.max(q.issued + 1) {
-                let last = q.waiting.back_mut().expect("a long queue has a last one");
-                if end.wrapping_sub(last.start) <= BACKLOG_SPAN_NS {
-                    last.end = end;
-                    // A span of mixed operations is not suspended.
-                    if last.kind != kind {
-                        last.kind = OpKind::Read;
-                    }
-                    return;
-                }
-            }
             q.waiting.push_back(Waiting {
                 start,
                 end,
@@ -222,7 +182,7 @@ impl Die {
         // Issued ones past their limit are no longer overtaken either.
         loop {
             while q.issued < depth.min(q.waiting.len()) {
-                q.waiting[q.issued].issued = q.delay;
+                q.waiting.get_mut(q.issued).issued = q.delay;
                 q.issued += 1;
             }
             match q.waiting.front() {
@@ -343,20 +303,24 @@ mod tests {
     }
 
     #[test]
-    fn a_backlog_of_hours_stays_bounded_and_reads_still_overtake_it() {
+    fn a_backlog_of_hours_keeps_every_operation_and_reads_still_overtake_it() {
         let mut die = Die::new(true);
-        // 10 million 500 µs programs booked at once: 5,000 s of die time.
+        // 1 million 500 µs programs booked at once: 500 s of die time.
         let op = 500_000;
-        let n = 10_000_000u64;
+        let n = 1_000_000u64;
         for i in 0..n {
             die.book(0, i * op, (i + 1) * op, OpKind::Program);
         }
-        let q = die.queue.as_ref().unwrap();
-        let joined = (n - BACKLOG_OPS as u64) * op / BACKLOG_SPAN_NS + 1;
-        assert!(q.waiting.len() as u64 <= BACKLOG_OPS as u64 + joined);
         assert_eq!(die.free, n * op);
         // A read behind the first program still overtakes the rest.
         assert_eq!(read(&mut die, 10, 50_000, 2, &NO_SUSPEND), op);
+        // One arriving deep in the backlog waits for the program in progress
+        // there, not for a span of them.
+        let t = 700_000 * op + op / 3;
+        assert_eq!(
+            read(&mut die, t, 50_000, 2, &NO_SUSPEND),
+            700_001 * op + 50_000
+        );
     }
 
     #[test]

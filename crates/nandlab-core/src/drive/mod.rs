@@ -9,6 +9,7 @@
 //! ([`Ftl::power_loss`]), RAM state (write buffer, read-ahead) is gone, and
 //! commands wait until the drive is back.
 
+mod backlog;
 mod die_queue;
 mod power_cut;
 mod read;
