@@ -38,6 +38,7 @@ series: the first of them that asks for logs gets the phase's figures.
 
 from __future__ import annotations
 
+import bisect
 import io
 import math
 import os
@@ -628,31 +629,23 @@ def _job_report(job: FioJob, s: dict[str, Any], waf: float, bins: bool = False) 
 
 
 def _latency_levels(s: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """fio's ``latency_ns``, ``latency_us`` and ``latency_ms``: the share (%) of reads and writes
-    that completed in each level (up to 2 ns, 4 ns, ..., 2000 ms, more), from the percentiles: a
-    request counts as completed by the smallest percentile point at or above its level's bound."""
-    parts = [(s[f"host_{kind}_requests"], s[f"{kind}_latency_us"]) for kind in ("read", "write")
-             if s.get(f"host_{kind}_requests")]
-    total = sum(n for n, _ in parts)
-
-    def within(us: float) -> float:
-        """Share of the requests that completed within ``us`` microseconds."""
-        if not total:
-            return 0.0
-        return sum(n * (1.0 if us >= lat["max"] else max((q / 100 for q, v in lat["percentiles"] if v <= us),
-                                                         default=0.0)) for n, lat in parts) / total
-
-    levels: dict[str, dict[str, float]] = {}
-    below = 0.0
-    for unit, us, bounds in (("ns", 1e-3, _LATENCY_LEVELS), ("us", 1.0, _LATENCY_LEVELS),
-                             ("ms", 1e3, (*_LATENCY_LEVELS, 2000))):
-        shares = {}
-        for bound in bounds:
-            up_to = within(bound * us)
-            shares[str(bound)] = 100 * (up_to - below)
-            below = up_to
-        levels[f"latency_{unit}"] = shares
-    levels["latency_ms"][">=2000"] = 100 * (1 - below) if total else 0.0
+    """fio's ``latency_ns``, ``latency_us`` and ``latency_ms``: the share (%) of the reads and writes
+    that completed in each level, counted from the latency histograms (``latency_bins``, ns) as fio
+    counts its completions: below 1 µs by the nanoseconds, below 1 ms by the whole microseconds,
+    else by the whole milliseconds; a level ``L`` holds the values from the level before it up to
+    below ``L`` (``250`` µs: 100–249 µs), ``>=2000`` ms the rest."""
+    bins = s.get("latency_bins", {})
+    counts = {unit: [0] * (len(_LATENCY_LEVELS) + (2 if unit == "ms" else 0)) for unit in ("ns", "us", "ms")}
+    for kind in ("read", "write"):
+        for ns, count in bins.get(kind, []):
+            unit, whole = ("ns", ns) if ns < 1000 else ("us", ns // 1000) if ns < 1_000_000 else ("ms", ns // 1_000_000)
+            bounds = (*_LATENCY_LEVELS, 2000) if unit == "ms" else _LATENCY_LEVELS
+            counts[unit][bisect.bisect_right(bounds, whole)] += count
+    total = sum(sum(c) for c in counts.values())
+    levels = {}
+    for unit, level_counts in counts.items():
+        names = [*map(str, _LATENCY_LEVELS), *(("2000", ">=2000") if unit == "ms" else ())]
+        levels[f"latency_{unit}"] = {name: (n / total * 100 if total else 0.0) for name, n in zip(names, level_counts)}
     return levels
 
 

@@ -549,3 +549,31 @@ def test_fio_examples_options_nandlab_does_not_model_are_warnings() -> None:
     assert "[ss-write] not supported, ignored: ss, ss_dur, ss_ramp" in by_name["steadystate"]
     assert any("zoned:50/5:30/15:20/80: zones are not modelled" in w for w in by_name["jesd219"])
     assert any("not supported, ignored: do_verify, fill_device, verify" in w for w in by_name["surface-scan"])
+
+
+def test_latency_levels_are_counted_from_the_histogram_as_fio_counts_them() -> None:
+    """fio's ``latency_us``/``latency_ms`` count each completion in its level (100–249 µs is ``250``,
+    1–1.999 ms is ``ms`` ``2``); they once came from the percentile list, which put 0 % in a level
+    holding 8 % of the I/Os and showed float noise."""
+    jobs = fio.parse("[global]\nbs=4k\niodepth=16\n[age]\nrw=randwrite\nio_size=2g\n"
+                     "[randrw]\nstonewall\nrw=randrw\nrwmixread=70\nnumber_ios=20000\n", "mix.fio")
+    result = nandlab.run(fio.to_config(jobs, "snia-mlc", capacity="1GiB"), progress=None)
+    entry = fio.report(jobs, result, bins=True)["jobs"][1]
+    bins = [(int(ns), n) for kind in ("read", "write") for ns, n in entry[kind]["clat_ns"]["bins"].items()]
+    total = sum(n for _, n in bins)
+    assert total == 20000
+
+    def share(low_ns: int, high_ns: int) -> float:
+        return 100 * sum(n for ns, n in bins if low_ns <= ns < high_ns) / total
+
+    us, ms = entry["latency_us"], entry["latency_ms"]
+    assert us["750"] == pytest.approx(share(500_000, 750_000), abs=1e-9)
+    assert us["1000"] == pytest.approx(share(750_000, 1_000_000), abs=1e-9)
+    assert us["250"] == pytest.approx(share(100_000, 250_000), abs=1e-9)
+    assert ms["2"] == pytest.approx(share(1_000_000, 2_000_000), abs=1e-9)
+    assert us["750"] > 1.0 and ms["2"] > 1.0, "an aged drive's mix spreads over many levels"
+    levels = [v for key in ("latency_ns", "latency_us", "latency_ms") for v in entry[key].values()]
+    assert sum(levels) == pytest.approx(100.0)
+    # Each level is a count over the total: a multiple of 100 / total, no interpolation between steps.
+    for v in levels:
+        assert v * total / 100 == pytest.approx(round(v * total / 100), abs=1e-6)
