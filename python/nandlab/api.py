@@ -58,8 +58,8 @@ class Result:
     def __repr__(self) -> str:
         names = [phase["name"] for phase in self.phases]
         return (
-            f"Result(phases={names}, waf={self.summary['waf']:.3f}, "
-            f"iops={self.summary['iops']:.0f}, timeseries={self.timeseries.height} rows)"
+            f"Result(phases={names}, waf={self.summary['waf']}, "
+            f"iops={self.summary['iops']}, timeseries={self.timeseries.height} rows)"
         )
 
 
@@ -239,7 +239,9 @@ def _run_phases(
                                                    "served_session") if key in output})
         phases.append({**output["summary"], **extra})
         series.append(output["timeseries"])
-    frames = [pl.DataFrame(columns).with_columns(phase_name=pl.lit(name)) for columns, name in zip(series, names)]
+    # The engine marks a figure without meaning in an interval (WAF without host writes) NaN: null here.
+    frames = [pl.DataFrame(columns).with_columns(pl.col(pl.Float64).fill_nan(None), phase_name=pl.lit(name))
+              for columns, name in zip(series, names)]
     return Result(
         summary=sim.run_summary(),
         phases=phases,

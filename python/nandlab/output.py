@@ -98,7 +98,7 @@ def power_cut_rows(phases: list[dict[str, Any]]) -> list[dict[str, str]]:
             "Phase": phase["name"],
             "Cuts": number(cuts["cuts"]),
             "Acknowledged units lost": number(cuts["acknowledged_lost_units"]),
-            "Why": why or "–",
+            "Why": why or NONE,
             "Unacknowledged lost / survived": (
                 f"{number(cuts['unacknowledged_lost_units'])} / {number(cuts['unacknowledged_survived_units'])}"
             ),
@@ -132,7 +132,7 @@ def power_cut_caveat(phases: list[dict[str, Any]]) -> str | None:
                          "of its time recovering, so its wear, WAF and speed describe recovery more than the workload")
         booked = phase.get("flash_programs", 0)
         called_off = cuts["in_flight"]["discarded_programs"] if cuts else 0
-        if booked and called_off >= 0.05 * booked:
+        if booked and called_off >= 0.05 * booked and phase["waf"] is not None:
             share = called_off / booked
             notes.append(f"{phase['name']}: WAF {phase['waf']:.3g} counts page programs as booked; the cuts called off "
                          f"{number(called_off)} of them ({share:.0%}), booked ahead of the flash, and recovery did "
@@ -207,9 +207,22 @@ def lost_writes(phases: list[dict[str, Any]], device: dict[str, Any], limit: int
     return lines
 
 
-def number(value: float) -> str:
-    """Three significant digits, thousands separated above 1,000: how tables show figures."""
+NONE = "—"
+"""What a table shows for a figure without meaning (``null``: WAF without host writes, a rate over no
+simulated time) or without a value."""
+
+
+def number(value: float | None) -> str:
+    """Three significant digits, thousands separated above 1,000: how tables show figures; ``NONE`` for
+    ``None`` or NaN."""
+    if value is None or value != value:
+        return NONE
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
+def fixed(value: float | None, digits: int = 2) -> str:
+    """``value`` with ``digits`` decimals (a WAF: ``9.31``), ``NONE`` for ``None`` or NaN."""
+    return NONE if value is None or value != value else f"{value:.{digits}f}"
 
 
 def device_lines(device: dict[str, Any]) -> list[str]:

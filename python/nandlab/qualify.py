@@ -361,8 +361,8 @@ def _sections(
                 "description": section.description,
                 "mean_mbps": figures["mean_mbps"],
                 "min_mbps": figures["min_mbps"],
-                "waf": float(result.phases[phase]["waf"]),
-                "data_waf": float(result.phases[phase]["data_waf"]),
+                "waf": result.phases[phase]["waf"],
+                "data_waf": result.phases[phase]["data_waf"],
                 "gib_start": figures["gib_start"],
                 "gib_end": figures["gib_end"],
             }

@@ -84,10 +84,10 @@ fn write_backs_count_in_write_amplification() {
     let dramless = run("map_cache = \"64KiB\"", RANDOM_WRITES);
     assert!(dramless.map_programs > 0);
     assert!(
-        dramless.waf > dram.waf + 0.5,
+        dramless.waf.unwrap() > dram.waf.unwrap() + 0.5,
         "WAF {:.3} with the whole map in DRAM, {:.3} DRAM-less",
-        dram.waf,
-        dramless.waf
+        dram.waf.unwrap(),
+        dramless.waf.unwrap()
     );
     // A cache as large as the table never evicts: the same flash decisions as DRAM.
     let whole = run("map_cache = \"1GiB\"", RANDOM_WRITES);

@@ -52,7 +52,7 @@ fn run(text: &str) -> (PowerLossSummary, Vec<PowerLossEvent>, f64) {
     (
         summary,
         last.power_losses.clone(),
-        last.summary.rates.write_mbps,
+        last.summary.rates.write_mbps.unwrap(),
     )
 }
 
@@ -152,7 +152,7 @@ fn paired_page_backup_costs_an_slc_program_per_lower_page() {
         let mut sim = Simulator::new(Config::from_toml(text, "test").unwrap());
         let last = sim.run_all(&mut |_| true).unwrap().pop().unwrap();
         (
-            last.summary.rates.write_mbps,
+            last.summary.rates.write_mbps.unwrap(),
             last.summary.backup_programs,
             last.summary.power_loss,
         )

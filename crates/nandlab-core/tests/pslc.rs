@@ -69,10 +69,10 @@ fn a_burst_lands_in_the_static_cache_reads_fast_and_is_folded_in_idle() {
     );
     let (burst_c, burst_n) = (&cached[1].summary, &native[1].summary);
     assert!(
-        burst_c.rates.write_mbps > 3.0 * burst_n.rates.write_mbps,
+        burst_c.rates.write_mbps.unwrap() > 3.0 * burst_n.rates.write_mbps.unwrap(),
         "burst: {:.0} MB/s into pSLC, {:.0} MB/s into TLC",
-        burst_c.rates.write_mbps,
-        burst_n.rates.write_mbps
+        burst_c.rates.write_mbps.unwrap(),
+        burst_n.rates.write_mbps.unwrap()
     );
     // Reads of pSLC data sense faster than reads of TLC pages.
     let (slc_read, tlc_read) = (
@@ -118,10 +118,10 @@ fn a_full_static_cache_drops_below_native_speed_and_direct_write_avoids_the_drop
     );
     // Folding writes the data twice; direct-write once.
     assert!(
-        c.summary.waf > 1.8 && d.summary.waf < 1.1,
+        c.summary.waf.unwrap() > 1.8 && d.summary.waf.unwrap() < 1.1,
         "WAF {:.2} / {:.2}",
-        c.summary.waf,
-        d.summary.waf
+        c.summary.waf.unwrap(),
+        d.summary.waf.unwrap()
     );
     assert!(d.summary.direct_bytes > 900 * MIB);
 }

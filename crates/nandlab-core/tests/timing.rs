@@ -112,7 +112,7 @@ erase_us = 1500"#
     );
     let mut sim = Simulator::new(cfg);
     let r = sim.run_phase(0, &mut |_| true).unwrap();
-    r.summary.rates.write_mbps
+    r.summary.rates.write_mbps.unwrap()
 }
 
 #[test]
@@ -357,6 +357,7 @@ write_buffer = "256MiB"
         .summary
         .rates
         .write_mbps
+        .unwrap()
 }
 
 #[test]
@@ -433,7 +434,11 @@ fn random_read_iops(interface: &str, queue_depth: u32) -> f64 {
         ),
     );
     let mut sim = Simulator::new(cfg);
-    sim.run_all(&mut |_| true).unwrap()[1].summary.rates.iops
+    sim.run_all(&mut |_| true).unwrap()[1]
+        .summary
+        .rates
+        .iops
+        .unwrap()
 }
 
 #[test]
@@ -470,7 +475,10 @@ fn a_read_smaller_than_a_mapping_unit_sends_only_its_bytes() {
         );
         let mut sim = Simulator::new(cfg);
         let p = sim.run_all(&mut |_| true).unwrap();
-        (p[1].summary.rates.iops, p[1].summary.host_read_bytes)
+        (
+            p[1].summary.rates.iops.unwrap(),
+            p[1].summary.host_read_bytes,
+        )
     };
     let (small, small_bytes) = iops("512B");
     let (unit, _) = iops("4KiB");

@@ -70,7 +70,7 @@ volume = 4.0
     let phases = sim.run_all(&mut |_| true).unwrap();
     sim.drive().ftl.check_invariants().unwrap();
     let alpha = (BLOCKS - GC_START - 1) as f64 * PAGES as f64 / user_units;
-    (phases[2].summary.waf, alpha)
+    (phases[2].summary.waf.unwrap(), alpha)
 }
 
 fn check(gc: &str, model: impl Fn(f64) -> f64, tolerance: f64) {

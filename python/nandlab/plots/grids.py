@@ -56,7 +56,7 @@ def heatmaps(
     """Save a PNG of ``value`` over two columns (``x`` across, ``y`` up, each in the order the table
     first has its values: a sweep's order), one heatmap per combination of the facet columns
     ``rows`` (a row of maps per combination) and ``cols`` (across, wrapped onto more rows where they
-    would not fit ``REPORT_WIDTH``), each square labelled with its value ("–": none) in a font sized
+    would not fit ``REPORT_WIDTH``), each square labelled with its value ("—": none) in a font sized
     to the square, at least ``CELL_FONT[0]`` points (with two significant digits instead of three
     where three would not fit). Lighter is better (``better`` = "higher" or "lower"); with a ``reference``
     (1.0 for ratios) the colours are centred on it. Returns the figure. ValueError if two rows of a
@@ -116,7 +116,7 @@ def heatmaps(
                     axes.text(b, a, _cell_label(v, digits), ha="center", va="center", fontsize=font,
                               color="white" if dark else "black")
                 else:
-                    axes.text(b, a, "–", ha="center", va="center", fontsize=font, color="grey")
+                    axes.text(b, a, output.NONE, ha="center", va="center", fontsize=font, color="grey")
             ticks = [_tick(v) for v in xs]
             crowded = len(xs) * max(map(len, ticks)) * CHAR_WIDTH * 10 > (width - MAP_MARGIN) * 72
             axes.set_xticks(range(len(xs)), ticks, rotation=45 if crowded else 0, ha="right" if crowded else "center")

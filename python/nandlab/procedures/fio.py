@@ -64,7 +64,7 @@ class FioResult(ProcedureResult):
                     for at in range(0, len(points), 4):
                         lines.append("     | " + ", ".join(points[at:at + 4]) + ",")
                     lines[-1] = lines[-1].rstrip(",")
-            lines.append(f"  write amplification: {job['waf']:.2f}")
+            lines.append(f"  write amplification: {output.fixed(job['waf'])}")
             lines.append("")
         for group, jobs in groups.items():
             lines.append(f"Run status group {group} (all jobs):")

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from nandlab import matrix, output
 from nandlab.matrix import block_label
-from nandlab.output import number
+from nandlab.output import NONE, number
 from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.report.page import Report, existing_figure, fmt, gib, read_json
 from nandlab.terminal import safe
@@ -114,7 +114,7 @@ class MatrixResult(ProcedureResult):
                 point = {p["read_percent"]: p for p in m.scaling if p["dies"] == dies}
                 layout = point[100] if 100 in point else point[0]
                 figures = [
-                    (number(point[mix]["mbps"]), number(point[mix]["theoretical_mbps"])) if mix in point else ("–", "–")
+                    (number(point[mix]["mbps"]), number(point[mix]["theoretical_mbps"])) if mix in point else (NONE, NONE)
                     for mix in (100, 0)
                 ]
                 table.add_row(

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from nandlab import output, qualify
-from nandlab.output import number
+from nandlab.output import fixed, number
 from nandlab.procedures.base import QUEUE_DEPTH, Procedure, ProcedureResult
 from nandlab.report.page import Report, existing_figure, gib, read_json
 from nandlab.terminal import safe
@@ -82,7 +82,7 @@ class Qualified(ProcedureResult):
                 cells = [str(n), safe(part["description"])] if sections else [safe(part["name"])]
                 cells += [number(part["mean_mbps"]), number(part["min_mbps"])]
                 if sections:
-                    cells.append(f"{part['waf']:.2f}" if part["waf"] else "–")
+                    cells.append(fixed(part["waf"]))
                 cells.append(f"{number(part['gib_start'])}–{number(part['gib_end'])}")
                 table.add_row(*cells)
             console.print(table)

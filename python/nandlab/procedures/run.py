@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from nandlab import api, output
-from nandlab.output import number
+from nandlab.output import NONE, fixed, number
 from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.report.page import GIB, Report, fmt, gib, read_json
 from nandlab.terminal import safe
@@ -148,9 +148,9 @@ def _row(label: str, summary: dict[str, Any], cuts: bool = False) -> list[str]:
         number(summary["host_read_bytes"] / GIB),
         number(summary["iops"]),
         number(summary["mbps"]),
-        f"{summary['waf']:.2f}" if summary["host_write_bytes"] else "–",
+        fixed(summary["waf"]),
         *([_flash_waf_of([summary])] if cuts else []),
-        f"{summary['average_power_w']:.2f}" if summary["sim_seconds"] else "–",
+        fixed(summary["average_power_w"] if summary["sim_seconds"] else None),
         number(summary["sim_seconds"]),
         number(summary["wall_seconds"]),
         number(summary["requests_per_wall_second"] / 1e6),
@@ -159,16 +159,16 @@ def _row(label: str, summary: dict[str, Any], cuts: bool = False) -> list[str]:
 
 def _flash_waf_of(phases: list[dict[str, Any]]) -> str:
     """The WAF of the programs that reached the flash over ``phases``: the booked WAF less the share of
-    booked page programs a power cut called off ("–" without host writes)."""
+    booked page programs a power cut called off (``NONE`` without host writes)."""
     written = booked = called_off = 0.0
     for s in phases:
-        if not s["host_write_bytes"] or not s["waf"] or not s["flash_programs"]:
+        if not s["host_write_bytes"] or s["waf"] is None or not s["flash_programs"]:
             continue
         off = ((s.get("power_loss") or {}).get("in_flight") or {}).get("discarded_programs", 0)
         written += s["host_write_bytes"]
         booked += s["waf"] * s["host_write_bytes"]
         called_off += s["waf"] * s["host_write_bytes"] * off / s["flash_programs"]
-    return f"{(booked - called_off) / written:.2f}" if written else "–"
+    return fixed((booked - called_off) / written if written else None)
 
 
 def _job_row(job: dict[str, Any]) -> list[str]:
@@ -235,7 +235,7 @@ def _latency_table(console: Console, result: api.Result) -> None:
         cells = [safe(label)]
         for key in ("read_latency_us", "write_latency_us"):
             lat = s[key]
-            cells += [number(lat[f]) if lat["max"] else "–" for f in LATENCY_FIGURES]
+            cells += [number(lat[f]) if lat["max"] else NONE for f in LATENCY_FIGURES]
         table.add_row(*cells)
     console.print(table)
     for line in _stall_lines(rows):
@@ -281,7 +281,7 @@ def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str
             r.fact(name.lower(), value.strip())
     r.fact("host data", f"{gib(total['host_write_bytes'] + total.get('fill_bytes', 0))} GiB written "
            f"({gib(total['host_write_bytes'])} GiB by requests), {gib(total['host_read_bytes'])} GiB read")
-    r.fact("WAF", fmt(total["waf"]) if total["host_write_bytes"] else "–")
+    r.fact("WAF", fmt(total["waf"]))
     r.fact("simulated", f"{fmt(total['sim_seconds'])} s in {len(phases)} phases ({', '.join(names)})")
     for line in output.wear_out_lines(total):
         name, _, value = line.partition(": ")
@@ -365,7 +365,7 @@ def _summary_row(s: Mapping[str, Any]) -> dict[str, Any]:
         "read GiB": s["host_read_bytes"] / GIB,
         "IOPS": s["iops"],
         "MB/s": s["mbps"],
-        "WAF": s["waf"] if s.get("waf") is not None and s["host_write_bytes"] else None,
+        "WAF": s.get("waf"),
         "avg W": s.get("average_power_w") if s.get("sim_seconds") and "average_power_w" in s else None,
         "read p50 / p99 / p99.9": _percentiles(s["read_latency_us"]),
         "write p50 / p99 / p99.9": _percentiles(s["write_latency_us"]),
@@ -378,7 +378,7 @@ def _summary_row(s: Mapping[str, Any]) -> dict[str, Any]:
 def _percentiles(latency: Mapping[str, float]) -> str:
     """``p50 / p99 / p99.9`` in µs, or a dash when there was no such request."""
     if not latency.get("max"):
-        return "–"
+        return output.NONE
     return " / ".join(output.number(latency[k]) for k in ("p50", "p99", "p999"))
 
 

@@ -201,11 +201,11 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
 def fmt(value: Any) -> str:
     """Numbers with three significant digits (thousands separated), the rest as text."""
     if value is None:
-        return "–"
+        return output.NONE
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return "–" if value != value else output.number(value)
+        return output.number(value)
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, (list, dict)):

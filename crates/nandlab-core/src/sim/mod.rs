@@ -9,7 +9,7 @@ use crate::memory;
 use crate::power::{CutPlan, PowerLossEvent, PowerLossSummary};
 use crate::stats::{
     Activity, Counters, EnergySummary, ErrorSummary, ErrorTally, IntegrityCounts, JobSummary,
-    Latency, LatencyBins, Row, Summary, SummaryParts,
+    Latency, LatencyBins, Rates, Row, Summary, SummaryParts, Traffic,
 };
 use crate::{Death, SimError};
 use serde::{Deserialize, Serialize};
@@ -63,6 +63,9 @@ pub struct Simulator {
     run_reads: Latency,
     run_writes: Latency,
     run_wall: f64,
+    /// Host traffic of the phases that took simulated time: what the run's
+    /// rates count (a fill or an untimed phase moves data in no time).
+    timed: Traffic,
     phases_run: u64,
     /// Why the drive died, once it has.
     death: Option<Death>,
@@ -138,6 +141,7 @@ impl Simulator {
             run_reads: Latency::new(3),
             run_writes: Latency::new(3),
             run_wall: 0.0,
+            timed: Traffic::default(),
             phases_run: 0,
             death: None,
             last_issue: 0,
@@ -434,6 +438,9 @@ impl Simulator {
             Work::LayOut { .. } => Vec::new(),
         };
         let counters = after - before;
+        if self.now > start {
+            self.timed += Traffic::of(&counters);
+        }
         let energy = self.energy_summary(&activity_before, self.now - start, counters.requests());
         let summary = Summary::new(
             &counters,
@@ -479,7 +486,7 @@ impl Simulator {
     pub fn run_summary(&self) -> Summary {
         let counters = self.drive.counters();
         let energy = self.energy_summary(&Activity::default(), self.now, counters.requests());
-        Summary::new(
+        let summary = Summary::new(
             &counters,
             SummaryParts {
                 name: "total",
@@ -506,7 +513,11 @@ impl Simulator {
                     )
                 }),
             },
-        )
+        );
+        Summary {
+            rates: Rates::of(self.timed, self.now as f64 / 1e9),
+            ..summary
+        }
     }
 
     /// What the drive drew since `before`, over `ns` of simulated time with

@@ -14,7 +14,7 @@ use crate::config::{Config, ConfigError};
 use crate::drive::Drive;
 use crate::memory;
 use crate::power::PowerLossEvent;
-use crate::stats::{Counters, Latency};
+use crate::stats::{Counters, Latency, Traffic};
 use crate::{Death, SimError};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fs::File;
@@ -26,7 +26,7 @@ use std::sync::Arc;
 /// The first bytes of every snapshot.
 pub const MAGIC: &[u8; 16] = b"nandlab-snapshot";
 /// Bumped whenever the body's layout changes.
-pub const FORMAT: u32 = 10;
+pub const FORMAT: u32 = 11;
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The longest version string a header may give.
 const MAX_VERSION_LEN: u32 = 64;
@@ -156,6 +156,7 @@ struct Body<'a> {
     run_reads: Held<'a, Latency>,
     run_writes: Held<'a, Latency>,
     run_wall: f64,
+    timed: Traffic,
     phases_run: u64,
     death: Held<'a, Option<Death>>,
     last_issue: u64,
@@ -319,6 +320,7 @@ impl Simulator {
             run_reads: Held::Lent(&self.run_reads),
             run_writes: Held::Lent(&self.run_writes),
             run_wall: self.run_wall,
+            timed: self.timed,
             phases_run: self.phases_run,
             death: Held::Lent(&self.death),
             last_issue: self.last_issue,
@@ -402,6 +404,11 @@ fn read_state(file: &mut File, path: &Path, fit: Fit) -> Result<Loaded, SimError
         ));
     }
     drive.check_loaded(&cfg).map_err(broken)?;
+    if !body.timed.within(&drive.ftl.counters) {
+        return Err(broken(
+            "its timed phases moved more than the drive did".into(),
+        ));
+    }
     let phase = body.phase.map(Held::owned);
     if let Some(run) = &phase {
         run.check_loaded(&cfg, drive.ftl.counters, body.now)
@@ -417,6 +424,7 @@ fn read_state(file: &mut File, path: &Path, fit: Fit) -> Result<Loaded, SimError
         run_reads: body.run_reads.owned(),
         run_writes: body.run_writes.owned(),
         run_wall: body.run_wall,
+        timed: body.timed,
         phases_run: body.phases_run,
         death: body.death.owned(),
         last_issue: body.last_issue,

@@ -89,22 +89,21 @@ impl Counters {
 }
 
 impl Counters {
-    /// Write amplification: mapping units programmed per unit the host wrote.
-    pub fn waf(&self) -> f64 {
-        if self.host_write_units == 0 {
-            return 0.0;
-        }
-        (self.host_write_units + self.flash_units_gc + self.flash_units_map) as f64
-            / self.host_write_units as f64
+    /// Write amplification: mapping units programmed per unit the host wrote
+    /// (None without host writes: undefined, not 0).
+    pub fn waf(&self) -> Option<f64> {
+        (self.host_write_units > 0).then(|| {
+            (self.host_write_units + self.flash_units_gc + self.flash_units_map) as f64
+                / self.host_write_units as f64
+        })
     }
 
     /// Write amplification of the data alone: host units and GC copies
     /// (folding included) per host unit, without translation-page write-backs.
-    pub fn data_waf(&self) -> f64 {
-        if self.host_write_units == 0 {
-            return 0.0;
-        }
-        (self.host_write_units + self.flash_units_gc) as f64 / self.host_write_units as f64
+    pub fn data_waf(&self) -> Option<f64> {
+        (self.host_write_units > 0).then(|| {
+            (self.host_write_units + self.flash_units_gc) as f64 / self.host_write_units as f64
+        })
     }
 
     /// Mean time of a program operation on a die, µs (0 without programs).

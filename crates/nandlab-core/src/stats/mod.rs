@@ -15,5 +15,5 @@ pub use errors::{ErrorSummary, ErrorTally};
 pub use latency::{Latency, LatencyBins, LatencySummary};
 pub use row::{Row, ROW_COLUMNS, ROW_INTEGER_COLUMNS};
 pub use summary::{
-    EraseStats, IntegrityCounts, JobSummary, Rates, Summary, SummaryParts, TraceSkipped,
+    EraseStats, IntegrityCounts, JobSummary, Rates, Summary, SummaryParts, TraceSkipped, Traffic,
 };

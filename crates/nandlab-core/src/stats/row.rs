@@ -10,9 +10,18 @@ use serde::{Deserialize, Serialize};
 macro_rules! row {
     ($($(#[doc = $doc:literal])* $name:ident: $ty:ident,)*) => {
         /// One row of the time series: the interval that ends at `sim_seconds`.
-        #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
         pub struct Row {
             $($(#[doc = $doc])* pub $name: $ty,)*
+        }
+
+        /// Rows are equal when every value is the same bits: a figure
+        /// without meaning (NaN) equals itself, so a run compares equal to
+        /// its repetition.
+        impl PartialEq for Row {
+            fn eq(&self, o: &Row) -> bool {
+                $(Bits::bits(self.$name) == Bits::bits(o.$name) &&)* true
+            }
         }
 
         /// Column names of [`Row`], in order.
@@ -55,6 +64,29 @@ macro_rules! row {
     (@whole f64) => { false };
 }
 
+/// A column's value as bits, for [`Row`]'s equality.
+trait Bits {
+    fn bits(self) -> u64;
+}
+
+impl Bits for u32 {
+    fn bits(self) -> u64 {
+        self.into()
+    }
+}
+
+impl Bits for u64 {
+    fn bits(self) -> u64 {
+        self
+    }
+}
+
+impl Bits for f64 {
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+}
+
 row! {
     phase: u32,
     sim_seconds: f64,
@@ -67,6 +99,8 @@ row! {
     read_p99_us: f64,
     write_p50_us: f64,
     write_p99_us: f64,
+    /// The interval's WAF and the phase's so far (NaN, null to Python and
+    /// in files, without host writes: undefined).
     waf: f64,
     waf_cumulative: f64,
     free_blocks: u64,

@@ -52,9 +52,10 @@ impl EraseStats {
 pub struct Summary {
     pub name: String,
     pub kind: String,
-    pub waf: f64,
+    /// None (null) without host writes: undefined, not 0.
+    pub waf: Option<f64>,
     /// WAF without the map cache's translation-page write-backs.
-    pub data_waf: f64,
+    pub data_waf: Option<f64>,
     pub host_write_bytes: u64,
     pub host_read_bytes: u64,
     pub host_trim_bytes: u64,
@@ -195,7 +196,7 @@ impl Summary {
             map_programs: c.map_programs,
             folded_bytes: c.folded_units * p.unit_bytes,
             direct_bytes: c.direct_units * p.unit_bytes,
-            rates: Rates::of(c, secs),
+            rates: Rates::of(Traffic::of(c), secs),
             read_latency_us: p.reads.summary(),
             write_latency_us: p.writes.summary(),
             latency_us_mean: mean_of_both(p.reads, p.writes),
@@ -226,25 +227,61 @@ impl Summary {
     }
 }
 
-/// Host requests and MB/s (10^6 bytes) per simulated second.
+/// Host requests and MB/s (10^6 bytes) per simulated second: None (null)
+/// over no simulated time (a fill, an untimed phase), where a rate has no
+/// meaning.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Rates {
-    pub iops: f64,
-    pub mbps: f64,
-    pub read_mbps: f64,
-    pub write_mbps: f64,
+    pub iops: Option<f64>,
+    pub mbps: Option<f64>,
+    pub read_mbps: Option<f64>,
+    pub write_mbps: Option<f64>,
 }
 
 impl Rates {
-    /// The rates of the host traffic in `c` over `secs` (zero over no time).
-    pub fn of(c: &Counters, secs: f64) -> Rates {
-        let per_sec = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+    /// The rates of `traffic` over `secs`.
+    pub fn of(traffic: Traffic, secs: f64) -> Rates {
+        let per_sec = |x: f64| (secs > 0.0).then(|| x / secs);
         Rates {
-            iops: per_sec(c.requests() as f64),
-            mbps: per_sec((c.host_read_bytes + c.host_write_bytes) as f64 / 1e6),
-            read_mbps: per_sec(c.host_read_bytes as f64 / 1e6),
-            write_mbps: per_sec(c.host_write_bytes as f64 / 1e6),
+            iops: per_sec(traffic.requests as f64),
+            mbps: per_sec((traffic.read_bytes + traffic.write_bytes) as f64 / 1e6),
+            read_mbps: per_sec(traffic.read_bytes as f64 / 1e6),
+            write_mbps: per_sec(traffic.write_bytes as f64 / 1e6),
         }
+    }
+}
+
+/// The host traffic a rate counts: requests and bytes moved.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Traffic {
+    pub requests: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+impl Traffic {
+    pub fn of(c: &Counters) -> Traffic {
+        Traffic {
+            requests: c.requests(),
+            read_bytes: c.host_read_bytes,
+            write_bytes: c.host_write_bytes,
+        }
+    }
+
+    /// Whether this is part of `c`'s traffic (a snapshot's check).
+    pub fn within(&self, c: &Counters) -> bool {
+        let all = Traffic::of(c);
+        self.requests <= all.requests
+            && self.read_bytes <= all.read_bytes
+            && self.write_bytes <= all.write_bytes
+    }
+}
+
+impl std::ops::AddAssign for Traffic {
+    fn add_assign(&mut self, o: Traffic) {
+        self.requests += o.requests;
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
     }
 }
 
@@ -279,7 +316,7 @@ impl JobSummary {
             host_requests: c.requests(),
             host_read_requests: c.read_requests,
             host_write_requests: c.write_requests,
-            rates: Rates::of(c, secs),
+            rates: Rates::of(Traffic::of(c), secs),
             read_latency_us: reads.summary(),
             write_latency_us: writes.summary(),
             latency_bins: None,
