@@ -53,7 +53,9 @@ class ReadDisturb(DocumentResult):
                  f"{number(d['reads'])} reads of {d['hot_bytes'] >> 20} MiB")
         table = Table(box=box.SIMPLE_HEAD, title=title,
                       caption="RBER of the host's page reads over the whole pass; reclaim relocates a block read "
-                      f"{number(d['read_reclaim'])} times since its erase.", caption_justify="left")
+                      f"{number(d['read_reclaim'])} times since its erase. UBER and retries follow the most worn "
+                      "block the hot data sits on, which reclaim changes: compare the RBER curves, or several "
+                      "seeds (docs/read-disturb).", caption_justify="left")
         for header in ("Firmware", "RBER mean", "RBER max", "Retries/read", "UBER", "Reclaims", "Reclaim programs"):
             table.add_column(header, justify="right")
         for name in ("without", "with"):
