@@ -1,5 +1,6 @@
 //! Hostile input, fuzzed: config files built from the real keys with hostile
-//! values, and trace files of every format built from valid lines with
+//! values, and trace files of every format (`TraceFormat::ALL`, each from
+//! its `example()` line) built from valid lines with
 //! fields replaced, dropped or garbled (plain, or behind a compression magic
 //! number). The loader and the readers must never panic nor hang: each input
 //! gives a config or records, or a clear error naming where. A trace that
@@ -11,41 +12,6 @@ use nandlab_core::host::trace::{OnError, TraceFormat, TraceReader};
 use nandlab_core::{memory, Config, Simulator};
 use proptest::prelude::*;
 use std::io::Write;
-
-/// One valid line per format (and the header lines a format needs first).
-const SAMPLES: [(TraceFormat, &str, &str); 11] = [
-    (
-        TraceFormat::Msr,
-        "",
-        "128166385295514663,hm,0,Write,9056014336,2048,2833",
-    ),
-    (TraceFormat::Umass, "", "1,31244784,32768,R,0.011565"),
-    (
-        TraceFormat::Blkparse,
-        "",
-        "  8,16   3        5     0.000026421  3645  D   R 4938888 + 256 [java]",
-    ),
-    (
-        TraceFormat::FioV2,
-        "fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n",
-        "/dev/sdb write 8192 4096",
-    ),
-    (
-        TraceFormat::FioV3,
-        "fio version 3 iolog\n0 /dev/sdb add\n10 /dev/sdb open\n",
-        "250 /dev/sdb read 8192 4096",
-    ),
-    (TraceFormat::Disksim, "", "0.5 0 1024 8 1"),
-    (TraceFormat::Mqsim, "", "11565000 1 31244784 64 1"),
-    (TraceFormat::Ssdsim, "", "26214000 0 303574 7 0"),
-    (
-        TraceFormat::Fiu,
-        "",
-        "89966527950584 4253 nfsd 508516672 8 W 6 0 88b93b628d84082186026d9da044f173",
-    ),
-    (TraceFormat::Alibaba, "", "3,W,8192,4096,1577808000000"),
-    (TraceFormat::Tencent, "", "1538323200,4247200,128,1,1058"),
-];
 
 /// Values that break naive parsers.
 const NASTY: [&str; 18] = [
@@ -113,13 +79,14 @@ proptest! {
 
     #[test]
     fn trace_readers_never_panic(
-        format in 0..SAMPLES.len(),
+        format in 0..TraceFormat::ALL.len(),
         lines in prop::collection::vec(prop::option::weighted(0.6, edit()), 0..60),
         magic in 0..MAGIC.len(),
         detect in any::<bool>(),
         skip_bad in any::<bool>(),
     ) {
-        let (fmt, header, sample) = SAMPLES[format];
+        let fmt = TraceFormat::ALL[format];
+        let (header, sample) = fmt.example();
         let mut text = MAGIC[magic].to_vec();
         text.extend_from_slice(header.as_bytes());
         for line in &lines {

@@ -1,7 +1,7 @@
 //! Randomised operation sequences (writes of any size and alignment, some
 //! overlapping in flight, TRIMs, reads, idle gaps for background GC, power
 //! cuts at random instants while programs, GC and erases are under way) on
-//! small drives under every GC policy, per-plane and per-die GC pools, wear
+//! small drives under every registered GC policy, per-plane and per-die GC pools, wear
 //! levelling, ZombieNAND (ratings so low that blocks switch mode and retire
 //! within a sequence), a DRAM-less map cache and pSLC caches, with every
 //! write cache (capacitor-protected, volatile, write-through, with and
@@ -20,21 +20,28 @@
 //! count of lost acknowledged writes must match the test's.
 
 use nandlab_core::drive::Drive;
+use nandlab_core::ftl::gc::victim::POLICIES;
 use nandlab_core::host::workload::{Op, Request};
 use nandlab_core::Config;
 use proptest::prelude::*;
 use proptest::test_runner::{contextualize_config, TestRunner};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::LazyLock;
 
-/// GC set-ups under test: `[ftl]` lines, and `[device.wear]` ratings.
-const FTLS: [(&str, &str); 18] = [
-    ("gc = \"greedy\"", ""),
-    ("gc = \"fifo\"", ""),
-    ("gc = \"cost-benefit\"", ""),
-    ("gc = \"random\"", ""),
-    ("gc = \"d-choices:3\"", ""),
-    ("gc = \"windowed-greedy:4\"", ""),
+/// GC set-ups under test: every registered GC policy (`POLICIES`: a policy
+/// added by the recipe is covered without a line here), then the features
+/// below, as `[ftl]` lines and `[device.wear]` ratings.
+static FTLS: LazyLock<Vec<(String, &str)>> = LazyLock::new(|| {
+    POLICIES
+        .iter()
+        .map(|p| (format!("gc = \"{}\"", p.spelled(3)), ""))
+        .chain(FEATURES.iter().map(|&(ftl, wear)| (ftl.to_string(), wear)))
+        .collect()
+});
+
+/// Features under test, on the policies that run them.
+const FEATURES: [(&str, &str); 12] = [
     ("gc = \"greedy\"\nwear_leveling = true", ""),
     (
         "gc = \"greedy\"\ngc_scope = \"die\"\nzombie = true",
@@ -98,7 +105,7 @@ const CACHES: [Option<(&str, bool, bool)>; 6] = [
 ];
 
 fn drive(ftl: usize, multiplane: bool, cache: usize) -> (Drive, u64, Config) {
-    let (ftl, wear) = FTLS[ftl];
+    let (ftl, wear) = &FTLS[ftl];
     let multiplane = multiplane && !ftl.contains("die");
     let text = format!(
         r#"

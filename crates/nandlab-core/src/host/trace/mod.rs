@@ -32,50 +32,73 @@ pub struct TraceRecord {
     pub clock: u16,
 }
 
-/// The trace formats nandlab reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TraceFormat {
-    Msr,
-    Umass,
-    Blkparse,
-    FioV2,
-    FioV3,
-    Disksim,
-    Mqsim,
-    Ssdsim,
-    Fiu,
-    Alibaba,
-    Tencent,
+/// Declares [`TraceFormat`] from its variants and names: the enum,
+/// [`TraceFormat::ALL`] and [`TraceFormat::name`] from one list, so a new
+/// format is everywhere its name is (`format = "..."`, `--format`, the
+/// tests that run every format) once it is here.
+macro_rules! trace_formats {
+    ($($variant:ident = $name:literal,)*) => {
+        /// The trace formats nandlab reads.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum TraceFormat {
+            $($variant,)*
+        }
+
+        impl TraceFormat {
+            pub const ALL: [TraceFormat; [$($name,)*].len()] = [$(TraceFormat::$variant,)*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(TraceFormat::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+trace_formats! {
+    Msr = "msr",
+    Umass = "umass",
+    Blkparse = "blkparse",
+    FioV2 = "fio-v2",
+    FioV3 = "fio-v3",
+    Disksim = "disksim",
+    Mqsim = "mqsim",
+    Ssdsim = "ssdsim",
+    Fiu = "fiu",
+    Alibaba = "alibaba",
+    Tencent = "tencent",
 }
 
 impl TraceFormat {
-    pub const ALL: [TraceFormat; 11] = [
-        TraceFormat::Msr,
-        TraceFormat::Umass,
-        TraceFormat::Blkparse,
-        TraceFormat::FioV2,
-        TraceFormat::FioV3,
-        TraceFormat::Disksim,
-        TraceFormat::Mqsim,
-        TraceFormat::Ssdsim,
-        TraceFormat::Fiu,
-        TraceFormat::Alibaba,
-        TraceFormat::Tencent,
-    ];
-
-    pub fn name(self) -> &'static str {
+    /// One valid record of the format, and the header lines a file needs
+    /// before it ("" for none): what the tests that run every format build
+    /// their files from.
+    pub fn example(self) -> (&'static str, &'static str) {
         match self {
-            TraceFormat::Msr => "msr",
-            TraceFormat::Umass => "umass",
-            TraceFormat::Blkparse => "blkparse",
-            TraceFormat::FioV2 => "fio-v2",
-            TraceFormat::FioV3 => "fio-v3",
-            TraceFormat::Disksim => "disksim",
-            TraceFormat::Mqsim => "mqsim",
-            TraceFormat::Ssdsim => "ssdsim",
-            TraceFormat::Fiu => "fiu",
-            TraceFormat::Alibaba => "alibaba",
-            TraceFormat::Tencent => "tencent",
+            TraceFormat::Msr => ("", "128166385295514663,hm,0,Write,9056014336,2048,2833"),
+            TraceFormat::Umass => ("", "1,31244784,32768,R,0.011565"),
+            TraceFormat::Blkparse => (
+                "",
+                "  8,16   3        5     0.000026421  3645  D   R 4938888 + 256 [java]",
+            ),
+            TraceFormat::FioV2 => (
+                "fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n",
+                "/dev/sdb write 8192 4096",
+            ),
+            TraceFormat::FioV3 => (
+                "fio version 3 iolog\n0 /dev/sdb add\n10 /dev/sdb open\n",
+                "250 /dev/sdb read 8192 4096",
+            ),
+            TraceFormat::Disksim => ("", "0.5 0 1024 8 1"),
+            TraceFormat::Mqsim => ("", "11565000 1 31244784 64 1"),
+            TraceFormat::Ssdsim => ("", "26214000 0 303574 7 0"),
+            TraceFormat::Fiu => (
+                "",
+                "89966527950584 4253 nfsd 508516672 8 W 6 0 88b93b628d84082186026d9da044f173",
+            ),
+            TraceFormat::Alibaba => ("", "3,W,8192,4096,1577808000000"),
+            TraceFormat::Tencent => ("", "1538323200,4247200,128,1,1058"),
         }
     }
 

@@ -262,8 +262,12 @@ const ASCII: &str = "time device lba(512 B sectors) size(sectors) type(0 = write
 /// read, 0 = write; `time_unit_ns` scales the time column (1: ns; DiskSim: ms).
 fn ascii(line: &[u8], time_unit_ns: u64) -> Parsed {
     let mut f = Fields::new(line, false);
-    let exp = if time_unit_ns == 1 { 0 } else { 6 };
-    let time = f.next().and_then(|t| scaled(t, exp)).ok_or(ASCII)?;
+    // MQSim and SSDsim count whole ns (as their readers do); DiskSim ms with a fraction.
+    let time = match time_unit_ns {
+        1 => f.next().and_then(int),
+        _ => f.next().and_then(|t| scaled(t, 6)),
+    }
+    .ok_or(ASCII)?;
     let device = f.next().and_then(int).ok_or(ASCII)?;
     let lba = f.next().and_then(int).ok_or(ASCII)?;
     let size = f.next().and_then(int).ok_or(ASCII)?;

@@ -20,6 +20,10 @@ macro_rules! on_buckets {
             Self(Buckets::new(g))
         }
 
+        fn parameter(&self) -> Option<u32> {
+            None
+        }
+
         fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
             self.0.insert(block, valid, capacity, now);
         }

@@ -20,6 +20,10 @@ impl VictimPolicy for Fifo {
         Fifo(SealOrder::new(g))
     }
 
+    fn parameter(&self) -> Option<u32> {
+        None
+    }
+
     fn insert(&mut self, block: u32, _: u32, _: u32, _: u64) {
         self.0.insert(block);
     }

@@ -46,10 +46,10 @@ pub trait VictimPolicy: Sized {
     /// the policy takes one (checked ≥ 1).
     fn new(g: &Geometry, parameter: Option<u32>) -> Self;
 
-    /// The parameter it was built with, if it takes one.
-    fn parameter(&self) -> Option<u32> {
-        None
-    }
+    /// The parameter it was built with (`None` for a policy without one):
+    /// recovery after a power cut and snapshot checks rebuild the policy
+    /// from its name and this.
+    fn parameter(&self) -> Option<u32>;
 
     /// Block `block` of `capacity` units was sealed with `valid` valid
     /// units at logical time `now` (host units written so far).
@@ -105,6 +105,17 @@ pub struct Registered {
     pub form: Option<&'static str>,
     /// Whether it runs ZombieNAND's usage-table GC under wear levelling.
     pub wear_aware: bool,
+}
+
+impl Registered {
+    /// How `[ftl] gc` names it, with `parameter` if it takes one
+    /// (`"greedy"`, `"d-choices:3"`): what tests run every policy with.
+    pub fn spelled(&self, parameter: u32) -> String {
+        match self.form {
+            Some(_) => format!("{}:{parameter}", self.name),
+            None => self.name.to_string(),
+        }
+    }
 }
 
 /// Declares the registered policies: a module and a type each.

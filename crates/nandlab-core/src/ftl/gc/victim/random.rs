@@ -18,6 +18,10 @@ impl VictimPolicy for Random {
         Random(Set::new(g))
     }
 
+    fn parameter(&self) -> Option<u32> {
+        None
+    }
+
     fn insert(&mut self, block: u32, _: u32, _: u32, _: u64) {
         self.0.insert(block);
     }
