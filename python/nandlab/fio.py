@@ -61,7 +61,7 @@ _NO_EFFECT = {
     "randrepeat", "refill_buffers", "exitall", "exitall_on_error", "name", "description", "gtod_reduce",
     "disable_lat", "disable_clat", "disable_slat", "clat_percentiles", "lat_percentiles", "percentile_list",
     "allow_mounted_write", "continue_on_error", "iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete",
-    "fsync_on_close", "end_fsync", "create_on_open", "unlink", "overwrite", "loops", "kb_base", "unit_base",
+    "fsync_on_close", "end_fsync", "create_on_open", "unlink", "overwrite", "loops", "unit_base",
     "fadvise_hint", "scramble_buffers", "zero_buffers", "cpus_allowed", "cpumask", "nice", "prio", "prioclass",
     "numa_cpu_nodes",
 }
@@ -197,16 +197,34 @@ def _sections(text: str, source: str) -> Iterator[tuple[str, dict[str, str], dic
 MAX_JOBS = 4096
 """The most jobs a job file starts, ``numjobs`` copies included (fio's own limit)."""
 
-_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)$", re.IGNORECASE)
+_SIZE = re.compile(r"^(\d{1,20})(?:\.(\d{1,20}))?\s*([a-z]*)$")
+
+_IEC = ("kib", "mib", "gib", "tib", "pib")
+"""fio's IEC suffixes, which it reads against its ``kb_base`` (``KiB`` is 1,000 bytes by default!)."""
 
 
-def _size(value: str, what: str) -> int:
-    """fio sizes: ``4k`` = 4 KiB (fio's default kb_base is 1024), ``1m``, ``512``, ``4KiB``."""
-    m = _SIZE.match(value.strip())
+def _size(value: str, what: str, kb_base: int = 1024) -> int:
+    """A size as fio reads it (its ``get_mult_bytes``): a number and a suffix, case aside, ``b`` after
+    it optional. fio's default ``kb_base=1024`` reads ``k``/``kb``, ``m``, ``g``, ``t``, ``p`` as powers of
+    1,024 and — for old job files — ``kib``, ``mib``, ... as powers of 1,000 (``bs=4KiB`` is 4,000 bytes
+    in fio, and here); ``kb_base=1000`` swaps them. nandlab's own configs and options read ``4KiB`` as
+    4,096 and ``8KB`` as 8,000 (the engine's rule)."""
+    m = _SIZE.match(value.strip().lower())
     if not m:
         raise ValueError(f"{what}: expected a size like 4k or 1m, found `{value}`")
-    number, prefix, _ = m.groups()
-    return int(float(number) * 1024 ** "_kmgtp".index(prefix.lower() or "_"))
+    whole, fraction, suffix = m.groups()
+    suffix = suffix.removesuffix("b") if suffix not in _IEC else suffix
+    if suffix in _IEC:
+        power, base = _IEC.index(suffix) + 1, 1000 if kb_base == 1024 else 1024
+    elif suffix in ("", "k", "m", "g", "t", "p"):
+        power, base = "_kmgtp".index(suffix or "_"), kb_base
+    else:
+        raise ValueError(f"{what}: expected a size like 4k or 1m, found `{value}`")
+    scale = base**power
+    size = int(whole) * scale + (int(fraction) * scale // 10 ** len(fraction) if fraction else 0)
+    if size > 1 << 62:
+        raise ValueError(f"{what}: expected a size of at most 4 EiB, found `{value}`")
+    return size
 
 
 def _whole(value: str, what: str, low: int, high: int) -> int:
@@ -345,6 +363,13 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         return None
 
     phase: dict[str, Any] = {"name": name}
+    kb_base = _whole(take("kb_base") or "1024", "kb_base", 1000, 1024)
+    if kb_base not in (1000, 1024):
+        raise ValueError(f"kb_base: expected 1000 or 1024, found `{kb_base}`")
+
+    def bytes_of(value: str, what: str) -> int:
+        return _size(value, what, kb_base)
+
     rw = (take("rw", "readwrite") or "read").lower()
     base, _, suffix = rw.partition(":")
     if base not in _RW:
@@ -387,14 +412,14 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         parts = []
         for item in bssplit.split(",")[0].split(":"):
             size, _, weight = item.partition("/")
-            parts.append(f"{_size(size, 'bssplit')}B/{int(weight or 1)}")
+            parts.append(f"{bytes_of(size, 'bssplit')}B/{int(weight or 1)}")
         if "," in bssplit:
             warnings.append(f"[{name}] bssplit: separate read/write splits are not modelled; "
                             f"using `{bssplit.split(',')[0]}`")
         phase["block_sizes"] = parts
     elif bsrange:
         low, _, high = bsrange.split(",")[0].partition("-")
-        lo, hi = _size(low, "bsrange"), _size(high or low, "bsrange")
+        lo, hi = bytes_of(low, "bsrange"), bytes_of(high or low, "bsrange")
         if hi < lo or lo % 512:
             raise ValueError(f"bsrange: expected LOW-HIGH with multiples of 512, found `{bsrange}`")
         phase["block_sizes"] = [f"{s}B/1" for s in range(lo, hi + 1, lo)]
@@ -402,7 +427,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         sizes = (bs or "4k").split(",")
         if len(set(sizes)) > 1:
             warnings.append(f"[{name}] bs={bs}: separate read/write sizes are not modelled; using {sizes[0]}")
-        phase["block_size"] = _bytes_text(_size(sizes[0], "bs"))
+        phase["block_size"] = _bytes_text(bytes_of(sizes[0], "bs"))
     phase["queue_depth"] = _whole(take("iodepth") or "1", "iodepth", 1, 65_536)  # the engine's most
     numjobs = _whole(take("numjobs") or "1", "numjobs", 1, MAX_JOBS)
     take("stonewall", "wait_for_previous")
@@ -413,18 +438,18 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         if size.endswith("%"):
             phase["working_set"] = float(size[:-1]) / 100
         else:
-            phase["working_set"] = _bytes_text(_size(size, "size"))
+            phase["working_set"] = _bytes_text(bytes_of(size, "size"))
     if offset:
         if offset.endswith("%"):
             phase["working_set_offset"] = float(offset[:-1]) / 100
         else:
-            phase["working_set_offset"] = _bytes_text(_size(offset, "offset"))
+            phase["working_set_offset"] = _bytes_text(bytes_of(offset, "offset"))
     io_size, number_ios = take("io_size", "io_limit"), take("number_ios")
     runtime, time_based = take("runtime", "timeout"), _flag(take("time_based"))
     if number_ios:
         phase["requests"] = _whole(number_ios, "number_ios", 1, 2**64 - 1)
     if io_size:
-        phase["volume"] = _bytes_text(_size(io_size, "io_size"))
+        phase["volume"] = _bytes_text(bytes_of(io_size, "io_size"))
     if runtime:
         phase["duration"] = f"{_seconds(runtime, 'runtime')}s"
     if not time_based and not io_size and not number_ios:

@@ -44,8 +44,7 @@ import numpy as np
 import polars as pl
 
 from nandlab import api, qualify
-from nandlab._core import ConfigError
-from nandlab.fio import _size
+from nandlab._core import ConfigError, parse_size
 
 __all__ = [
     "BLOCK_SIZES",
@@ -268,8 +267,14 @@ def parse_mixes(text: str) -> list[tuple[int, int]]:
 
 
 def parse_block_sizes(text: str) -> list[int]:
-    """``"512B,4KiB,1MiB"`` (or ``4k``, ``1m``, bytes) → byte counts, ascending; ValueError."""
-    sizes = [_size(item, "block size") for item in text.split(",")]
+    """``"512B,4KiB,1MiB"`` (or ``4k``, ``1m``, bytes: the engine's sizes, as configs read them, ``8KB``
+    being 8,000 bytes) → byte counts, ascending; ValueError."""
+    sizes = []
+    for item in text.split(","):
+        try:
+            sizes.append(parse_size(item))
+        except ValueError as error:
+            raise ValueError(f"block size: {error}") from None
     for size in sizes:
         if size < 512 or size % 512:
             raise ValueError(f"block size: expected a multiple of 512 bytes, found {size} bytes")
@@ -499,7 +504,7 @@ def _per_write_share(volume: float | str, write_share: float) -> float | str:
     if write_share <= 0:
         return volume
     if isinstance(volume, str):
-        return f"{round(_size(volume, 'round volume') / write_share)}B"
+        return f"{round(parse_size(volume) / write_share)}B"
     return volume / write_share
 
 

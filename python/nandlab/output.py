@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 
+from nandlab._core import death_causes
 from nandlab.api import Result
 
 SUMMARY_JSON = "summary.json"
@@ -132,11 +133,11 @@ def power_cut_caveat(phases: list[dict[str, Any]]) -> str | None:
                          "of its time recovering, so its wear, WAF and speed describe recovery more than the workload")
         booked = phase.get("flash_programs", 0)
         called_off = cuts["in_flight"]["discarded_programs"] if cuts else 0
-        if booked and called_off >= 0.05 * booked and phase["waf"] is not None:
-            share = called_off / booked
+        if booked and called_off >= 0.05 * booked and cuts.get("flash_waf") is not None:
             notes.append(f"{phase['name']}: WAF {phase['waf']:.3g} counts page programs as booked; the cuts called off "
-                         f"{number(called_off)} of them ({share:.0%}), booked ahead of the flash, and recovery did "
-                         f"their GC again: the flash programmed about {phase['waf'] * (1 - share):.3g}× the host's data")
+                         f"{number(called_off)} of them ({called_off / booked:.0%}), booked ahead of the flash, and "
+                         f"recovery did their GC again: the flash programmed about {cuts['flash_waf']:.3g}× the "
+                         "host's data")
     return "; ".join(notes) + "." if notes else None
 
 
@@ -166,13 +167,8 @@ def wear_out_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-DEATH_CAUSES = {  # the summary's death_cause, and what a table says for it
-    "too-little-flash": "worn out: too little usable flash",
-    "too-many-dead-blocks": "worn out: too many retired blocks",
-    "bit-errors": "worn out: bit errors past the UBER target",
-    "no-erased-block": "worn out: no erased block left",
-    "nothing-to-reclaim": "worn out: nothing left for GC to reclaim",
-}
+DEATH_CAUSES = death_causes()
+"""The summary's ``death_cause`` names and what a table says for each (the engine's words)."""
 
 
 def deaths(phases: list[dict[str, Any]]) -> list[str]:

@@ -577,3 +577,30 @@ def test_latency_levels_are_counted_from_the_histogram_as_fio_counts_them() -> N
     # Each level is a count over the total: a multiple of 100 / total, no interpolation between steps.
     for v in levels:
         assert v * total / 100 == pytest.approx(round(v * total / 100), abs=1e-6)
+
+
+SIZES = ["4k", "4kb", "4KiB", "8KB", "1m", "1MiB", "64K", "512"]
+
+
+@pytest.mark.parametrize("kb_base", ["1024", "1000"])
+def test_sizes_read_as_fio_reads_them(tmp_path: Path, kb_base: str) -> None:
+    """fio's sizes are not the engine's: by fio's default ``kb_base=1024``, ``k``/``kb``/``KB`` are powers of
+    1,024 and ``KiB``/``MiB`` powers of 1,000 (``kb_base=1000`` swaps them). `nandlab fio` reads them as fio
+    does — checked against Debian's fio on the null engine: its bytes per I/O are the block size."""
+    expected = {
+        "1024": {"4k": 4096, "4kb": 4096, "4KiB": 4000, "8KB": 8192, "1m": 1 << 20, "1MiB": 10**6, "64K": 65536,
+                 "512": 512},
+        "1000": {"4k": 4000, "4kb": 4000, "4KiB": 4096, "8KB": 8000, "1m": 10**6, "1MiB": 1 << 20, "64K": 64000,
+                 "512": 512},
+    }[kb_base]
+    for size in SIZES:
+        jobs = fio.parse(f"[global]\nkb_base={kb_base}\n[t]\nrw=read\nbs={size}\nsize=64m\n", "kb.fio")
+        assert jobs.phases[0]["block_size"] == f"{expected[size]}B", size
+    # The engine's own sizes (configs, nandlab's options): KiB is 1,024 bytes, KB 1,000.
+    assert nandlab.parse_size("4KiB") == 4096 and nandlab.parse_size("8KB") == 8000
+    job = tmp_path / "kb.fio"
+    for size in SIZES:
+        job.write_text(f"[global]\nkb_base={kb_base}\n[t]\nioengine=null\nrw=read\nbs={size}\nsize=8m\n")
+        real = _real_fio(tmp_path, str(job), "--output-format=json")
+        read = json.loads(real.stdout)["jobs"][0]["read"]
+        assert read["io_bytes"] // read["total_ios"] == expected[size], (size, real.stdout[-300:])

@@ -269,3 +269,15 @@ def test_a_misspelt_device_gets_a_suggestion(nandlab_cli) -> None:
     result = nandlab_cli("matrix", "--device", "snia-slcc")
     assert result.exit_code == 2
     assert "did you mean snia-slc?" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_block_sizes_are_read_by_the_engines_rule() -> None:
+    """`--block-sizes` reads sizes as configs do (the engine's parser): KiB is 1,024 bytes, KB 1,000 — so
+    8KB is 8,000 bytes, not a multiple of 512, and refused; fio's own convention is `nandlab fio`'s only."""
+    from nandlab import matrix
+
+    assert matrix.parse_block_sizes("8KiB,4k,512B") == [512, 4096, 8192]
+    with pytest.raises(ValueError, match="multiple of 512 bytes, found 8000 bytes"):
+        matrix.parse_block_sizes("8KB")
+    with pytest.raises(ValueError, match="block size: expected a size"):
+        matrix.parse_block_sizes("8 furlongs")

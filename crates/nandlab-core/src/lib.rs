@@ -178,6 +178,38 @@ pub enum DeathCause {
     BitErrors,
 }
 
+impl DeathCause {
+    pub const ALL: [DeathCause; 5] = [
+        DeathCause::TooLittleFlash,
+        DeathCause::TooManyDeadBlocks,
+        DeathCause::BitErrors,
+        DeathCause::NoErasedBlock,
+        DeathCause::NothingToReclaim,
+    ];
+
+    /// Its name in a summary's `death_cause`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeathCause::NoErasedBlock => "no-erased-block",
+            DeathCause::NothingToReclaim => "nothing-to-reclaim",
+            DeathCause::TooLittleFlash => "too-little-flash",
+            DeathCause::TooManyDeadBlocks => "too-many-dead-blocks",
+            DeathCause::BitErrors => "bit-errors",
+        }
+    }
+
+    /// What a table says for it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DeathCause::NoErasedBlock => "worn out: no erased block left",
+            DeathCause::NothingToReclaim => "worn out: nothing left for GC to reclaim",
+            DeathCause::TooLittleFlash => "worn out: too little usable flash",
+            DeathCause::TooManyDeadBlocks => "worn out: too many retired blocks",
+            DeathCause::BitErrors => "worn out: bit errors past the UBER target",
+        }
+    }
+}
+
 /// A drive's death: its cause, and the engine's words for it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Death {
@@ -202,5 +234,17 @@ impl SimError {
     /// Whether the drive wore out (see [`SimError::death_cause`]).
     pub fn is_wear_out(&self) -> bool {
         self.death_cause().is_some()
+    }
+}
+
+#[cfg(test)]
+mod death_cause_tests {
+    use super::DeathCause;
+
+    #[test]
+    fn each_cause_is_named_as_summaries_write_it() {
+        for c in DeathCause::ALL {
+            assert_eq!(serde_json::to_value(c).unwrap(), c.name());
+        }
     }
 }

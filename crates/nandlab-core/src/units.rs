@@ -182,10 +182,21 @@ quantity!(
 );
 quantity!(
     /// A fraction (0.07 or "7 %").
-    Fraction, f64, "a fraction like \"7 %\" or 0.07", parse_fraction,
+    Fraction, f64, "a fraction like \"7 %\" or 0.07", parse_share,
     |v| bare_fraction(v),
     |u| bare_fraction(u as f64)
 );
+
+/// A share as text, as configs and the command line take it: "30 %", "30%"
+/// or "0.3"; a bare number above 1 is refused with what it would mean.
+pub fn parse_share(s: &str) -> Result<f64, String> {
+    let v = parse_fraction(s)?;
+    if s.trim_end().ends_with('%') {
+        Ok(v)
+    } else {
+        bare_fraction(v)
+    }
+}
 
 /// A fraction given as a bare number: a share of 1, so that more than 1 is
 /// almost surely a percentage written without its sign.

@@ -697,6 +697,30 @@ fn trace_stats<'py>(
 
 /// Tests only: panics inside the guard every entry point uses, to show that a
 /// Rust panic reaches Python as an `InternalError` with its message.
+/// A size as configs read it (`"4KiB"` is 4,096 bytes, `"8KB"` 8,000), in
+/// bytes; ValueError with the engine's words.
+#[pyfunction]
+fn parse_size(text: &str) -> PyResult<u64> {
+    nandlab_core::units::parse_size(text).map_err(PyValueError::new_err)
+}
+
+/// A share as configs read it (`"30 %"`, `"0.3"`; a bare number above 1
+/// refused with what it would mean); ValueError with the engine's words.
+#[pyfunction]
+fn parse_share(text: &str) -> PyResult<f64> {
+    nandlab_core::units::parse_share(text).map_err(PyValueError::new_err)
+}
+
+/// Why a drive can die: each summary `death_cause` and what a table says for it.
+#[pyfunction]
+fn death_causes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for c in nandlab_core::DeathCause::ALL {
+        d.set_item(c.name(), c.describe())?;
+    }
+    Ok(d)
+}
+
 #[pyfunction]
 fn _panic_for_test(message: &str) -> PyResult<()> {
     guard(|| panic!("{message}")).map_err(InternalError::new_err)
@@ -718,6 +742,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SnapshotError", py.get_type::<SnapshotError>())?;
     m.add("Interrupted", py.get_type::<Interrupted>())?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_share, m)?)?;
+    m.add_function(wrap_pyfunction!(death_causes, m)?)?;
     quiet_panics();
     m.add_class::<Simulator>()?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;

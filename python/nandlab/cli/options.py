@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from nandlab._core import parse_share
 from nandlab.procedures.base import QUEUE_DEPTH as QUEUE_DEPTH  # the commands' --queue-depth
 
 SEED = click.IntRange(0, 2**64 - 1)
@@ -33,21 +34,11 @@ class Finite(click.FloatRange):
         return number
 
 
-class BareShareError(ValueError):
-    """A bare number above 1 given as a share: the message says what it would mean."""
-
-
 def fraction(text: str) -> float:
-    """A share as the CLI takes it: ``30%``, ``30 %`` or ``0.3``; a bare number above 1 (``30``) is
-    refused with what it would mean (ValueError), as in configs."""
-    item = text.strip()
-    if item.endswith("%"):
-        return float(item[:-1].strip()) / 100
-    value = float(item)
-    if value > 1:
-        raise BareShareError(f"a bare number is a share of 1: {item} would be {value * 100:g} %; write {item}% or "
-                         f"{value / 100:g}")
-    return value
+    """A share as the CLI takes it, by the engine's rule (as configs read it): ``30%``, ``30 %`` or
+    ``0.3``; a bare number above 1 (``30``) is refused with what it would mean (ValueError with the
+    engine's words)."""
+    return parse_share(text)
 
 
 class Fraction(Finite):
@@ -59,10 +50,8 @@ class Fraction(Finite):
         if isinstance(value, str):
             try:
                 value = fraction(value)
-            except BareShareError as error:
+            except ValueError as error:
                 self.fail(str(error), param, ctx)
-            except ValueError:
-                self.fail(f"expected a fraction like 30% or 0.3, found {value!r}", param, ctx)
         return super().convert(value, param, ctx)
 
 
@@ -84,10 +73,8 @@ def numbers(ctx: click.Context, param: click.Parameter, text: str) -> list[float
     """A comma-separated list of finite fractions, percentages allowed ("10%,20%" or "0.1,0.2")."""
     try:
         numbers = [fraction(x) for x in text.split(",")]
-    except BareShareError as error:
+    except ValueError as error:
         raise click.BadParameter(str(error)) from None
-    except ValueError:
-        numbers = []
     if not numbers or not all(math.isfinite(x) for x in numbers):
         raise click.BadParameter(f"expected comma-separated finite numbers, found {text!r}")
     return numbers

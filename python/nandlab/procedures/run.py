@@ -82,8 +82,6 @@ class RunResult(ProcedureResult):
                 table.add_row(*(row[:6] + [""] + row[6:] if cuts else row), *([""] if died else []), style="dim",
                               end_section=last and n == len(jobs))
         total = _row("total", self.result.summary, cuts)
-        if cuts:
-            total[6] = _flash_waf_of(self.result.phases)
         table.add_row(*total, *[cell for cell in died if cell], style="bold")
         console.print(table)
         _latency_table(console, self.result)
@@ -149,26 +147,12 @@ def _row(label: str, summary: dict[str, Any], cuts: bool = False) -> list[str]:
         number(summary["iops"]),
         number(summary["mbps"]),
         fixed(summary["waf"]),
-        *([_flash_waf_of([summary])] if cuts else []),
+        *([fixed((summary.get("power_loss") or {}).get("flash_waf"))] if cuts else []),
         fixed(summary["average_power_w"] if summary["sim_seconds"] else None),
         number(summary["sim_seconds"]),
         number(summary["wall_seconds"]),
         number(summary["requests_per_wall_second"] / 1e6),
     ]
-
-
-def _flash_waf_of(phases: list[dict[str, Any]]) -> str:
-    """The WAF of the programs that reached the flash over ``phases``: the booked WAF less the share of
-    booked page programs a power cut called off (``NONE`` without host writes)."""
-    written = booked = called_off = 0.0
-    for s in phases:
-        if not s["host_write_bytes"] or s["waf"] is None or not s["flash_programs"]:
-            continue
-        off = ((s.get("power_loss") or {}).get("in_flight") or {}).get("discarded_programs", 0)
-        written += s["host_write_bytes"]
-        booked += s["waf"] * s["host_write_bytes"]
-        called_off += s["waf"] * s["host_write_bytes"] * off / s["flash_programs"]
-    return fixed((booked - called_off) / written if written else None)
 
 
 def _job_row(job: dict[str, Any]) -> list[str]:

@@ -159,6 +159,10 @@ pub struct PowerLossSummary {
     pub cuts_outpace_recovery: bool,
     /// Why the configuration may lose acknowledged writes (empty: it must not).
     pub unsafe_because: Vec<String>,
+    /// The WAF of the programs that reached the flash: the booked WAF less
+    /// the share of booked page programs the cuts called off (recovery did
+    /// their GC again). None without host writes.
+    pub flash_waf: Option<f64>,
 }
 
 impl PowerLossSummary {

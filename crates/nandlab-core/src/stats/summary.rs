@@ -221,7 +221,15 @@ impl Summary {
             errors: p.errors,
             energy: p.energy,
             backup_programs: c.backup_programs,
-            power_loss: p.power_loss,
+            power_loss: p.power_loss.map(|mut cuts| {
+                let programs = c.flash_programs_host + c.flash_programs_gc + c.map_programs;
+                let reached = match programs {
+                    0 => 1.0,
+                    n => 1.0 - cuts.in_flight.discarded_programs as f64 / n as f64,
+                };
+                cuts.flash_waf = c.waf().map(|w| w * reached);
+                cuts
+            }),
             trace_skipped: p.trace_skipped,
         }
     }
