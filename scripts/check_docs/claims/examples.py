@@ -1,0 +1,9 @@
+"""examples/*.toml (their descriptions and comments)'s figures."""
+
+from __future__ import annotations
+
+from check_docs.model import Registry
+
+
+def declare(r: Registry) -> None:
+    """Its runs and checks (none yet)."""
