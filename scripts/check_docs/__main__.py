@@ -4,7 +4,10 @@ the fresh result, printing each mismatch as ``file:line: stated X, measured Y``;
 
 ``--ci`` checks only what rests on cheap runs (the CI budget); ``--only PATH`` the checks of that file or
 the files in that directory; ``--keep DIR`` keeps the runs' results there and reuses them the next time (delete DIR to
-run again); ``--list`` names the runs and what they cost, without running anything."""
+run again); ``--list`` names the runs and what they cost, without running anything. Every deterministic
+run's whole result is also pinned, as a digest, in tests/golden/docs.json: a change to any figure of a
+documented configuration, quoted or not, is a finding until ``--bless`` records it (in a commit that
+says what moved and why)."""
 
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep (and reuse) the runs' results in DIR")
     parser.add_argument("--jobs", type=int, default=2, metavar="N", help="runs at once (default 2)")
     parser.add_argument("--list", action="store_true", help="list the runs and their checks, run nothing")
+    parser.add_argument("--bless", action="store_true",
+                        help=f"record the runs' digests in {check.GOLDEN} (after a change meant to move results)")
     args = parser.parse_args()
 
     r = registry()
@@ -50,6 +55,7 @@ def main() -> int:
     results = check.run_all([r.runs[x] for x in needed], work, args.jobs, args.keep is not None,
                             lambda line: print(line, flush=True))
     findings = check.check(r, results, checks)
+    findings += check.check_golden([r.runs[x] for x in needed], results, args.bless)
     for finding in findings:
         print(finding)
     figures = sum(len(c.values) if hasattr(c, "values") else

@@ -218,6 +218,49 @@ def _frame_difference(a, b) -> str:
     return "the same values in another order or type"
 
 
+GOLDEN = Path("tests/golden/docs.json")
+"""Every deterministic run's whole result, as a digest: what the documents' configurations gave when last
+recorded (``--bless``), so that a change to any of their figures, quoted or not, is seen."""
+
+
+def digest(result: Any) -> str:
+    """A digest of a run's result, wall-clock figures aside: its JSON, or — for a run that writes files —
+    its JSON and CSV files."""
+    import hashlib
+
+    h = hashlib.sha256(json.dumps(_without_wall(result), sort_keys=True).encode())
+    out = Path(result["out"]) if isinstance(result, dict) and "out" in result else None
+    if out and out.is_dir():
+        for path in sorted(p for p in out.rglob("*") if p.suffix in (".json", ".csv") and p.is_file()):
+            h.update(str(path.relative_to(out)).encode())
+            if path.suffix == ".json":
+                h.update(json.dumps(_without_wall(json.loads(path.read_text())), sort_keys=True).encode())
+            else:
+                h.update(_table(path).write_csv().encode())
+    return h.hexdigest()[:16]
+
+
+def check_golden(runs: Iterable[Run], results: Mapping[str, Any], bless: bool) -> list[Finding]:
+    """Each deterministic run's digest against ``GOLDEN`` (with ``bless``: recorded there instead)."""
+    path = ROOT / GOLDEN
+    recorded = json.loads(path.read_text()) if path.exists() else {}
+    found = []
+    for run in sorted(runs, key=lambda r: r.id):
+        result = results.get(run.id)
+        if not run.golden or isinstance(result, RunFailed) or result is None:
+            continue
+        now = digest(result)
+        if bless:
+            recorded[run.id] = now
+        elif recorded.get(run.id) != now:
+            found.append(Finding(str(GOLDEN), f"{run.id} {recorded.get(run.id, '(none recorded)')}", now,
+                                 "the run's results changed: find what moved, and re-record with --bless in a "
+                                 "commit that lists it"))
+    if bless:
+        path.write_text(json.dumps(dict(sorted(recorded.items())), indent=2) + "\n")
+    return found
+
+
 def check(registry: Registry, results: Mapping[str, Any], checks: Iterable[Any]) -> list[Finding]:
     found = []
     for c in checks:

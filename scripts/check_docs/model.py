@@ -25,7 +25,9 @@ class Run:
     with ``json`` its stdout is the result, else the result is ``{"out": directory}``. ``python``:
     instead, ``module:function`` of this package, called with the fresh directory, returning the
     result. ``cost``: seconds on 2 idle cores (scheduling, and ``ci``: cheap enough for every CI run).
-    ``memory``: the result gains ``peak_rss_mib``, the command's peak memory; ``env``: set for it."""
+    ``memory``: the result gains ``peak_rss_mib``, the command's peak memory; ``env``: set for it.
+    ``measured``: its result is a measurement (real clients, peak memory, a randomised test), not a
+    simulation that repeats to the bit: it has no golden digest."""
 
     id: str
     argv: Sequence[str] = ()
@@ -35,6 +37,12 @@ class Run:
     json: bool = True
     memory: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
+    measured: bool = False
+
+    @property
+    def golden(self) -> bool:
+        """Whether its whole result is pinned in the golden file (a deterministic simulation)."""
+        return not (self.measured or self.memory)
 
 
 def dig(document: Any, path: str) -> Any:

@@ -4,16 +4,14 @@ use nandlab_core::config::presets::DEFAULT_CONFIG;
 use nandlab_core::stats::{Row, Summary};
 use nandlab_core::{Config, Simulator};
 
-const SMALL: &str = r#"
-seed = 11
-[device]
-preset = "mqsim-default"
-channels = 2
-chips_per_channel = 1
-blocks_per_plane = 32
-pages_per_block = 32
-over_provisioning = "25 %"
-[ftl]
+mod common;
+use common::SMALL_DRIVE;
+
+/// `SMALL_DRIVE` through a fill, a zipf mix and an open loop with idle gaps.
+fn small() -> String {
+    format!(
+        r#"seed = 11
+{SMALL_DRIVE}[ftl]
 gc = "d-choices:4"
 [[phase]]
 kind = "fill"
@@ -30,7 +28,9 @@ idle_every = "8MiB"
 idle_duration = "50ms"
 distribution = "hotcold:0.8:0.2"
 duration = "0.5s"
-"#;
+"#
+    )
+}
 
 fn run(text: &str, seed: Option<u64>) -> (Vec<Summary>, Vec<Vec<Row>>, Summary) {
     let mut cfg = Config::from_toml(text, "test").unwrap();
@@ -55,8 +55,8 @@ fn run(text: &str, seed: Option<u64>) -> (Vec<Summary>, Vec<Vec<Row>>, Summary) 
 
 #[test]
 fn same_seed_same_results() {
-    let a = run(SMALL, None);
-    let b = run(SMALL, None);
+    let a = run(&small(), None);
+    let b = run(&small(), None);
     assert_eq!(a, b);
     assert!(
         a.0[1].host_requests > 0 && a.0[2].host_requests > 0,
@@ -69,8 +69,8 @@ fn same_seed_same_results() {
 
 #[test]
 fn another_seed_another_run() {
-    let a = run(SMALL, None);
-    let b = run(SMALL, Some(12));
+    let a = run(&small(), None);
+    let b = run(&small(), Some(12));
     assert_ne!(a.0[1], b.0[1]);
 }
 

@@ -5,18 +5,15 @@
 
 use nandlab_core::{Config, Simulator};
 
-/// A small drive: filled, aged untimed, then a timed open-loop mix, then a
-/// timed read-only phase.
-const RUN: &str = r#"
-seed = 3
-[device]
-preset = "mqsim-default"
-channels = 2
-chips_per_channel = 1
-blocks_per_plane = 32
-pages_per_block = 32
-over_provisioning = "25 %"
-[[phase]]
+mod common;
+use common::SMALL_DRIVE;
+
+/// The small drive filled, aged untimed, then a timed open-loop mix, then
+/// a timed read-only phase.
+fn run_text() -> String {
+    format!(
+        r#"seed = 3
+{SMALL_DRIVE}[[phase]]
 name = "fill"
 kind = "fill"
 [[phase]]
@@ -35,11 +32,13 @@ name = "reads"
 read_fraction = 1.0
 block_size = "4KiB"
 requests = 5000
-"#;
+"#
+    )
+}
 
 #[test]
 fn the_run_rates_count_the_phases_that_took_time_and_undefined_is_null() {
-    let mut sim = Simulator::new(Config::from_toml(RUN, "test").unwrap());
+    let mut sim = Simulator::new(Config::from_toml(&run_text(), "test").unwrap());
     let phases = sim.run_all(&mut |_| true).unwrap();
     let s = |i: usize| &phases[i].summary;
     // No simulated time: no rate.
@@ -76,7 +75,8 @@ fn the_run_rates_count_the_phases_that_took_time_and_undefined_is_null() {
 
 #[test]
 fn a_run_of_untimed_phases_alone_has_no_rate() {
-    let text = RUN.split("[[phase]]\nname = \"mix\"").next().unwrap();
+    let text = run_text();
+    let text = text.split("[[phase]]\nname = \"mix\"").next().unwrap();
     let mut sim = Simulator::new(Config::from_toml(text, "test").unwrap());
     sim.run_all(&mut |_| true).unwrap();
     let run = sim.run_summary();

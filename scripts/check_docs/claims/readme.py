@@ -16,8 +16,8 @@ def declare(r: Registry) -> None:
             env={"NANDLAB_INTEGRITY": "1"}, cost=6),
         Run("serve-compare-sim", ["fio", "bench/serve-compare.fio", "--device", "snia-mlc", "--capacity", "1GiB",
                                   "--json", "-q"], cost=2),
-        Run("bench-serve", python="recipes:bench_serve", cost=60, ci=False),
-        Run("served-snapshot", python="recipes:served_snapshot", cost=8, ci=False),
+        Run("bench-serve", python="recipes:bench_serve", cost=60, ci=False, measured=True),
+        Run("served-snapshot", python="recipes:served_snapshot", cost=8, ci=False, measured=True),
         Run("retention-vt-1500", ["test", "retention", "--device", "examples/tlc-3d-vt.toml", "--cycles", "1500",
                                   "--hours", "500", "--temperature", "52", "--capacity", "2GiB", "--json", "-q"], cost=2),
         Run("retention-vt-1800", ["test", "retention", "--device", "examples/tlc-3d-vt.toml", "--cycles", "1800",
@@ -29,7 +29,7 @@ def declare(r: Registry) -> None:
         Run("early-switch-blocks", python="recipes:early_switch_blocks", cost=1),
         Run("readme-power-cuts", python="recipes:readme_power_cut_snippet", cost=3),
         Run("waf-models", python="recipes:waf_models", cost=120, ci=False),
-        Run("invariants", python="recipes:invariants_cuts", cost=150, ci=False),
+        Run("invariants", python="recipes:invariants_cuts", cost=150, ci=False, measured=True),
     )
 
     def passes(cycles: int, verdict: bool):

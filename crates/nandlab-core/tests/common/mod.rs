@@ -1,4 +1,6 @@
 //! Helpers shared by integration tests.
+// Each test crate uses some of these helpers, not all.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
@@ -12,3 +14,15 @@ pub fn samples() -> PathBuf {
         .find(|d| d.join("SOURCES.md").is_file())
         .expect("shared/traces/ (the real trace samples) is not above the checkout")
 }
+
+/// A small MLC drive (MQSim's default, 2 channels, 1 chip each, 32 blocks
+/// of 32 pages per plane, 25 % spare): the `[device]` table of tests that
+/// need GC to work within a few thousand requests.
+pub const SMALL_DRIVE: &str = r#"[device]
+preset = "mqsim-default"
+channels = 2
+chips_per_channel = 1
+blocks_per_plane = 32
+pages_per_block = 32
+over_provisioning = "25 %"
+"#;
