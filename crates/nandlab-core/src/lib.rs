@@ -14,6 +14,7 @@ pub mod drive;
 pub mod ftl;
 pub mod geometry;
 pub mod host;
+pub mod math;
 pub mod media;
 pub mod memory;
 pub mod oracle;

@@ -69,7 +69,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "mb" => 1e6,
         "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
         "gb" => 1e9,
-        "t" | "tib" => 1024f64.powi(4),
+        "t" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
         "tb" => 1e12,
         _ => return Err(expected()),
     };

@@ -6,6 +6,9 @@
 //! plane except the free blocks GC keeps in reserve (`gc_start`) and, on
 //! average, one block's worth of unwritten space in the two open frontiers.
 
+// The analytic models are worked out apart from the engine, with std's math.
+#![allow(clippy::disallowed_methods)]
+
 use nandlab_core::{Config, Simulator};
 
 /// Principal branch of Lambert's W for x in [-1/e, 0), by Halley's method.

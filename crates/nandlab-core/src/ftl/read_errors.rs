@@ -10,6 +10,7 @@
 
 use crate::config::ErrorsConfig;
 use crate::host::workload::derive_seed;
+use crate::math::Deterministic;
 use crate::media::errors::{
     acceleration, ErrorModel, RetentionClock, TailTable, WearTerms, DAY_NS,
 };
@@ -308,8 +309,8 @@ impl ReadErrors {
         // e^ln_q: a draw, unless failing is below the draw's resolution.
         let all_pass = |ln_q: f64, rng: &mut Xoshiro256PlusPlus| {
             ln_q < NEVER_DRAWN - LN_MAX_CODEWORDS
-                || ln_q + n.ln() < NEVER_DRAWN
-                || rng.random::<f64>() < (n * (-ln_q.exp()).ln_1p()).exp()
+                || ln_q + n.ln_d() < NEVER_DRAWN
+                || rng.random::<f64>() < (n * (-ln_q.exp_d()).ln_1p_d()).exp_d()
         };
         let mut ln_fail_all = 0.0;
         // Each step takes back `retry_factor` of what is left of the shift
@@ -353,7 +354,7 @@ impl ReadErrors {
             outcome.retries = cfg.retry_steps;
             outcome.uncorrectable = true;
         }
-        self.tally(outcome, n * ln_fail_all.exp())
+        self.tally(outcome, n * ln_fail_all.exp_d())
     }
 
     fn tally(&mut self, outcome: ReadOutcome, expected_uncorrectable: f64) -> ReadOutcome {
@@ -381,6 +382,7 @@ const NEGLIGIBLE: f64 = -745.0;
 mod tests {
     use super::ReadErrors;
     use crate::config::Config;
+    use crate::math::Deterministic;
 
     /// Reads decide against the exact binomial probabilities: one 1 KiB
     /// codeword of BCH correcting 1 bit, at the MLC set's fresh RBER (ε,
@@ -396,7 +398,7 @@ mod tests {
         let mut errors = ReadErrors::new(e, 4, 25.0, 1);
         errors.opened(0, 0, 1, 0.0);
         let (n, r) = (e.ecc.bits as f64, 8.34e-5);
-        let p = 1.0 - (1.0f64 - r).powf(n) - n * r * (1.0f64 - r).powf(n - 1.0);
+        let p = 1.0 - (1.0f64 - r).pow_d(n) - n * r * (1.0f64 - r).pow_d(n - 1.0);
         let reads = 40_000;
         let (mut retried, mut failed) = (0, 0);
         for _ in 0..reads {
@@ -407,7 +409,7 @@ mod tests {
         let share = retried as f64 / reads as f64;
         let sigma = (p * (1.0 - p) / reads as f64).sqrt();
         assert!((share - p).abs() < 4.0 * sigma, "{share} vs {p}");
-        let all = p.powi(6);
+        let all = p.pow_d(6.0);
         let expected = all * reads as f64;
         assert!(
             (failed as f64 - expected).abs() < 4.0 * expected.sqrt() + 1.0,

@@ -3,6 +3,7 @@
 //! working set, each random choice drawn from its own seeded stream.
 
 use crate::config::{Distribution, Pattern, PhaseConfig};
+use crate::math::Deterministic;
 use crate::sanity::{ensure, same, Checked};
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Uniform, Zipf};
@@ -188,7 +189,7 @@ impl Generator {
                 scatter: Scatter::new(positions, derive_seed(seed, "zipf-scatter", 0)),
             },
             (Pattern::Random, Distribution::Pareto { h }) => Addresses::Pareto {
-                power: h.ln() / (1.0 - h).ln(),
+                power: h.ln_d() / (1.0 - h).ln_d(),
                 scatter: Scatter::new(positions, derive_seed(seed, "pareto-scatter", 0)),
             },
             (Pattern::Random, Distribution::Normal { dev }) => Addresses::Normal {
@@ -306,7 +307,7 @@ impl Generator {
             }
             Addresses::Pareto { power, scatter } => {
                 let u: f64 = self.addrs.random();
-                let rank = ((self.positions - 1) as f64 * u.powf(*power)) as u64;
+                let rank = ((self.positions - 1) as f64 * u.pow_d(*power)) as u64;
                 scatter.map(rank.min(self.positions - 1))
             }
             Addresses::Normal { sigma, scatter } => {

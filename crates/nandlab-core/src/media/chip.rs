@@ -4,6 +4,7 @@
 
 use crate::config::{Spread, MEASURED};
 use crate::host::workload::derive_seed;
+use crate::math::Deterministic;
 use crate::media::wear::{delta_v, Conditions, WearModel, DEFAULT_RATED};
 use crate::media::CellMode;
 use rand::{RngExt, SeedableRng};
@@ -213,7 +214,7 @@ impl Spread {
                 sigma,
                 outliers,
             } => {
-                let dist = LogNormal::new(median.ln(), sigma).expect("valid log-normal");
+                let dist = LogNormal::new(median.ln_d(), sigma).expect("valid log-normal");
                 (0..n)
                     .map(|_| {
                         let outlier = rng.random::<f64>() < outliers;
@@ -375,9 +376,9 @@ mod tests {
     fn the_lifetime_spread_follows_the_distribution() {
         let chip = find("MT29F2G08AAD").unwrap();
         let f = chip.block_factors(20_000, 3);
-        let mut logs: Vec<f64> = f.iter().map(|x| x.ln()).collect();
+        let mut logs: Vec<f64> = f.iter().map(|x| x.ln_d()).collect();
         logs.sort_by(f64::total_cmp);
-        let median = logs[logs.len() / 2].exp();
+        let median = logs[logs.len() / 2].exp_d();
         assert!((median / 40.0 - 1.0).abs() < 0.05, "median factor {median}");
         let outliers = f.iter().filter(|&&x| x < 3.0).count() as f64 / f.len() as f64;
         assert!((0.02..0.04).contains(&outliers), "outlier share {outliers}");

@@ -7,6 +7,7 @@
 //! equivalences); and the exact binomial tail a read's codewords fail by.
 
 use super::vt::{StateShares, VtModel};
+use crate::math::Deterministic;
 use serde::{Deserialize, Serialize};
 
 /// RBER = ε + α·cᵏ + β·cᵐ·tⁿ + γ·cᵖ·(r / read_unit)^q: c the block's
@@ -122,10 +123,10 @@ impl PowerLaw {
         let c = cycles.max(0.0);
         WearTerms {
             cycles,
-            base: self.epsilon + self.alpha * c.powf(self.k),
+            base: self.epsilon + self.alpha * c.pow_d(self.k),
             lift: 0.0,
-            retention: self.beta * c.powf(self.m),
-            disturb: self.gamma * c.powf(self.p),
+            retention: self.beta * c.pow_d(self.m),
+            disturb: self.gamma * c.pow_d(self.p),
         }
     }
 
@@ -136,10 +137,10 @@ impl PowerLaw {
     pub fn parts_of(&self, w: &WearTerms, days: f64, reads: f64) -> (f64, f64) {
         let mut shift = 0.0;
         if days > 0.0 && w.retention > 0.0 {
-            shift += w.retention * days.powf(self.n);
+            shift += w.retention * days.pow_d(self.n);
         }
         if reads > 0.0 && w.disturb > 0.0 {
-            shift += w.disturb * (reads / self.read_unit).powf(self.q);
+            shift += w.disturb * (reads / self.read_unit).pow_d(self.q);
         }
         (w.base, shift)
     }
@@ -163,7 +164,7 @@ const BOLTZMANN_EV: f64 = 8.617_333e-5;
 /// (Arrhenius, activation energy `ea` eV).
 pub fn acceleration(temp_c: f64, reference_c: f64, ea: f64) -> f64 {
     let kelvin = |c: f64| c + 273.15;
-    (ea / BOLTZMANN_EV * (1.0 / kelvin(reference_c) - 1.0 / kelvin(temp_c))).exp()
+    (ea / BOLTZMANN_EV * (1.0 / kelvin(reference_c) - 1.0 / kelvin(temp_c))).exp_d()
 }
 
 /// The retention clock: equivalent time at the reference temperature, which
@@ -252,29 +253,29 @@ pub fn ln_tail(n: u32, p: f64, limit: u32) -> f64 {
     if p >= 1.0 {
         return 0.0;
     }
-    let (lp, lq) = (p.ln(), (-p).ln_1p());
+    let (lp, lq) = (p.ln_d(), (-p).ln_1p_d());
     let first = limit + 1;
     // ln C(n, first), term by term.
     let mut ln_c = 0.0;
     for i in 0..first {
-        ln_c += ((n - i) as f64).ln() - ((i + 1) as f64).ln();
+        ln_c += ((n - i) as f64).ln_d() - ((i + 1) as f64).ln_d();
     }
     let mut term = ln_c + first as f64 * lp + (n - first) as f64 * lq;
     let (mut max, mut sum) = (term, 1.0f64);
     for j in first..n {
         // ln P(X = j + 1) from ln P(X = j).
-        term += ((n - j) as f64).ln() - ((j + 1) as f64).ln() + lp - lq;
+        term += ((n - j) as f64).ln_d() - ((j + 1) as f64).ln_d() + lp - lq;
         if term > max {
-            sum = sum * (max - term).exp() + 1.0;
+            sum = sum * (max - term).exp_d() + 1.0;
             max = term;
         } else {
-            sum += (term - max).exp();
+            sum += (term - max).exp_d();
             if term < max - 46.0 && (j as f64) > n as f64 * p {
                 break;
             }
         }
     }
-    (max + sum.ln()).min(0.0)
+    (max + sum.ln_d()).min(0.0)
 }
 
 /// Points per decade of RBER in a [`TailTable`], and its range.
@@ -293,7 +294,7 @@ impl TailTable {
     pub fn new(bits: u32, limit: u32) -> TailTable {
         let points = ((LOG_MAX - LOG_MIN) * PER_DECADE) as usize + 1;
         let ln_tail = (0..points)
-            .map(|i| ln_tail(bits, 10f64.powf(LOG_MIN + i as f64 / PER_DECADE), limit))
+            .map(|i| ln_tail(bits, 10f64.pow_d(LOG_MIN + i as f64 / PER_DECADE), limit))
             .collect();
         TailTable { ln_tail }
     }
@@ -301,7 +302,7 @@ impl TailTable {
     /// ln P(X > limit) at `rber` (clamped to the table's 10⁻⁹..1).
     #[inline]
     pub fn ln_fail(&self, rber: f64) -> f64 {
-        let x = ((rber.max(1e-300).log10() - LOG_MIN) * PER_DECADE)
+        let x = ((rber.max(1e-300).log10_d() - LOG_MIN) * PER_DECADE)
             .clamp(0.0, (self.ln_tail.len() - 1) as f64);
         let i = (x as usize).min(self.ln_tail.len() - 2);
         let (a, b) = (self.ln_tail[i], self.ln_tail[i + 1]);
@@ -339,17 +340,17 @@ mod tests {
         let (c, t, r) = (3000.0, 30.0, 1e5);
         let m = FAST19_MLC;
         let expected = 8.34e-5
-            + 3.30e-11 * 3000f64.powf(1.71)
-            + 5.56e-19 * 3000f64.powf(2.49) * 30f64.powf(3.33)
-            + 6.26e-13 * 3000f64.powf(1.76) * 1e5f64.powf(0.47);
+            + 3.30e-11 * 3000f64.pow_d(1.71)
+            + 5.56e-19 * 3000f64.pow_d(2.49) * 30f64.pow_d(3.33)
+            + 6.26e-13 * 3000f64.pow_d(1.76) * 1e5f64.pow_d(0.47);
         assert!((m.rber(c, t, r) / expected - 1.0).abs() < 1e-12);
         // Cai et al.: ~10⁻³ of read-disturb errors at 8K cycles after 10⁵ reads.
         let (_, shift) = m.parts(8000.0, 0.0, 1e5);
         assert!((0.8e-3..1.3e-3).contains(&shift), "{shift}");
         let tlc = FAST19_TLC.rber(1000.0, 0.0, 1e6);
         let expected = 1.48e-3
-            + 3.90e-10 * 1000f64.powf(2.05)
-            + 3.73e-9 * 1000f64.powf(0.33) * 1000f64.powf(1.71);
+            + 3.90e-10 * 1000f64.pow_d(2.05)
+            + 3.73e-9 * 1000f64.pow_d(0.33) * 1000f64.pow_d(1.71);
         assert!((tlc / expected - 1.0).abs() < 1e-12);
     }
 
@@ -377,7 +378,7 @@ mod tests {
     /// Exact P(X > limit) by direct summation in f64 (small n only).
     fn direct_tail(n: u32, p: f64, limit: u32) -> f64 {
         let mut pmf = vec![0.0f64; n as usize + 1];
-        pmf[0] = (1.0 - p).powi(n as i32);
+        pmf[0] = (1.0 - p).pow_d(n as f64);
         for j in 0..n as usize {
             pmf[j + 1] = pmf[j] * (n as f64 - j as f64) / (j as f64 + 1.0) * p / (1.0 - p);
         }
@@ -393,7 +394,7 @@ mod tests {
             (300, 0.3, 100),
         ] {
             let exact = direct_tail(n, p, limit);
-            let ours = ln_tail(n, p, limit).exp();
+            let ours = ln_tail(n, p, limit).exp_d();
             assert!(
                 (ours / exact - 1.0).abs() < 1e-9,
                 "n {n} p {p} limit {limit}: {ours} vs {exact}"
@@ -403,7 +404,7 @@ mod tests {
         // (mean 8.8 errors) is 2.4·10⁻¹⁵, summed term by term both ways.
         let bch = Ecc::bch(40, 1024);
         assert_eq!(bch.bits, 8192 + 40 * 14);
-        let ours = ln_tail(bch.bits, 1e-3, 40).exp();
+        let ours = ln_tail(bch.bits, 1e-3, 40).exp_d();
         let exact = direct_tail(bch.bits, 1e-3, 40);
         assert!(
             (ours / exact - 1.0).abs() < 1e-9 && (1e-15..1e-14).contains(&ours),

@@ -13,6 +13,7 @@
 //! references and at the best ones are the two ends of the retry ladder.
 
 use super::errors::WearTerms;
+use crate::math::Deterministic;
 use serde::{Deserialize, Serialize};
 
 /// The mixture's parameters, in volts (relative to the erased state's fresh
@@ -133,7 +134,7 @@ pub fn state_shares(bits: u32, mlc: &[f64; 4]) -> StateShares {
             code ^= 1 << pages[s - 1];
         }
         let n1 = code.count_ones() as i32;
-        *share = ones.powi(n1) * (1.0 - ones).powi(bits as i32 - n1);
+        *share = ones.pow_d(n1 as f64) * (1.0 - ones).pow_d((bits as i32 - n1) as f64);
     }
     out
 }
@@ -151,9 +152,9 @@ impl VtModel {
         let c = cycles.max(0.0) / self.cycles_ref;
         WearTerms {
             cycles,
-            base: 1.0 + self.widen * c.powf(self.widen_exp),
+            base: 1.0 + self.widen * c.pow_d(self.widen_exp),
             lift: self.lift * c,
-            retention: self.retention * (1.0 + c).powf(self.retention_exp),
+            retention: self.retention * (1.0 + c).pow_d(self.retention_exp),
             disturb: self.disturb * (1.0 + c),
         }
     }
@@ -196,12 +197,12 @@ impl VtModel {
         };
         let top = self.fresh_mean(bits, (1 << bits) - 1);
         let ln_age = if days > 0.0 {
-            (days / self.tau_days).ln_1p()
+            (days / self.tau_days).ln_1p_d()
         } else {
             0.0
         };
         let ln_reads = if reads > 0.0 {
-            (reads / self.read_ref).ln_1p()
+            (reads / self.read_ref).ln_1p_d()
         } else {
             0.0
         };
@@ -215,7 +216,7 @@ impl VtModel {
             let loss = w.retention * fresh / top * ln_age;
             (
                 fresh - loss,
-                (sigma * sigma + (self.spread * loss).powi(2)).sqrt(),
+                (sigma * sigma + (self.spread * loss) * (self.spread * loss)).sqrt(),
             )
         };
         let (mut fixed, mut best) = (0.0, 0.0);

@@ -3,6 +3,7 @@
 //! latency move with it in quantized ISPP steps (Desnoyers), plus the data
 //! and retention-relaxation effects on program time (Wang et al., ICS 2014).
 
+use crate::math::Deterministic;
 use crate::media::CellMode;
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +15,7 @@ pub const C_OX: f64 = 2.15e-17;
 /// Threshold-voltage shift after `c` program/erase cycles, in volts:
 /// ΔV = (ΔN_it + ΔN_ot)·q/C_ox with ΔN_it = 0.08·c^0.62, ΔN_ot = 5.0·c^0.30.
 pub fn delta_v(c: f64) -> f64 {
-    (0.08 * c.powf(0.62) + 5.0 * c.powf(0.30)) * Q / C_OX
+    (0.08 * c.pow_d(0.62) + 5.0 * c.pow_d(0.30)) * Q / C_OX
 }
 
 /// Rated endurance per mode when a config gives none (ZombieNAND's survey;
@@ -204,7 +205,7 @@ mod tests {
     #[test]
     fn delta_v_matches_the_formula() {
         // c = 1000: 0.08·1000^0.62 + 5·1000^0.3 = 5.796 + 39.811 = 45.607 traps; ×q/C_ox.
-        let expected = (0.08 * 1000f64.powf(0.62) + 5.0 * 1000f64.powf(0.3)) * 1.6e-19 / 2.15e-17;
+        let expected = (0.08 * 1000f64.pow_d(0.62) + 5.0 * 1000f64.pow_d(0.3)) * 1.6e-19 / 2.15e-17;
         assert!((delta_v(1000.0) - expected).abs() < 1e-15);
         assert!((delta_v(1000.0) - 0.3394).abs() < 1e-3);
         assert!(delta_v(2.0) > delta_v(1.0));

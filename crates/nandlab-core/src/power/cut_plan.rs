@@ -2,6 +2,7 @@
 //! at random — a Poisson process of a given mean gap, drawn from a seeded
 //! generator, counted from when the drive is back after the last cut.
 
+use crate::math::Deterministic;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -33,7 +34,7 @@ impl CutPlan {
     fn draw(&mut self, from: u64) -> u64 {
         match self.mean_gap_ns {
             Some(mean) => {
-                let gap = -mean * (1.0 - self.rng.random::<f64>()).ln();
+                let gap = -mean * (1.0 - self.rng.random::<f64>()).ln_d();
                 from.saturating_add(gap as u64)
             }
             None => u64::MAX,

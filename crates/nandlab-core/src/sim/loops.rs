@@ -7,6 +7,7 @@ use super::{Flow, PhaseRun, Simulator};
 use crate::config::{Arrival, Pattern, PhaseConfig, PhaseKind};
 use crate::host::trace::replay::Replay;
 use crate::host::workload::{derive_seed, Generator, Op, Request, Scatter};
+use crate::math::Deterministic;
 use crate::memory;
 use crate::stats::{Counters, Latency};
 use crate::SimError;
@@ -486,7 +487,7 @@ impl Simulator {
                     }
                     self.issue(c, c.t, tally, progress)?;
                     let gap = if poisson {
-                        -mean_gap * (1.0 - arrivals.random::<f64>()).ln()
+                        -mean_gap * (1.0 - arrivals.random::<f64>()).ln_d()
                     } else {
                         mean_gap
                     };

@@ -23,7 +23,7 @@ impl EraseStats {
         let mean = counts.iter().map(|&c| c as f64).sum::<f64>() / n;
         let var = counts
             .iter()
-            .map(|&c| (c as f64 - mean).powi(2))
+            .map(|&c| (c as f64 - mean) * (c as f64 - mean))
             .sum::<f64>()
             / n;
         let max = counts.iter().copied().max().unwrap_or(0);
