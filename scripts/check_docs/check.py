@@ -31,7 +31,10 @@ def execute(run: Run, work: Path, reuse: bool) -> Any:
     folder = work / run.id
     saved = folder / "result.json"
     if reuse and saved.exists():
-        return json.loads(saved.read_text())
+        result = json.loads(saved.read_text())
+        if isinstance(result, dict) and "out" in result:
+            result["out"] = str(folder / "out")  # where it is now, were the folder moved
+        return result
     if folder.exists():
         shutil.rmtree(folder)
     out = folder / "out"
@@ -102,8 +105,8 @@ def _figures(template: str, values: Mapping[str, Value], text: str, results: Map
         try:
             fresh = value.of(results)
             measured = formatted(fresh, value.fmt)
-        except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as error:
-            found.append(Finding(where, stated, f"[no figure: {error}]", about))
+        except Exception as error:  # a figure's function failing is a finding, never the end of the check
+            found.append(Finding(where, stated, f"[no figure: {type(error).__name__}: {error}]", about))
             continue
         if not same(stated, measured, fresh, value):
             spot = where if ":" in where else f"{where}:{line_of(text, matches[0].start(name))}"
@@ -151,10 +154,14 @@ WALL = re.compile(r"wall|elapsed|per_wall|seconds_wall")
 
 
 def _without_wall(value: Any) -> Any:
+    """``value`` without wall-clock figures, and with the checkout's place on this machine written
+    ``{root}`` (a result that names its input files names them wherever the checkout is)."""
     if isinstance(value, dict):
         return {k: _without_wall(v) for k, v in value.items() if not WALL.search(k) and k != "out"}
     if isinstance(value, list):
         return [_without_wall(v) for v in value]
+    if isinstance(value, str):
+        return value.replace(str(ROOT.parent), "{root}/..")
     return value
 
 
@@ -236,7 +243,7 @@ def digest(result: Any) -> str:
             if path.suffix == ".json":
                 h.update(json.dumps(_without_wall(json.loads(path.read_text())), sort_keys=True).encode())
             else:
-                h.update(_table(path).write_csv().encode())
+                h.update(_table(path).write_csv().replace(str(ROOT.parent), "{root}/..").encode())
     return h.hexdigest()[:16]
 
 

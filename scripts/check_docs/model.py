@@ -45,11 +45,12 @@ class Run:
         return not (self.measured or self.memory)
 
 
-def dig(document: Any, path: str) -> Any:
+def dig(document: Any, path: str | Sequence[str]) -> Any:
     """``"phases.mixed-70r30w.read_latency_us.p999"``: keys of dicts; in a list, an index, or the element
-    whose ``name`` (``jobname``, ``section``, ``firmware``) is the part."""
+    whose ``name`` (``jobname``, ``section``, ``firmware``) is the part. A key with a dot in it: give the
+    path as a sequence of parts."""
     value = document
-    for part in path.split("."):
+    for part in (path.split(".") if isinstance(path, str) else path):
         if isinstance(value, Mapping):
             if part not in value:
                 raise KeyError(f"{path}: no {part!r}")
@@ -99,7 +100,7 @@ class Value:
     states a bound, not the figure ("within 0.5 %": ``"at most"``; ``"at least"``)."""
 
     run: str | tuple[str, ...]
-    path: str | None = None
+    path: str | Sequence[str] | None = None
     fmt: Format = "n"
     get: Callable[..., Any] | None = None
     tol: float = 0.0
@@ -188,6 +189,11 @@ class SameFiles:
 Check = Union[Claim, Table, SameFiles]
 
 
+def _command(run: Run) -> tuple:
+    """What a run does (not what it costs)."""
+    return (tuple(run.argv), run.python, run.json, run.memory, tuple(sorted(run.env.items())), run.measured)
+
+
 def same(stated: str, measured: str, value: Any, v: Value) -> bool:
     """Whether the stated figure is the measured one: as printed, within ``v.tol`` of it, or — for a
     bound — holding it."""
@@ -228,10 +234,13 @@ class Registry:
     checks: list[Check] = field(default_factory=list)
 
     def run(self, *runs: Run) -> None:
+        """Declares runs; a run two modules quote may be declared by both, as the same command."""
         for r in runs:
-            if r.id in self.runs and self.runs[r.id] != r:
-                raise ValueError(f"run {r.id} declared twice, differently")
-            self.runs[r.id] = r
+            known = self.runs.get(r.id)
+            if known is not None and _command(known) != _command(r):
+                raise ValueError(f"run {r.id} declared twice, as two commands")
+            if known is None or r.cost > known.cost:
+                self.runs[r.id] = r
 
     def check(self, *checks: Check) -> None:
         self.checks.extend(checks)
