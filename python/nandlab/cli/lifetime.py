@@ -142,7 +142,7 @@ def _run_study(
 @click.option("--reserves", default="10%,20%,30%", show_default=True, callback=options.numbers)
 @click.option("--endurance-scale", type=options.Finite(1.0, 1e6), default=1.0, show_default=True,
               help="Divide every mode's rated cycles by this, to age the drives that many times faster "
-                   "(the lifetime ratios hold within about 1 % at 10).")
+                   "(how closely the lifetime ratios hold: docs/zombienand/traces/README.md).")
 @options.all_cores("Runs at once.")
 @click.option("--seed", type=options.SEED, default=1, show_default=True, metavar="N")
 @options.out("Where the tables, curves and figures go.", default=Path("results/zombienand-traces"),
