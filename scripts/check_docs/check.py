@@ -84,6 +84,17 @@ def run_all(runs: Iterable[Run], work: Path, jobs: int, reuse: bool, say) -> dic
     return results
 
 
+SAMPLES = "../shared/traces"
+"""The real trace samples some documents' runs read, beside the checkout (not in it)."""
+
+
+def without_samples(results: Mapping[str, Any]) -> list[str]:
+    """The runs that failed for want of the trace samples, where the checkout has none beside it."""
+    if (ROOT / SAMPLES).is_dir():
+        return []
+    return sorted(k for k, v in results.items() if isinstance(v, RunFailed) and "shared/traces" in str(v))
+
+
 def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
@@ -150,7 +161,7 @@ def check_table(table: Table, results: Mapping[str, Any]) -> list[Finding]:
     return found
 
 
-WALL = re.compile(r"wall|elapsed|per_wall|seconds_wall")
+WALL = re.compile(r"wall|elapsed|per_wall|seconds_wall|peak_rss")
 
 
 def _without_wall(value: Any) -> Any:

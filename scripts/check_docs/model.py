@@ -26,8 +26,9 @@ class Run:
     instead, ``module:function`` of this package, called with the fresh directory, returning the
     result. ``cost``: seconds on 2 idle cores (scheduling, and ``ci``: cheap enough for every CI run).
     ``memory``: the result gains ``peak_rss_mib``, the command's peak memory; ``env``: set for it.
-    ``measured``: its result is a measurement (real clients, peak memory, a randomised test), not a
-    simulation that repeats to the bit: it has no golden digest."""
+    ``measured``: its result is a measurement (real clients, wall time, a randomised test), not a
+    simulation that repeats to the bit: it has no golden digest (a ``memory`` run's has, its peak
+    memory aside)."""
 
     id: str
     argv: Sequence[str] = ()
@@ -42,7 +43,7 @@ class Run:
     @property
     def golden(self) -> bool:
         """Whether its whole result is pinned in the golden file (a deterministic simulation)."""
-        return not (self.measured or self.memory)
+        return not self.measured
 
 
 def dig(document: Any, path: str | Sequence[str]) -> Any:

@@ -110,3 +110,12 @@ def test_the_command_lists_its_runs_and_every_claim_names_a_known_run() -> None:
     r = registry()
     for c in r.checks:
         assert c.runs() <= set(r.runs), c
+
+
+def test_runs_that_want_the_trace_samples_are_skipped_where_there_are_none(monkeypatch) -> None:
+    results = {"stats": check.RunFailed("no such file ../shared/traces/msr_rsrch_1.csv"),
+               "broken": check.RunFailed("exited 2: nandlab: error: something else"), "fine": {"iops": 1}}
+    monkeypatch.setattr(check, "SAMPLES", "no-such-folder/traces")
+    assert check.without_samples(results) == ["stats"]
+    monkeypatch.setattr(check, "SAMPLES", ".")
+    assert check.without_samples(results) == []

@@ -67,10 +67,37 @@ fn the_run_rates_count_the_phases_that_took_time_and_undefined_is_null() {
         iops < 3000.0 * 3.0,
         "the untimed ageing is not in it: {iops}"
     );
-    // The time series: a WAF is a number only where the interval wrote.
+    // Power and IOPS per watt: none over no simulated time; the run's
+    // counts the timed requests against what the run drew (untimed phases
+    // draw nothing).
+    for i in [0, 1] {
+        assert_eq!(s(i).energy.average_power_w, None, "{}", s(i).name);
+        assert_eq!(s(i).energy.iops_per_watt, None, "{}", s(i).name);
+    }
+    let drawn = s(2).energy.energy_joules + s(3).energy.energy_joules;
+    assert!((run.energy.energy_joules - drawn).abs() < 1e-9 * drawn);
+    let per_watt = run.energy.iops_per_watt.unwrap();
+    assert!(
+        (per_watt - timed as f64 / drawn).abs() < 1e-6 * per_watt,
+        "{per_watt} vs {}",
+        timed as f64 / drawn
+    );
+    // The time series: a WAF is a number only where the interval wrote; an
+    // untimed phase's rows have no rates or power; a phase of reads alone
+    // has no write percentiles.
     let rows = &phases[3].rows;
     assert!(rows.iter().all(|r| r.waf.is_nan()));
+    assert!(rows
+        .iter()
+        .all(|r| r.write_p99_us.is_nan() && r.write_max_us.is_nan()));
+    assert!(rows.iter().all(|r| r.read_p99_us != 0.0));
+    assert!(rows.iter().any(|r| r.read_p99_us > 0.0 && r.iops > 0.0));
     assert!(phases[2].rows.iter().any(|r| !r.waf.is_nan()));
+    let untimed = &phases[1].rows;
+    assert!(!untimed.is_empty());
+    assert!(untimed
+        .iter()
+        .all(|r| r.iops.is_nan() && r.write_mbps.is_nan() && r.power_w.is_nan()));
 }
 
 #[test]

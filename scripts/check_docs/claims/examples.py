@@ -60,6 +60,8 @@ def declare(r: Registry) -> None:
               {"raw": gib("steady-state.raw_capacity_bytes"), "user": gib("steady-state.user_capacity_bytes")}),
         Claim("examples/suspend.toml", "Aged MLC drive of {raw} GiB of flash ({user} GiB for the user)",
               {"raw": gib("suspend.raw_capacity_bytes"), "user": gib("suspend.user_capacity_bytes")}),
+        Claim("BENCHMARKS.md", "`examples/suspend.toml` (an aged MLC drive of {raw} GiB of flash, {user} GiB for\n"
+              "the user,", {"raw": gib("suspend.raw_capacity_bytes"), "user": gib("suspend.user_capacity_bytes")}),
         Claim("examples/serve.toml", "SNIA tutorial's MLC drive at {user} GiB, filled first so that reads find data "
                                      "on flash ({tr} us tR,",
               {"user": gib("serve.user_capacity_bytes"), "tr": V(RUN, "serve.timing.mlc.read_us", ".0f")}),

@@ -485,7 +485,8 @@ impl Simulator {
     /// The summary of every phase run so far.
     pub fn run_summary(&self) -> Summary {
         let counters = self.drive.counters();
-        let energy = self.energy_summary(&Activity::default(), self.now, counters.requests());
+        // Untimed phases draw nothing: IOPS per watt counts the timed requests.
+        let energy = self.energy_summary(&Activity::default(), self.now, self.timed.requests);
         let summary = Summary::new(
             &counters,
             SummaryParts {

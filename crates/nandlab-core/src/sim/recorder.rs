@@ -76,7 +76,16 @@ impl Recorder {
         let by_mode = blocks.blocks_by_mode();
         let d = c - self.last;
         let dt = t.saturating_sub(self.last_t) as f64 / 1e9;
-        let rate = |x: f64| if dt > 0.0 { x / dt } else { 0.0 };
+        // A figure the interval gives no meaning (a rate over no simulated
+        // time, a percentile of no reads) is NaN: null to the user.
+        let rate = |x: f64| if dt > 0.0 { x / dt } else { f64::NAN };
+        let of = |h: &Latency, figure: fn(&Latency) -> f64| {
+            if h.count() > 0 {
+                figure(h)
+            } else {
+                f64::NAN
+            }
+        };
         let unit = ftl.g.unit_size as u64;
         let activity = drive.activity();
         let power = activity
@@ -92,7 +101,13 @@ impl Recorder {
         let bits = errors.bits - last.bits;
         self.interval_uber =
             (bits > 0).then(|| (errors.uncorrectable - last.uncorrectable).max(0.0) / bits as f64);
-        let per_page = |x: f64| if pages > 0 { x / pages as f64 } else { 0.0 };
+        let per_page = |x: f64| {
+            if pages > 0 {
+                x / pages as f64
+            } else {
+                f64::NAN
+            }
+        };
         self.rows.push(Row {
             phase: self.phase,
             sim_seconds: t as f64 / 1e9,
@@ -101,23 +116,31 @@ impl Recorder {
             write_mbps: rate(d.host_write_bytes as f64 / 1e6),
             read_mbps: rate(d.host_read_bytes as f64 / 1e6),
             iops: rate(d.requests() as f64),
-            read_p50_us: self.reads.quantile_us(0.5),
-            read_p99_us: self.reads.quantile_us(0.99),
-            write_p50_us: self.writes.quantile_us(0.5),
-            write_p99_us: self.writes.quantile_us(0.99),
+            read_p50_us: of(&self.reads, |h| h.quantile_us(0.5)),
+            read_p99_us: of(&self.reads, |h| h.quantile_us(0.99)),
+            write_p50_us: of(&self.writes, |h| h.quantile_us(0.5)),
+            write_p99_us: of(&self.writes, |h| h.quantile_us(0.99)),
             waf: d.waf().unwrap_or(f64::NAN),
             waf_cumulative: (c - *run_start).waf().unwrap_or(f64::NAN),
             free_blocks,
             erases: c.erases - run_start.erases,
             bad_blocks: blocks.bad_blocks(),
-            program_us_mean: d.program_us_mean(),
-            erase_us_mean: d.erase_us_mean(),
+            program_us_mean: if d.program_ops > 0 {
+                d.program_us_mean()
+            } else {
+                f64::NAN
+            },
+            erase_us_mean: if d.erases > 0 {
+                d.erase_us_mean()
+            } else {
+                f64::NAN
+            },
             latency_mean_us: {
                 let n = self.reads.count() + self.writes.count();
                 let sum = self.reads.mean_ns() * self.reads.count() as f64
                     + self.writes.mean_ns() * self.writes.count() as f64;
                 if n == 0 {
-                    0.0
+                    f64::NAN
                 } else {
                     sum / n as f64 / 1000.0
                 }
@@ -132,11 +155,11 @@ impl Recorder {
             pslc_bytes: ftl.cache_units() * unit,
             folded_bytes: d.folded_units * unit,
             direct_bytes: d.direct_units * unit,
-            read_max_us: self.reads.max_us(),
-            write_max_us: self.writes.max_us(),
+            read_max_us: of(&self.reads, Latency::max_us),
+            write_max_us: of(&self.writes, Latency::max_us),
             buffer_dirty_bytes: drive.buffer_dirty_units(t) * unit,
             die_backlog_ms: drive.die_backlog_ns(t) as f64 / 1e6,
-            power_w: power.average_power_w,
+            power_w: power.average_power_w.unwrap_or(f64::NAN),
             rber_mean: per_page(rber_sum),
             retries_per_read: per_page(retries as f64),
         });

@@ -47,7 +47,8 @@ impl Activity {
     }
 
     /// What this work drew over `seconds` of simulated time in which the
-    /// host completed `requests` commands.
+    /// host completed `requests` commands (of timed phases only: untimed
+    /// ones draw nothing).
     pub fn summary(&self, e: &EnergyConfig, seconds: f64, requests: u64) -> EnergySummary {
         let s = |ns: u64| ns as f64 * 1e-9;
         let flash_joules = (e.read_mw * s(self.read_ns)
@@ -60,22 +61,16 @@ impl Activity {
             e.controller_idle_w * seconds + (e.controller_active_w - e.controller_idle_w) * active;
         let link_joules = e.link_w * s(self.link_ns);
         let energy_joules = flash_joules + controller_joules + link_joules;
-        let average_power_w = if seconds > 0.0 {
-            energy_joules / seconds
-        } else {
-            0.0
-        };
+        // Over no simulated time (a fill, an untimed phase) there is no power
+        // and no IOPS per watt: None, never 0.
+        let timed = seconds > 0.0;
         EnergySummary {
             energy_joules,
             flash_joules,
             controller_joules,
             link_joules,
-            average_power_w,
-            iops_per_watt: if energy_joules > 0.0 {
-                requests as f64 / energy_joules
-            } else {
-                0.0
-            },
+            average_power_w: timed.then(|| energy_joules / seconds),
+            iops_per_watt: (timed && energy_joules > 0.0).then(|| requests as f64 / energy_joules),
         }
     }
 }
@@ -90,7 +85,7 @@ pub struct EnergySummary {
     pub controller_joules: f64,
     pub link_joules: f64,
     /// Energy over simulated time, and commands completed per joule (IOPS
-    /// per watt).
-    pub average_power_w: f64,
-    pub iops_per_watt: f64,
+    /// per watt); None over no simulated time.
+    pub average_power_w: Option<f64>,
+    pub iops_per_watt: Option<f64>,
 }

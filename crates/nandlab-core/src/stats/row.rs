@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 macro_rules! row {
     ($($(#[doc = $doc:literal])* $name:ident: $ty:ident,)*) => {
         /// One row of the time series: the interval that ends at `sim_seconds`.
+        /// A figure the interval gives no meaning — a rate over no simulated
+        /// time (an untimed phase), a percentile, mean or maximum of no reads
+        /// or writes, WAF without host writes — is NaN (null to the user).
         #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
         pub struct Row {
             $($(#[doc = $doc])* pub $name: $ty,)*
