@@ -22,6 +22,8 @@ pub trait Deterministic {
     fn ln_1p_d(self) -> f64;
     /// The base-10 logarithm.
     fn log10_d(self) -> f64;
+    /// e to the power `self`, minus 1, accurate near 0.
+    fn exp_m1_d(self) -> f64;
 }
 
 impl Deterministic for f64 {
@@ -49,6 +51,11 @@ impl Deterministic for f64 {
     fn log10_d(self) -> f64 {
         libm::log10(self)
     }
+
+    #[inline]
+    fn exp_m1_d(self) -> f64 {
+        libm::expm1(self)
+    }
 }
 
 #[cfg(test)]
@@ -62,6 +69,7 @@ mod tests {
         assert_eq!(1f64.ln_d(), 0.0);
         assert_eq!(1000f64.log10_d(), 3.0);
         assert_eq!(0f64.ln_1p_d(), 0.0);
+        assert_eq!(0f64.exp_m1_d(), 0.0);
         // The same bits wherever the engine runs: musl's e is one ulp above the
         // correctly rounded one (a `libm` update that moved it would move results).
         assert_eq!(1f64.exp_d().to_bits(), std::f64::consts::E.to_bits() + 1);

@@ -87,8 +87,9 @@ def declare(r: Registry) -> None:
                          if p["lost_by_reason"]["paired_page"] == p["acknowledged_lost_units"] else -1)}),
         Claim(F, "greedy, random victims) within {error} % from 7 % to 50 % over-provisioning",
               {"error": V("waf-models", "max_error_percent", bound="at most")}),
-        Claim(F, "exactly the losses the test's own dictionary counts — {cuts} cuts per CI run",
-              {"cuts": V("invariants", "cuts", ",.0f", tol=0.05)}),
+        # proptest draws new sequences each run: 14,304 and 15,754 cuts in two runs of the same code.
+        Claim(F, "exactly the losses the test's own dictionary counts — about {cuts} cuts per CI run",
+              {"cuts": V("invariants", "cuts", ",.0f", tol=0.15)}),
         Claim(F, "`examples/suspend.toml`'s untimed ageing moves {millions} million requests in none",
               {"millions": V("suspend", "phases.age.host_requests", get=lambda n: n / 1e6, fmt=".1f")}),
     )

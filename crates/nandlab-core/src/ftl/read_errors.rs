@@ -40,6 +40,9 @@ pub struct ErrorSettings {
     retry_steps: u32,
     retry_factor: f64,
     retry_floor: f64,
+    /// What of the shift above the floor the whole ladder leaves
+    /// (`retry_factor` to the power `retry_steps`).
+    retry_left: f64,
     reference_c: f64,
     activation_ev: f64,
     /// Hard and soft decode times, and a soft decode's extra sensings.
@@ -64,6 +67,7 @@ impl ErrorSettings {
             retry_steps: c.retry_steps,
             retry_factor: c.retry_factor,
             retry_floor: c.retry_floor,
+            retry_left: c.retry_factor.pow_d(c.retry_steps as f64),
             reference_c: c.reference_c,
             activation_ev: c.activation_ev,
             decode_ns: c.decode_ns,
@@ -290,9 +294,19 @@ impl ReadErrors {
     }
 
     /// A host read of `codewords` codewords of page `page` of block `b` at
-    /// `t` (see [`ReadErrors::rber`]). Each step of the ladder decodes every
-    /// codeword, or the read goes on; the expected uncorrectable codewords
-    /// add up P(every step fails) whether or not this read did.
+    /// `t` (see [`ReadErrors::rber`]).
+    ///
+    /// Every step of the ladder re-reads the same cells. Its errors are those
+    /// the best step still sees — the wear-widened distributions and the
+    /// shift the best references leave — plus what of the retention and
+    /// disturb shift the step has not yet taken back: a codeword's errors
+    /// shrink step by step, and one that decodes at a step decodes at every
+    /// later one. So one draw decides the ladder: the page's weakest
+    /// codeword, as a quantile of the error count (the same quantile at
+    /// every step), fails each step whose failure probability lies above it.
+    /// The soft decode reads the best step's errors with its higher limit.
+    /// The expected uncorrectable codewords are P(the best step fails), per
+    /// codeword, whether or not this read failed.
     pub fn read(&mut self, b: u32, page: u32, codewords: u32, t: u64) -> ReadOutcome {
         let (rber, base) = self.rber(b, page, t);
         let e = &mut self.blocks[b as usize];
@@ -305,56 +319,54 @@ impl ReadErrors {
         let cfg = self.settings;
         self.tally.page(rber, codewords, cfg.data_bits);
         let n = codewords as f64;
-        // Whether all codewords decode at a codeword failure probability of
-        // e^ln_q: a draw, unless failing is below the draw's resolution.
-        let all_pass = |ln_q: f64, rng: &mut Xoshiro256PlusPlus| {
-            ln_q < NEVER_DRAWN - LN_MAX_CODEWORDS
-                || ln_q + n.ln_d() < NEVER_DRAWN
-                || rng.random::<f64>() < (n * (-ln_q.exp_d()).ln_1p_d()).exp_d()
-        };
-        let mut ln_fail_all = 0.0;
         // Each step takes back `retry_factor` of what is left of the shift
         // above its floor: the best read references leave `retry_floor` of it.
         let full = rber - base;
         let floor = full * cfg.retry_floor;
-        let mut shift = full;
         let mut outcome = ReadOutcome {
             retries: 0,
             soft: false,
             uncorrectable: false,
         };
-        let mut decoded = false;
-        let steps = cfg.retry_steps + 1 + self.soft.is_some() as u32;
+        let ln_first = self.hard.ln_fail(rber);
+        let ln_n = n.ln_d();
+        if ln_first + ln_n < NEGLIGIBLE {
+            // The best step fails no more often than the first: nothing f64
+            // could add to the tally (the common case, fresh data).
+            return self.tally(outcome, 0.0);
+        }
+        let best = base + floor + (full - floor) * cfg.retry_left;
+        let ln_last = match &self.soft {
+            Some(soft) => soft.ln_fail(best),
+            None => self.hard.ln_fail(best),
+        };
+        let expected = n * ln_last.exp_d();
+        if ln_first + ln_n < NEVER_DRAWN {
+            // No draw could find a codeword that fails even the first step.
+            return self.tally(outcome, expected);
+        }
+        // The weakest codeword's tail quantile v (a codeword fails a step
+        // whose failure probability is above its quantile): P(v < x) =
+        // 1 − (1 − x)ⁿ, so v = 1 − r^(1/n) for r uniform in [0, 1).
+        let r: f64 = self.rng.random();
+        let ln_v = (-(r.ln_d() / n).exp_m1_d()).ln_d();
+        let mut shift = full;
         for step in 0..=cfg.retry_steps {
-            let ln_q = self.hard.ln_fail(base + shift);
-            ln_fail_all += ln_q;
-            if !decoded && all_pass(ln_q, &mut self.rng) {
-                decoded = true;
+            let ln_q = if step == 0 {
+                ln_first
+            } else {
+                self.hard.ln_fail(base + shift)
+            };
+            if ln_v >= ln_q {
                 outcome.retries = step;
+                return self.tally(outcome, expected);
             }
-            // Later steps fail no more often than this one: once even that
-            // bound leaves nothing to add, the read is done.
-            if decoded && ln_fail_all + (steps - 1 - step) as f64 * ln_q < NEGLIGIBLE {
-                return self.tally(outcome, 0.0);
-            }
-            if step < cfg.retry_steps {
-                shift = floor + (shift - floor) * cfg.retry_factor;
-            }
+            shift = floor + (shift - floor) * cfg.retry_factor;
         }
-        if let Some(soft) = &self.soft {
-            let ln_q = soft.ln_fail(base + shift);
-            ln_fail_all += ln_q;
-            if !decoded {
-                outcome.retries = cfg.retry_steps;
-                outcome.soft = true;
-                decoded = all_pass(ln_q, &mut self.rng);
-            }
-        }
-        if !decoded {
-            outcome.retries = cfg.retry_steps;
-            outcome.uncorrectable = true;
-        }
-        self.tally(outcome, n * ln_fail_all.exp_d())
+        outcome.retries = cfg.retry_steps;
+        outcome.soft = self.soft.is_some();
+        outcome.uncorrectable = self.soft.is_none() || ln_v < ln_last;
+        self.tally(outcome, expected)
     }
 
     fn tally(&mut self, outcome: ReadOutcome, expected_uncorrectable: f64) -> ReadOutcome {
@@ -370,10 +382,6 @@ impl ReadErrors {
 /// ln of a probability a uniform f64 draw cannot tell from 0 (2⁻⁵³).
 const NEVER_DRAWN: f64 = -36.8;
 
-/// More than ln of the codewords any page read has (pages of at most 1 MiB,
-/// codewords of at least 64 B: 2¹⁴ < e^11.1).
-const LN_MAX_CODEWORDS: f64 = 11.1;
-
 /// ln of an expected count below what f64 adds to any tally (e^-745 is the
 /// smallest subnormal).
 const NEGLIGIBLE: f64 = -745.0;
@@ -381,42 +389,105 @@ const NEGLIGIBLE: f64 = -745.0;
 #[cfg(test)]
 mod tests {
     use super::ReadErrors;
-    use crate::config::Config;
+    use crate::config::{Config, ErrorsConfig};
     use crate::math::Deterministic;
+    use crate::media::errors::{page_type_factor, DAY_NS, FAST19_MLC};
 
-    /// Reads decide against the exact binomial probabilities: one 1 KiB
-    /// codeword of BCH correcting 1 bit, at the MLC set's fresh RBER (ε,
-    /// no retention or disturb, so every retry step is the same draw): a
-    /// read needs a retry with P(X > 1), and fails the whole ladder with
-    /// P(X > 1)^6, X ~ Binomial(codeword bits, ε).
-    #[test]
-    fn outcomes_follow_the_exact_binomial_probabilities() {
-        let text = "[device]\npreset = \"zombienand-synthetic-mlc\"\n[device.errors]\nmodel = \"power-law\"\n\
-                    params = \"fast19-mlc\"\necc = \"bch:1/1KiB\"\n[[phase]]\nrequests = 1\n";
-        let cfg = Config::from_toml(text, "test").unwrap();
-        let e = cfg.device.errors.as_ref().unwrap();
-        let mut errors = ReadErrors::new(e, 4, 25.0, 1);
-        errors.opened(0, 0, 1, 0.0);
-        let (n, r) = (e.ecc.bits as f64, 8.34e-5);
-        let p = 1.0 - (1.0f64 - r).pow_d(n) - n * r * (1.0f64 - r).pow_d(n - 1.0);
-        let reads = 40_000;
+    /// P(X > limit) for X ~ Binomial(n, p), by direct summation of the
+    /// probabilities from P(X = 0) up (independent of the engine's tail).
+    fn binomial_tail(n: u32, p: f64, limit: u32) -> f64 {
+        let mut term = (1.0 - p).pow_d(n as f64);
+        let mut below = term;
+        for j in 0..limit {
+            term *= (n - j) as f64 / (j + 1) as f64 * p / (1.0 - p);
+            below += term;
+        }
+        1.0 - below
+    }
+
+    fn errors(ecc: &str) -> ErrorsConfig {
+        let text = format!(
+            "[device]\npreset = \"zombienand-synthetic-mlc\"\n[device.errors]\nmodel = \"power-law\"\n\
+             params = \"fast19-mlc\"\necc = \"{ecc}\"\nreference_c = 25.0\n[[phase]]\nrequests = 1\n"
+        );
+        let cfg = Config::from_toml(&text, "test").unwrap();
+        cfg.device.errors.unwrap()
+    }
+
+    /// `reads` reads of `codewords` codewords of page 0 of block 0: the
+    /// shares that needed a retry and that failed, and the tally's expected
+    /// uncorrectable codewords per codeword read.
+    fn read_many(errors: &mut ReadErrors, reads: u32, codewords: u32, t: u64) -> (f64, f64, f64) {
+        let before = errors.tally.expected_uncorrectable;
         let (mut retried, mut failed) = (0, 0);
         for _ in 0..reads {
-            let o = errors.read(0, 0, 1, 0);
-            retried += (o.retries > 0) as u32;
+            // Reads since erase would add disturb: the block is erased anew.
+            errors.erased(0);
+            let o = errors.read(0, 0, codewords, t);
+            retried += (o.retries > 0 || o.soft) as u32;
             failed += o.uncorrectable as u32;
         }
-        let share = retried as f64 / reads as f64;
-        let sigma = (p * (1.0 - p) / reads as f64).sqrt();
-        assert!((share - p).abs() < 4.0 * sigma, "{share} vs {p}");
-        let all = p.pow_d(6.0);
-        let expected = all * reads as f64;
+        let n = reads as f64;
+        let expected = (errors.tally.expected_uncorrectable - before) / (n * codewords as f64);
+        (retried as f64 / n, failed as f64 / n, expected)
+    }
+
+    fn near(share: f64, p: f64, reads: u32) -> bool {
+        (share - p).abs() < 4.0 * (p * (1.0 - p) / reads as f64).sqrt() + 1.0 / reads as f64
+    }
+
+    /// Fresh data (ε alone: no retention or disturb shift for retry to take
+    /// back): every step re-reads the same errors, so the ladder fails as
+    /// often as the first decode, P(X > 1) for one BCH codeword correcting 1
+    /// bit, X ~ Binomial(codeword bits, ε) — not that probability to the
+    /// power of the ladder's six steps.
+    #[test]
+    fn retries_cannot_help_fresh_data() {
+        let e = errors("bch:1/1KiB");
+        let mut errors = ReadErrors::new(&e, 4, 25.0, 1);
+        errors.opened(0, 0, 1, 0.0);
+        let p = binomial_tail(e.ecc.bits, FAST19_MLC.epsilon, 1);
+        let reads = 40_000;
+        let (retried, failed, expected) = read_many(&mut errors, reads, 1, 0);
+        assert!(near(retried, p, reads), "{retried} vs {p}");
+        assert_eq!(retried, failed);
+        assert!((expected / p - 1.0).abs() < 0.02, "{expected} vs {p}");
+        // Four codewords a page: the page fails when any does.
+        let page = 1.0 - (1.0 - p).pow_d(4.0);
+        let (_, failed, expected) = read_many(&mut errors, reads, 4, 0);
+        assert!(near(failed, page, reads), "{failed} vs {page}");
+        assert!((expected / p - 1.0).abs() < 0.02, "{expected} vs {p}");
+    }
+
+    /// Aged data: retry takes back all but `retry_floor` of the retention
+    /// shift (less what its last step leaves), and the ladder fails when the
+    /// errors at its best step do: P(X > t), X ~ Binomial(bits, best RBER).
+    /// The first decode fails far more often, and every failed read needed
+    /// the whole ladder.
+    #[test]
+    fn the_ladder_fails_as_its_best_step_does() {
+        let e = errors("bch:4/1KiB");
+        let mut errors = ReadErrors::new(&e, 4, 25.0, 1);
+        let cycles = 3000.0;
+        errors.opened(0, 0, 2, cycles);
+        let days = 90.0;
+        let t = (days * DAY_NS) as u64;
+        let m = FAST19_MLC;
+        let f = page_type_factor(2, 0);
+        let base = (m.epsilon + m.alpha * cycles.pow_d(m.k)) * f;
+        let shift = m.beta * cycles.pow_d(m.m) * days.pow_d(m.n) * f;
+        let left =
+            e.retry_floor + (1.0 - e.retry_floor) * e.retry_factor.pow_d(e.retry_steps as f64);
+        let first = binomial_tail(e.ecc.bits, base + shift, 4);
+        let last = binomial_tail(e.ecc.bits, base + shift * left, 4);
         assert!(
-            (failed as f64 - expected).abs() < 4.0 * expected.sqrt() + 1.0,
-            "{failed} vs {expected}"
+            first > 0.05 && last > 1e-3 && last < first / 5.0,
+            "{first} {last}"
         );
-        // The tally's expectation is the same probability, read by read.
-        let mean = errors.tally.expected_uncorrectable / reads as f64;
-        assert!((mean / all - 1.0).abs() < 0.02, "{mean} vs {all}");
+        let reads = 20_000;
+        let (retried, failed, expected) = read_many(&mut errors, reads, 1, t);
+        assert!(near(retried, first, reads), "{retried} vs {first}");
+        assert!(near(failed, last, reads), "{failed} vs {last}");
+        assert!((expected / last - 1.0).abs() < 0.03, "{expected} vs {last}");
     }
 }

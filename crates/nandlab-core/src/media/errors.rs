@@ -75,6 +75,11 @@ pub struct WearTerms {
     pub disturb: f64,
 }
 
+/// The largest raw bit error rate: a bit read at random is wrong half the
+/// time, and no cell can do worse on average (a page's wear, retention and
+/// disturb terms, extrapolated, are held to it).
+pub const RBER_MAX: f64 = 0.5;
+
 /// `[device.errors] model`: how a page's RBER follows from its block's
 /// wear, retention age and reads.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -95,7 +100,7 @@ impl ErrorModel {
     /// Page type `page_type` of a `bits`-bit block with wear `w`, `days`
     /// old at the reference temperature, read `reads` times since erase and
     /// holding states in `shares`: its RBER's part that read retry cannot
-    /// take back, and the shift it can.
+    /// take back, and the shift it can (together at most [`RBER_MAX`]).
     #[inline]
     pub fn page_parts(
         &self,
@@ -106,14 +111,19 @@ impl ErrorModel {
         reads: f64,
         shares: &StateShares,
     ) -> (f64, f64) {
-        match self {
+        let (base, shift) = match self {
             ErrorModel::PowerLaw(m) => {
                 let (base, shift) = m.parts_of(w, days, reads);
                 let f = page_type_factor(bits, page_type);
                 (base * f, shift * f)
             }
             ErrorModel::Vt(m) => m.page_parts(w, bits, page_type, days, reads, shares),
-        }
+        };
+        // A fit extrapolated past where it was measured can give any number;
+        // a raw bit error rate cannot pass a coin toss's.
+        let total = (base + shift).min(RBER_MAX);
+        let base = base.min(total);
+        (base, total - base)
     }
 }
 
@@ -423,6 +433,34 @@ mod tests {
                 (ours - exact).abs() < 0.02 * exact.abs().max(1.0),
                 "{rber}: {ours} vs {exact}"
             );
+        }
+    }
+
+    /// However far the fits are extrapolated — millions of cycles, ages of
+    /// 10¹² days, 10¹² reads — no page's RBER passes a coin toss's, and the
+    /// part retry cannot move is never negative.
+    #[test]
+    fn no_rber_passes_a_coin_toss() {
+        use crate::media::vt::{state_shares, VT_MLC, VT_TLC};
+        let shares = state_shares(3, &[0.25; 4]);
+        for model in [
+            ErrorModel::PowerLaw(FAST19_MLC),
+            ErrorModel::PowerLaw(FAST19_TLC),
+            ErrorModel::Vt(VT_MLC),
+            ErrorModel::Vt(VT_TLC),
+        ] {
+            for cycles in [0.0, 1e3, 1e5, 1e7] {
+                let w = model.terms(cycles);
+                for (days, reads) in [(0.0, 0.0), (1e12, 0.0), (0.0, 1e12), (1e12, 1e12)] {
+                    for p in 0..3 {
+                        let (base, shift) = model.page_parts(&w, 3, p, days, reads, &shares);
+                        assert!(
+                            base >= 0.0 && shift >= 0.0 && base + shift <= RBER_MAX,
+                            "{model:?} {cycles} {days} {reads}: {base} + {shift}"
+                        );
+                    }
+                }
+            }
         }
     }
 

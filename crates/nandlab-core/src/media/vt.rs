@@ -2,7 +2,9 @@
 //! poster): a cell's threshold voltage is a mixture of one Gaussian per
 //! programmed state, f(x) = Σₛ P(Sₛ)·N(μₛ, δₛ). Wear widens every state and
 //! lifts the erased one (trapped charge); retention pulls the programmed
-//! states down, the higher ones further, and widens them; read disturb lifts
+//! states down, the higher ones further, and widens them (the cells a
+//! program left past the reference above a state are held there: data never
+//! errs less as it ages); read disturb lifts
 //! the erased state. A page's bit errors are the tails that cross the read
 //! references whose bit that page holds, weighted by how much of the data
 //! sits in each state — so all-'11' (erased-looking) data errs differently
@@ -206,18 +208,17 @@ impl VtModel {
         } else {
             0.0
         };
-        // State s's mean and σ now.
+        // State s now: its mean and σ, and those it was programmed with.
         let state = |s: usize| {
             let fresh = self.fresh_mean(bits, s);
             let sigma = fresh_sigma(s) * w.base;
             if s == 0 {
-                return (w.lift + w.disturb * ln_reads, sigma);
+                let mean = w.lift + w.disturb * ln_reads;
+                return (mean, sigma, mean, sigma);
             }
             let loss = w.retention * fresh / top * ln_age;
-            (
-                fresh - loss,
-                (sigma * sigma + (self.spread * loss) * (self.spread * loss)).sqrt(),
-            )
+            let aged = (sigma * sigma + (self.spread * loss) * (self.spread * loss)).sqrt();
+            (fresh - loss, aged, fresh, sigma)
         };
         let (mut fixed, mut best) = (0.0, 0.0);
         for (j, &p) in reference_pages(bits).iter().enumerate() {
@@ -228,13 +229,25 @@ impl VtModel {
             let (m0, s0) = (self.fresh_mean(bits, j), fresh_sigma(j));
             let (m1, s1) = (self.fresh_mean(bits, j + 1), fresh_sigma(j + 1));
             let fixed_at = (m0 * s1 + m1 * s0) / (s0 + s1);
-            let (lo, slo) = state(j);
-            let (hi, shi) = state(j + 1);
+            let (lo, slo, lo_programmed, slo_programmed) = state(j);
+            let (hi, shi, _, _) = state(j + 1);
             let best_at = (lo * shi + hi * slo) / (slo + shi);
-            let misread =
-                |v: f64| shares[j] * q((v - lo) / slo) + shares[j + 1] * q((hi - v) / shi);
-            fixed += misread(fixed_at);
-            best += misread(best_at);
+            // Retention moves the lower state away from the fixed reference
+            // above it, but the cells its program left past that reference
+            // (program noise) are not the ones that leak (traps): read at the
+            // fixed reference, that part never falls below what it was
+            // programmed with, so no page errs less as its data ages. (Letting
+            // it fall, all-'10' MLC data erred less after a month than
+            // fresh.) The best references follow the states as they moved.
+            let misread = |v: f64, programmed: bool| {
+                let mut up = q((v - lo) / slo);
+                if programmed {
+                    up = up.max(q((v - lo_programmed) / slo_programmed));
+                }
+                shares[j] * up + shares[j + 1] * q((hi - v) / shi)
+            };
+            fixed += misread(fixed_at, true);
+            best += misread(best_at, false);
         }
         let best = best.min(fixed);
         (best, fixed - best)
@@ -328,6 +341,45 @@ mod tests {
         assert!(year[3] > year[2] && year[2] > year[1], "{year:?}");
         assert!(year[3] > 2.0 * year[0], "{year:?}");
         assert!((page_total(0, 365.0) - page_total(0, 0.0)).abs() < 1e-12);
+    }
+
+    /// Retention never heals: for every set, mode, page type and data
+    /// pattern (random, and each state alone), at every wear, a page's RBER
+    /// with the fixed references and with the best ones only grows with age.
+    #[test]
+    fn no_page_errs_less_as_it_ages() {
+        let days = [0.0, 0.1, 1.0, 7.0, 30.0, 90.0, 365.0, 3650.0, 1e5];
+        for m in [VT_MLC, VT_TLC] {
+            for bits in 1..=4u32 {
+                let mut patterns = vec![RANDOM];
+                for s in 0..4 {
+                    let mut p = [0.0; 4];
+                    p[s] = 1.0;
+                    patterns.push(p);
+                }
+                for mlc in patterns {
+                    let shares = state_shares(bits, &mlc);
+                    for cycles in [0.0, 0.5 * m.cycles_ref, m.cycles_ref, 3.0 * m.cycles_ref] {
+                        let w = m.terms(cycles);
+                        for p in 0..bits as usize {
+                            let mut last = (0.0, 0.0);
+                            for &d in &days {
+                                let (b, s) = m.page_parts(&w, bits, p, d, 0.0, &shares);
+                                assert!(
+                                    b >= last.0 && b + s >= last.1,
+                                    "{bits}-bit page {p}, {mlc:?}, {cycles} cycles, {d} days: \
+                                     {:e} after {:e} (best {b:e} after {:e})",
+                                    b + s,
+                                    last.1,
+                                    last.0
+                                );
+                                last = (b, b + s);
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! UBER the drive's model predicts, far below what a run can count).
 
 use super::Latency;
+use crate::media::errors::RBER_MAX;
 use serde::{Deserialize, Serialize};
 
 /// RBER is kept in a [`Latency`] histogram in units of 10⁻¹² (3 significant digits).
@@ -84,6 +85,12 @@ impl ErrorTally {
         }
     }
 
+    /// The RBER of a histogram figure (read as µs): the top of its bin, no
+    /// more than the most any page can have.
+    fn rber_at(&self, us: f64) -> f64 {
+        (us * 1000.0 / RBER_UNIT).min(RBER_MAX)
+    }
+
     pub fn summary(&self, uber_target: f64) -> ErrorSummary {
         let reads = self.page_reads.max(1) as f64;
         let uber = if self.bits == 0 {
@@ -93,8 +100,8 @@ impl ErrorTally {
         };
         ErrorSummary {
             rber_mean: self.rber_sum / reads,
-            rber_p99: self.rber.quantile_us(0.99) * 1000.0 / RBER_UNIT,
-            rber_max: self.rber.max_us() * 1000.0 / RBER_UNIT,
+            rber_p99: self.rber_at(self.rber.quantile_us(0.99)),
+            rber_max: self.rber_at(self.rber.max_us()),
             ecc_page_reads: self.page_reads,
             read_retries: self.retries,
             retries_per_read: self.retries as f64 / reads,
