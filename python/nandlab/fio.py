@@ -798,10 +798,12 @@ def _windows(series: pl.DataFrame, phase: int) -> list[dict[str, float]]:
     windows = []
     for i in rows:
         row = series.row(i, named=True)
+        if row["iops"] is None:
+            continue  # a window of no simulated time: fio has none
         moved = row["read_mbps"] + row["write_mbps"]
         windows.append({
             "ms": round((row["sim_seconds"] - start) * 1000),
-            "lat": row["latency_mean_us"] * 1000,
+            "lat": (row["latency_mean_us"] or 0.0) * 1000,  # no completions: fio's logs say 0
             **{f"{kind}_bw": row[f"{kind}_mbps"] * 1e6 / 1024 for kind in ("read", "write")},
             **{f"{kind}_iops": row["iops"] * row[f"{kind}_mbps"] / moved if moved else 0.0
                for kind in ("read", "write")},
