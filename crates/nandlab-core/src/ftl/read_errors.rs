@@ -391,19 +391,8 @@ mod tests {
     use super::ReadErrors;
     use crate::config::{Config, ErrorsConfig};
     use crate::math::Deterministic;
+    use crate::media::errors::tests::direct_tail;
     use crate::media::errors::{page_type_factor, DAY_NS, FAST19_MLC};
-
-    /// P(X > limit) for X ~ Binomial(n, p), by direct summation of the
-    /// probabilities from P(X = 0) up (independent of the engine's tail).
-    fn binomial_tail(n: u32, p: f64, limit: u32) -> f64 {
-        let mut term = (1.0 - p).pow_d(n as f64);
-        let mut below = term;
-        for j in 0..limit {
-            term *= (n - j) as f64 / (j + 1) as f64 * p / (1.0 - p);
-            below += term;
-        }
-        1.0 - below
-    }
 
     fn errors(ecc: &str) -> ErrorsConfig {
         let text = format!(
@@ -446,7 +435,7 @@ mod tests {
         let e = errors("bch:1/1KiB");
         let mut errors = ReadErrors::new(&e, 4, 25.0, 1);
         errors.opened(0, 0, 1, 0.0);
-        let p = binomial_tail(e.ecc.bits, FAST19_MLC.epsilon, 1);
+        let p = direct_tail(e.ecc.bits, FAST19_MLC.epsilon, 1);
         let reads = 40_000;
         let (retried, failed, expected) = read_many(&mut errors, reads, 1, 0);
         assert!(near(retried, p, reads), "{retried} vs {p}");
@@ -478,8 +467,8 @@ mod tests {
         let shift = m.beta * cycles.pow_d(m.m) * days.pow_d(m.n) * f;
         let left =
             e.retry_floor + (1.0 - e.retry_floor) * e.retry_factor.pow_d(e.retry_steps as f64);
-        let first = binomial_tail(e.ecc.bits, base + shift, 4);
-        let last = binomial_tail(e.ecc.bits, base + shift * left, 4);
+        let first = direct_tail(e.ecc.bits, base + shift, 4);
+        let last = direct_tail(e.ecc.bits, base + shift * left, 4);
         assert!(
             first > 0.05 && last > 1e-3 && last < first / 5.0,
             "{first} {last}"

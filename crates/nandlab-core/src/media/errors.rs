@@ -342,7 +342,7 @@ pub fn page_type_factor(bits: u32, page_type: usize) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -385,8 +385,10 @@ mod tests {
         assert_eq!(c.at(110), 2200.0);
     }
 
-    /// Exact P(X > limit) by direct summation in f64 (small n only).
-    fn direct_tail(n: u32, p: f64, limit: u32) -> f64 {
+    /// Exact P(X > limit) by direct summation in f64, independent of
+    /// [`ln_tail`] (codewords of up to some 10⁴ bits at RBERs below 10⁻²;
+    /// the read ladder's tests use it too).
+    pub(crate) fn direct_tail(n: u32, p: f64, limit: u32) -> f64 {
         let mut pmf = vec![0.0f64; n as usize + 1];
         pmf[0] = (1.0 - p).pow_d(n as f64);
         for j in 0..n as usize {
