@@ -587,4 +587,8 @@ fn no_rber_figure_passes_a_coin_toss() {
         "{e:?}"
     );
     assert!(e.rber_mean > 0.1, "{e:?}");
+    // Means of pages at the bound, in the time series too, stay at it.
+    let worn = "initial = 0.9\nrated = { tlc = 200000 }\nspread = \"none\"";
+    let s = run(worn, "", &format!("{}{READS}", bake("1000000h", 125.0)));
+    assert_eq!(last(&s).errors.unwrap().rber_mean, 0.5);
 }

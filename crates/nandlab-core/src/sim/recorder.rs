@@ -4,6 +4,7 @@
 
 use crate::config::{EnergyConfig, Interval, PhaseConfig};
 use crate::drive::Drive;
+use crate::media::errors::RBER_MAX;
 use crate::stats::{Activity, Counters, Latency, Row};
 use serde::{Deserialize, Serialize};
 
@@ -160,7 +161,8 @@ impl Recorder {
             buffer_dirty_bytes: drive.buffer_dirty_units(t) * unit,
             die_backlog_ms: drive.die_backlog_ns(t) as f64 / 1e6,
             power_w: power.average_power_w.unwrap_or(f64::NAN),
-            rber_mean: per_page(rber_sum),
+            // NaN without pages (f64::min would make it the bound).
+            rber_mean: per_page(rber_sum.min(RBER_MAX * pages as f64)),
             retries_per_read: per_page(retries as f64),
         });
         self.reads.reset();
