@@ -33,6 +33,9 @@ def main() -> int:
                         help=f"record the runs' digests in {check.GOLDEN} (after a change meant to move results)")
     args = parser.parse_args()
 
+    note = check.huge_pages_only_where_advised()
+    if note:
+        print(note, file=sys.stderr)
     r = registry()
     checks = [c for c in r.checks if not args.only or any(c.file == t or c.file.startswith(t.rstrip("/") + "/")
                                                            for t in args.only)]
