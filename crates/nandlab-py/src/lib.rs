@@ -492,6 +492,13 @@ impl Simulator {
             .map_err(|e| sim_error(py, e, None))
     }
 
+    /// JESD218's UBER of reading the whole drive back after `hours` powered
+    /// off at `temperature_c`, every block at its initial cycles, expected
+    /// over the endurance spread (None without an error model).
+    fn expected_uber(&self, hours: f64, temperature_c: f64) -> Option<f64> {
+        self.sim.expected_uber(hours, temperature_c)
+    }
+
     /// Erase count of every block.
     fn erase_counts(&self) -> Vec<u32> {
         self.sim.drive().ftl.blocks.erase_count().to_vec()

@@ -6,7 +6,7 @@ use super::keyword::{FormWord, Keywords, Meaning::*};
 use super::raw::RawErrors;
 use super::values::{err, number};
 use super::ConfigError;
-use crate::media::errors::{Ecc, ErrorModel, FAST19_MLC, FAST19_TLC};
+use crate::media::errors::{Ecc, ErrorModel, FAST19_MLC, FAST19_SLC, FAST19_TLC};
 use crate::media::vt::{VT_MLC, VT_TLC};
 use crate::media::CellMode;
 use crate::units::parse_size;
@@ -74,6 +74,7 @@ const MODEL: Keywords<Model> = Keywords::new(
 const PARAMS: Keywords<ErrorModel> = Keywords::new(
     "parameter set",
     &[
+        ("fast19-slc", Is(ErrorModel::PowerLaw(FAST19_SLC))),
         ("fast19-mlc", Is(ErrorModel::PowerLaw(FAST19_MLC))),
         ("fast19-tlc", Is(ErrorModel::PowerLaw(FAST19_TLC))),
         ("vt-mlc", Is(ErrorModel::Vt(VT_MLC))),
@@ -181,26 +182,39 @@ pub(super) fn validate(
     if model == Model::None {
         return Ok(None);
     }
-    let native_tlc = cell.bits() >= 3;
     let family = if model == Model::Vt { "vt" } else { "fast19" };
+    // The set of the drive's own cell (vt's sets describe MLC and TLC; an
+    // SLC drive takes vt-mlc's two outermost states).
+    let mode = match cell.bits() {
+        1 if model == Model::PowerLaw => "slc",
+        1 | 2 => "mlc",
+        _ => "tlc",
+    };
     let params_name = e
         .params
         .clone()
-        .unwrap_or_else(|| format!("{family}-{}", if native_tlc { "tlc" } else { "mlc" }));
+        .unwrap_or_else(|| format!("{family}-{mode}"));
     let params = PARAMS.parse(&key("params"), &params_name)?;
     if matches!(params, ErrorModel::Vt(_)) != (model == Model::Vt) {
         return err(
             &key("params"),
             format!(
-                "`{params_name}` is not a set of model `{}`: it takes {family}-mlc or {family}-tlc",
-                e.model.as_deref().unwrap_or_default()
+                "`{params_name}` is not a set of model `{}`: it takes {}",
+                e.model.as_deref().unwrap_or_default(),
+                if model == Model::Vt {
+                    "vt-mlc or vt-tlc"
+                } else {
+                    "fast19-slc, fast19-mlc or fast19-tlc"
+                }
             ),
         );
     }
-    let default_ecc = if params_name.ends_with("-tlc") {
-        "ldpc:280/520/4KiB"
-    } else {
-        "bch:40/1KiB"
+    // Each set's code: the one its drive class ships with (the SNIA
+    // tutorial's SLC drive: 7 bits per 512 B).
+    let default_ecc = match &params_name[params_name.len() - 3..] {
+        "tlc" => "ldpc:280/520/4KiB",
+        "slc" => "bch:7/512B",
+        _ => "bch:40/1KiB",
     };
     let ecc = ECC.parse(&key("ecc"), e.ecc.as_deref().unwrap_or(default_ecc))?;
     let us = |k: &str, v: Option<f64>, default: f64| -> Result<u64, ConfigError> {

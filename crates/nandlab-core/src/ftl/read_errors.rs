@@ -8,11 +8,11 @@
 //! error count (`media::errors::TailTable`): the same outcome as sampling
 //! the count, in O(1) per read whatever the codeword size.
 
-use crate::config::ErrorsConfig;
+use crate::config::{ErrorsConfig, Spread};
 use crate::host::workload::derive_seed;
 use crate::math::Deterministic;
 use crate::media::errors::{
-    acceleration, ErrorModel, RetentionClock, TailTable, WearTerms, DAY_NS,
+    acceleration, sectors_per_codeword, ErrorModel, RetentionClock, TailTable, WearTerms, DAY_NS,
 };
 use crate::media::vt::{state_shares, StateShares};
 use crate::media::ModeTiming;
@@ -156,7 +156,7 @@ impl ReadErrors {
         let settings = ErrorSettings::new(cfg);
         let unopened = BlockErrors {
             written_at: 0.0,
-            wear: settings.model.terms(0.0),
+            wear: settings.model.terms(0.0, 1),
             reads: 0,
             bits: 1,
             queued: false,
@@ -222,7 +222,7 @@ impl ReadErrors {
     pub fn opened(&mut self, b: u32, t: u64, bits: u32, cycles: f64) {
         let e = &mut self.blocks[b as usize];
         e.written_at = self.clock.at(t);
-        e.wear = self.settings.model.terms(cycles);
+        e.wear = self.settings.model.terms(cycles, bits);
         e.bits = bits as u8;
         e.data = self.writing;
     }
@@ -335,11 +335,7 @@ impl ReadErrors {
             // could add to the tally (the common case, fresh data).
             return self.tally(outcome, 0.0);
         }
-        let best = base + floor + (full - floor) * cfg.retry_left;
-        let ln_last = match &self.soft {
-            Some(soft) => soft.ln_fail(best),
-            None => self.hard.ln_fail(best),
-        };
+        let ln_last = self.ln_ladder_fails(rber, base);
         let expected = n * ln_last.exp_d();
         if ln_first + ln_n < NEVER_DRAWN {
             // No draw could find a codeword that fails even the first step.
@@ -369,6 +365,93 @@ impl ReadErrors {
         self.tally(outcome, expected)
     }
 
+    /// ln P(a codeword read at `rber`, `base` of it beyond retry's reach,
+    /// fails the whole ladder): its best step's hard decode, or the soft
+    /// decode of what that step reads.
+    #[inline]
+    fn ln_ladder_fails(&self, rber: f64, base: f64) -> f64 {
+        let cfg = &self.settings;
+        let full = rber - base;
+        let floor = full * cfg.retry_floor;
+        let best = base + floor + (full - floor) * cfg.retry_left;
+        match &self.soft {
+            Some(soft) => soft.ln_fail(best),
+            None => self.hard.ln_fail(best),
+        }
+    }
+
+    /// JESD218's UBER of reading back every page of a drive of `blocks`
+    /// blocks cycled to `cycles` (a nominal block's) and written `days` ago
+    /// (at the reference temperature) with random data, at `bits` bits per
+    /// cell, expected over blocks whose endurance is a factor drawn from
+    /// `spread` times `conditions` (a block of factor f has seen cycles / f
+    /// of a nominal block's stress). A run's own UBER follows the weakest
+    /// blocks its seed drew (orders of magnitude apart between seeds); this
+    /// is the seed-free figure of the median drive: every block of the
+    /// spread, those weaker than the median drive's weakest (the ln 2 / n
+    /// quantile) taken as that one — the unbounded log-normal's far tail,
+    /// blocks one drive in millions holds, would otherwise decide it.
+    pub fn expected_uber(
+        &self,
+        bits: u32,
+        cycles: f64,
+        days: f64,
+        spread: &Spread,
+        conditions: f64,
+        blocks: u32,
+    ) -> f64 {
+        let shares = state_shares(bits, &[0.25; 4]);
+        let fails = |factor: f64| {
+            let w = self
+                .settings
+                .model
+                .terms(cycles / (factor * conditions), bits);
+            (0..bits as usize)
+                .map(|p| {
+                    let (base, shift) = self
+                        .settings
+                        .model
+                        .page_parts(&w, bits, p, days, 0.0, &shares);
+                    self.ln_ladder_fails(base + shift, base).exp_d()
+                })
+                .sum::<f64>()
+                / bits as f64
+        };
+        let p_fail = match *spread {
+            Spread::Rated => fails(1.0),
+            Spread::LogNormal {
+                median,
+                sigma,
+                outliers,
+            } => {
+                // ln f = ln median + σ·z, z standard normal: the trapezoid
+                // rule over ±9 σ (what lies beyond weighs under 10⁻¹⁸), z held
+                // at the median drive's weakest; the outliers are uniform
+                // over 0.5–3× the rating.
+                let weakest = normal_quantile(std::f64::consts::LN_2 / blocks.max(1) as f64);
+                const STEPS: usize = 1800;
+                let dz = 18.0 / STEPS as f64;
+                let normal: f64 = (0..=STEPS)
+                    .map(|i| {
+                        let z = -9.0 + i as f64 * dz;
+                        let w = if i == 0 || i == STEPS { 0.5 } else { 1.0 };
+                        let f = median * (sigma * z.max(weakest)).exp_d();
+                        w * (-0.5 * z * z).exp_d() * fails(f)
+                    })
+                    .sum::<f64>()
+                    * dz
+                    / (2.0 * std::f64::consts::PI).sqrt();
+                let du = 2.5 / 250.0;
+                let uniform: f64 = (0..250)
+                    .map(|i| fails(0.5 + (i as f64 + 0.5) * du))
+                    .sum::<f64>()
+                    / 250.0;
+                (1.0 - outliers) * normal + outliers * uniform
+            }
+        };
+        p_fail * sectors_per_codeword(self.settings.data_bits) / self.settings.data_bits as f64
+    }
+
     fn tally(&mut self, outcome: ReadOutcome, expected_uncorrectable: f64) -> ReadOutcome {
         let t = &mut self.tally;
         t.expected_uncorrectable += expected_uncorrectable;
@@ -377,6 +460,21 @@ impl ReadErrors {
         t.uncorrectable_reads += outcome.uncorrectable as u64;
         outcome
     }
+}
+
+/// The z below which a standard normal falls with probability `p` (0 < p ≤
+/// 0.5), by bisection on its tail: to 10⁻¹² in z.
+fn normal_quantile(p: f64) -> f64 {
+    let (mut lo, mut hi) = (-40.0f64, 0.0f64);
+    while hi - lo > 1e-12 {
+        let mid = 0.5 * (lo + hi);
+        if 0.5 * libm::erfc(-mid * std::f64::consts::FRAC_1_SQRT_2) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
 }
 
 /// ln of a probability a uniform f64 draw cannot tell from 0 (2⁻⁵³).
@@ -434,8 +532,8 @@ mod tests {
     fn retries_cannot_help_fresh_data() {
         let e = errors("bch:1/1KiB");
         let mut errors = ReadErrors::new(&e, 4, 25.0, 1);
-        errors.opened(0, 0, 1, 0.0);
-        let p = direct_tail(e.ecc.bits, FAST19_MLC.epsilon, 1);
+        errors.opened(0, 0, 2, 0.0);
+        let p = direct_tail(e.ecc.bits, FAST19_MLC.epsilon * page_type_factor(2, 0), 1);
         let reads = 40_000;
         let (retried, failed, expected) = read_many(&mut errors, reads, 1, 0);
         assert!(near(retried, p, reads), "{retried} vs {p}");
@@ -455,20 +553,20 @@ mod tests {
     /// the whole ladder.
     #[test]
     fn the_ladder_fails_as_its_best_step_does() {
-        let e = errors("bch:4/1KiB");
+        let e = errors("bch:8/1KiB");
         let mut errors = ReadErrors::new(&e, 4, 25.0, 1);
-        let cycles = 3000.0;
+        let cycles = 12000.0;
         errors.opened(0, 0, 2, cycles);
-        let days = 90.0;
+        let days = 365.0;
         let t = (days * DAY_NS) as u64;
         let m = FAST19_MLC;
         let f = page_type_factor(2, 0);
         let base = (m.epsilon + m.alpha * cycles.pow_d(m.k)) * f;
-        let shift = m.beta * cycles.pow_d(m.m) * days.pow_d(m.n) * f;
+        let shift = m.beta * cycles.pow_d(m.m) * m.age_factor(days) * f;
         let left =
             e.retry_floor + (1.0 - e.retry_floor) * e.retry_factor.pow_d(e.retry_steps as f64);
-        let first = direct_tail(e.ecc.bits, base + shift, 4);
-        let last = direct_tail(e.ecc.bits, base + shift * left, 4);
+        let first = direct_tail(e.ecc.bits, base + shift, 8);
+        let last = direct_tail(e.ecc.bits, base + shift * left, 8);
         assert!(
             first > 0.05 && last > 1e-3 && last < first / 5.0,
             "{first} {last}"

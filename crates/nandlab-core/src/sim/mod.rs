@@ -5,6 +5,7 @@
 use crate::config::{Config, PhaseConfig, PhaseKind};
 use crate::drive::Drive;
 use crate::host::workload::derive_seed;
+use crate::media::errors::acceleration;
 use crate::memory;
 use crate::power::{CutPlan, PowerLossEvent, PowerLossSummary};
 use crate::stats::{
@@ -160,6 +161,29 @@ impl Simulator {
 
     pub fn drive(&self) -> &Drive {
         &self.drive
+    }
+
+    /// JESD218's UBER of reading the whole drive back after it was written
+    /// and powered off `hours` at `temperature_c` (on the error model's
+    /// Arrhenius clock), every block at the cycles `[device.wear] initial`
+    /// gives a nominal block, expected over the blocks' endurance spread as
+    /// the median drive of this size holds it (see `ReadErrors::expected_uber`);
+    /// None without an error model.
+    pub fn expected_uber(&self, hours: f64, temperature_c: f64) -> Option<f64> {
+        let errors = self.drive.ftl.errors.as_deref()?;
+        let settings = self.cfg.device.errors.as_ref()?;
+        let days = hours / 24.0
+            * acceleration(temperature_c, settings.reference_c, settings.activation_ev);
+        let wear = &self.cfg.device.wear;
+        let cell = self.cfg.geometry.cell;
+        Some(errors.expected_uber(
+            cell.bits(),
+            wear.initial * wear.rated[cell.index()],
+            days,
+            &wear.spread,
+            wear.conditions.endurance_factor(),
+            self.drive.ftl.blocks.erase_count().len() as u32,
+        ))
     }
 
     /// The drive, to switch on checks (the integrity oracle) before a run.

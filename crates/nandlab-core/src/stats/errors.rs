@@ -4,7 +4,7 @@
 //! UBER the drive's model predicts, far below what a run can count).
 
 use super::Latency;
-use crate::media::errors::RBER_MAX;
+use crate::media::errors::{sectors_per_codeword, RBER_MAX};
 use serde::{Deserialize, Serialize};
 
 /// RBER is kept in a [`Latency`] histogram in units of 10⁻¹² (3 significant digits).
@@ -93,10 +93,12 @@ impl ErrorTally {
 
     pub fn summary(&self, uber_target: f64) -> ErrorSummary {
         let reads = self.page_reads.max(1) as f64;
-        let uber = if self.bits == 0 {
-            0.0
+        let (uber_codewords, uber) = if self.bits == 0 {
+            (0.0, 0.0)
         } else {
-            self.expected_uncorrectable.max(0.0) / self.bits as f64
+            let per_codeword = self.expected_uncorrectable.max(0.0) / self.bits as f64;
+            let data_bits = (self.bits / self.codewords.max(1)) as u32;
+            (per_codeword, per_codeword * sectors_per_codeword(data_bits))
         };
         ErrorSummary {
             // A sum of pages at the bound can round a hair above it.
@@ -109,6 +111,7 @@ impl ErrorTally {
             soft_decodes: self.soft_decodes,
             uncorrectable_reads: self.uncorrectable_reads,
             uber,
+            uber_codewords,
             uber_target,
             uber_pass: uber <= uber_target,
             read_reclaims: self.reclaims,
@@ -133,9 +136,13 @@ pub struct ErrorSummary {
     pub retries_per_read: f64,
     pub soft_decodes: u64,
     pub uncorrectable_reads: u64,
-    /// Expected uncorrectable codewords per data bit read (each counts as
-    /// one error, JESD218's UBER), and the class's target it is held to.
+    /// JESD218's UBER: expected data errors per bit read, a data error being
+    /// a 512-byte sector that does not decode (every sector of a failed
+    /// codeword: 2 of a 1 KiB BCH codeword, 8 of a 4 KiB LDPC one), and the
+    /// class's target it is held to.
     pub uber: f64,
+    /// Expected uncorrectable codewords per data bit read.
+    pub uber_codewords: f64,
     pub uber_target: f64,
     pub uber_pass: bool,
     /// Blocks relocated by read reclaim (read past `read_reclaim` since
