@@ -300,6 +300,17 @@ fn bad_error_settings_are_refused_with_the_key() {
     assert!(e.contains("power-off"), "{e}");
     let e = bad("", "requests = 1\ntemperature_c = 300");
     assert!(e.contains("temperature_c"), "{e}");
+    // vt's sets describe MLC and TLC cells: an SLC drive is told to take the power law.
+    let e = Config::from_toml(
+        "[device]\npreset = \"snia-slc\"\n[device.errors]\nmodel = \"vt\"\n[[phase]]\nrequests = 1\n",
+        "test",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("[device.errors] model") && e.contains("fast19-slc"),
+        "{e}"
+    );
 }
 
 /// Blocks that change mode (a dynamic pSLC cache's, ZombieNAND's) are read

@@ -166,8 +166,9 @@ fn data_and_retention_relaxation_set_program_time() {
     // 0xFF is all '11' cells; 0xF5 = 11 11 01 01 has the slowest state.
     assert_eq!(mean_program_us("", "byte:0xFF").0, ones);
     assert_eq!(mean_program_us("", "byte:0xF5").0, random);
+    // The poster's "programming speed can be improved by 50 %": 1.5× as fast.
     let (relaxed, _) = mean_program_us("retention_relaxed = true", "random");
-    assert_eq!(relaxed, 300.0);
+    assert_eq!(relaxed, 400.0);
 }
 
 #[test]

@@ -183,11 +183,18 @@ pub(super) fn validate(
         return Ok(None);
     }
     let family = if model == Model::Vt { "vt" } else { "fast19" };
-    // The set of the drive's own cell (vt's sets describe MLC and TLC; an
-    // SLC drive takes vt-mlc's two outermost states).
+    // vt's sets describe MLC and TLC cells, worn at their modes' cycles: an
+    // SLC drive's 75,000 would take them far past anything they were fitted
+    // to (their blocks run as pSLC or zombies are rescaled to them).
+    if model == Model::Vt && cell.bits() == 1 {
+        return err(
+            &key("model"),
+            "`vt` describes MLC and TLC cells; an SLC drive takes `power-law` (its set fast19-slc)",
+        );
+    }
     let mode = match cell.bits() {
-        1 if model == Model::PowerLaw => "slc",
-        1 | 2 => "mlc",
+        1 => "slc",
+        2 => "mlc",
         _ => "tlc",
     };
     let params_name = e

@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FlashOps {
     pub(super) timing: Vec<ModeTiming>,
-    /// Program-time factor of the data being written, per mille.
-    pub(super) program_permille: u64,
-    /// 0.5 with retention-relaxed programming, else 1.
+    /// Program-time factor of the data being written, in parts per million.
+    pub(super) program_ppm: u64,
+    /// Two thirds with retention-relaxed programming, else 1.
     pub(super) relaxed_factor: f64,
     /// Lower pages of multi-bit wordlines are backed up in SLC (no PLP).
     pub(super) backup_lower_pages: bool,
@@ -27,11 +27,15 @@ pub struct FlashOps {
 
 impl FlashOps {
     pub fn new(cfg: &Config) -> FlashOps {
-        let relaxed = cfg.device.wear.conditions.relaxed;
+        let relaxed_factor = if cfg.device.wear.conditions.relaxed {
+            RELAXED_PROGRAM_FACTOR
+        } else {
+            1.0
+        };
         FlashOps {
             timing: cfg.device.timing.clone(),
-            program_permille: if relaxed { 500 } else { 1000 },
-            relaxed_factor: if relaxed { RELAXED_PROGRAM_FACTOR } else { 1.0 },
+            program_ppm: (relaxed_factor * 1e6).round() as u64,
+            relaxed_factor,
             backup_lower_pages: cfg.device.write_cache != WriteCache::Plp
                 && cfg.ftl.paired_page_backup,
             programs_done: 0,
@@ -48,7 +52,7 @@ impl Ftl {
         let fresh =
             self.flash.timing[mode.index()].program_ns[ModeTiming::page_type(page, mode.bits())];
         let worn = fresh * self.blocks.program_loops()[b as usize] as u64 / PROGRAM_LOOPS.0 as u64;
-        worn * self.flash.program_permille / 1000
+        worn * self.flash.program_ppm / 1_000_000
     }
 
     /// Erase time of a block now (its wear sets the number of erase pulses).
@@ -62,8 +66,8 @@ impl Ftl {
     /// retention relaxation if the device uses it) and, for the error
     /// model, the states its cells take.
     pub fn set_data(&mut self, data: &DataPattern) {
-        self.flash.program_permille =
-            (data.program_factor * self.flash.relaxed_factor * 1000.0).round() as u64;
+        self.flash.program_ppm =
+            (data.program_factor * self.flash.relaxed_factor * 1e6).round() as u64;
         if let Some(e) = self.errors.as_deref_mut() {
             e.set_data(&data.mlc_shares);
         }

@@ -135,7 +135,7 @@ impl Ftl {
     fn opened(&mut self, b: u32, now: u64) {
         if let Some(e) = self.errors.as_deref_mut() {
             let bits = self.blocks.run()[b as usize].bits();
-            e.opened(b, now, bits, self.blocks.cycles(b));
+            e.opened(b, now, bits, self.blocks.cycles(b) * e.cycle_weight(b));
         }
     }
 
@@ -145,7 +145,7 @@ impl Ftl {
         let e = self.errors.as_deref_mut()?;
         debug_assert_eq!(
             e.cycles(b),
-            self.blocks.cycles(b),
+            self.blocks.cycles(b) * e.cycle_weight(b),
             "block {b} changed since opened"
         );
         let bytes = units as u64 * self.g.unit_size as u64;

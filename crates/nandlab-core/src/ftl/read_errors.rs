@@ -12,7 +12,8 @@ use crate::config::{ErrorsConfig, Spread};
 use crate::host::workload::derive_seed;
 use crate::math::Deterministic;
 use crate::media::errors::{
-    acceleration, sectors_per_codeword, ErrorModel, RetentionClock, TailTable, WearTerms, DAY_NS,
+    acceleration, cycle_wear, sectors_per_codeword, ErrorModel, RetentionClock, TailTable,
+    WearTerms, CYCLE_WEAR, DAY_NS,
 };
 use crate::media::vt::{state_shares, StateShares};
 use crate::media::ModeTiming;
@@ -121,6 +122,8 @@ const MAX_PATTERNS: usize = 256;
 struct Pattern {
     mlc: [f64; 4],
     shares: [StateShares; 4],
+    /// The wear weight of a cycle that programmed it (`CYCLE_WEAR`).
+    wear: f64,
 }
 
 impl Pattern {
@@ -128,6 +131,7 @@ impl Pattern {
         Pattern {
             mlc: *mlc,
             shares: [1, 2, 3, 4].map(|bits| state_shares(bits, mlc)),
+            wear: cycle_wear(mlc),
         }
     }
 }
@@ -139,6 +143,10 @@ pub struct ReadErrors {
     soft: Option<TailTable>,
     clock: RetentionClock,
     blocks: Vec<BlockErrors>,
+    /// Per block, the mean wear weight of its cycles so far (`CYCLE_WEAR`;
+    /// an aged drive's precycling, and random data, weigh 1): what its bit
+    /// errors see of its cycles.
+    cycle_weight: Vec<f64>,
     /// The data patterns blocks were written with, and the one written now.
     data: Vec<Pattern>,
     writing: u8,
@@ -168,6 +176,7 @@ impl ReadErrors {
             soft: cfg.ecc.soft_limit.map(|l| TailTable::new(cfg.ecc.bits, l)),
             clock: RetentionClock::new(settings.rate(temp_c)),
             blocks: vec![unopened; blocks as usize],
+            cycle_weight: vec![1.0; blocks as usize],
             data: vec![Pattern::new(&[0.25; 4])],
             writing: 0,
             reclaim_due: Vec::new(),
@@ -177,9 +186,17 @@ impl ReadErrors {
         }
     }
 
-    /// Whether this state's block table fits `blocks` blocks.
+    /// Whether this state's block tables fit `blocks` blocks (and every
+    /// cycle weight is one a mean of `CYCLE_WEAR` can take).
     pub fn fits(&self, blocks: u32) -> bool {
+        let (lo, hi) = CYCLE_WEAR
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| {
+                (lo.min(w), hi.max(w))
+            });
         self.blocks.len() == blocks as usize
+            && self.cycle_weight.len() == blocks as usize
+            && self.cycle_weight.iter().all(|w| (lo..=hi).contains(w))
     }
 
     /// From simulated time `t` the drive is at `temp_c`.
@@ -218,7 +235,8 @@ impl ReadErrors {
     }
 
     /// Block `b`, running at `bits` bits per cell with `cycles` equivalent
-    /// cycles, is opened for writing at `t`.
+    /// cycles (weighted by what they programmed: [`ReadErrors::cycle_weight`]),
+    /// is opened for writing at `t`.
     pub fn opened(&mut self, b: u32, t: u64, bits: u32, cycles: f64) {
         let e = &mut self.blocks[b as usize];
         e.written_at = self.clock.at(t);
@@ -227,9 +245,21 @@ impl ReadErrors {
         e.data = self.writing;
     }
 
+    /// Block `b` was erased, its `erases`-th erase: its reads since erase
+    /// start again, and the cycle's wear weight (what it held) joins the mean.
     #[inline]
-    pub fn erased(&mut self, b: u32) {
-        self.blocks[b as usize].reads = 0;
+    pub fn erased(&mut self, b: u32, erases: u32) {
+        let e = &mut self.blocks[b as usize];
+        e.reads = 0;
+        let w = self.data[e.data as usize].wear;
+        let mean = &mut self.cycle_weight[b as usize];
+        *mean += (w - *mean) / erases.max(1) as f64;
+    }
+
+    /// The mean wear weight of block `b`'s cycles (`CYCLE_WEAR`).
+    #[inline]
+    pub fn cycle_weight(&self, b: u32) -> f64 {
+        self.cycle_weight[b as usize]
     }
 
     /// Block `b` has left the read-reclaim queue (relocated, or not
@@ -493,12 +523,61 @@ mod tests {
     use crate::media::errors::{page_type_factor, DAY_NS, FAST19_MLC};
 
     fn errors(ecc: &str) -> ErrorsConfig {
+        errors_of("power-law", ecc)
+    }
+
+    fn errors_of(model: &str, ecc: &str) -> ErrorsConfig {
         let text = format!(
-            "[device]\npreset = \"zombienand-synthetic-mlc\"\n[device.errors]\nmodel = \"power-law\"\n\
-             params = \"fast19-mlc\"\necc = \"{ecc}\"\nreference_c = 25.0\n[[phase]]\nrequests = 1\n"
+            "[device]\npreset = \"zombienand-synthetic-mlc\"\n[device.errors]\nmodel = \"{model}\"\n\
+             ecc = \"{ecc}\"\nreference_c = 25.0\n[[phase]]\nrequests = 1\n"
         );
         let cfg = Config::from_toml(&text, "test").unwrap();
         cfg.device.errors.unwrap()
+    }
+
+    /// The ICS poster's experiment (Wang, Xie & Zhou, 2014): MLC blocks worn
+    /// out programming one pattern every cycle, then written with
+    /// pseudo-random data and read after a month. The block cycled with '11'
+    /// (erased, never programmed) errs most; among the programmed states,
+    /// the higher the voltage, the more errors — under both models. Random
+    /// cycling weighs exactly as the fits were made.
+    #[test]
+    fn blocks_cycled_with_11_wear_into_the_most_errors() {
+        for model in ["power-law", "vt"] {
+            let e = errors_of(model, "bch:40/1KiB");
+            let rber_after = |mlc: [f64; 4]| {
+                let mut errors = ReadErrors::new(&e, 1, 25.0, 1);
+                let cycles = 3000u32;
+                for n in 1..=cycles {
+                    errors.set_data(&mlc);
+                    errors.opened(0, 0, 2, 0.0);
+                    errors.erased(0, n);
+                }
+                errors.set_data(&[0.25; 4]);
+                errors.opened(0, 0, 2, cycles as f64 * errors.cycle_weight(0));
+                let t = (30.0 * DAY_NS) as u64;
+                (errors.rber(0, 0, t).0 + errors.rber(0, 1, t).0) / 2.0
+            };
+            let one = |s: usize| {
+                let mut mlc = [0.0; 4];
+                mlc[s] = 1.0;
+                rber_after(mlc)
+            };
+            // MLC states by voltage: '11' (erased), '10', '00', '01'.
+            let by_state: Vec<f64> = (0..4).map(one).collect();
+            assert!(
+                by_state[0] > by_state[3] && by_state[3] > by_state[2] && by_state[2] > by_state[1],
+                "{model}: {by_state:?}"
+            );
+            let random = rber_after([0.25; 4]);
+            let plain = {
+                let mut errors = ReadErrors::new(&e, 1, 25.0, 1);
+                errors.opened(0, 0, 2, 3000.0);
+                let t = (30.0 * DAY_NS) as u64;
+                (errors.rber(0, 0, t).0 + errors.rber(0, 1, t).0) / 2.0
+            };
+            assert_eq!(random, plain, "{model}");
+        }
     }
 
     /// `reads` reads of `codewords` codewords of page 0 of block 0: the
@@ -509,7 +588,7 @@ mod tests {
         let (mut retried, mut failed) = (0, 0);
         for _ in 0..reads {
             // Reads since erase would add disturb: the block is erased anew.
-            errors.erased(0);
+            errors.erased(0, 1);
             let o = errors.read(0, 0, codewords, t);
             retried += (o.retries > 0 || o.soft) as u32;
             failed += o.uncorrectable as u32;

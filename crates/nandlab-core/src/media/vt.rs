@@ -53,9 +53,12 @@ pub struct VtModel {
 }
 
 /// A 2y-nm-class MLC: fitted so its mean RBER follows the FAST'19 MLC set
-/// where that set was measured (3·10⁻⁵ fresh, 3·10⁻⁴ at 3,000 cycles, ~3·10⁻³
-/// after a year at 3,000 cycles, about 1·10⁻³ of it left with the best
-/// references; read disturb 8·10⁻⁴ after 10⁵ reads).
+/// where that set holds (3·10⁻⁵ fresh; 7·10⁻⁵ at 3,000 cycles, 1.4·10⁻⁴ at
+/// 6,000 and 1.3·10⁻³ at 18,000 against the set's 1.1·10⁻⁴, 1.8·10⁻⁴ and
+/// 7·10⁻⁴; a year at 3,000 cycles 1.5·10⁻⁴, the set's retention past its
+/// fit turned to log time 1.3·10⁻⁴; read disturb 8·10⁻⁴ after 10⁵ reads), so
+/// that it too holds a client year at MLC's 6,000-cycle rating with its
+/// 40-bit code and not at 3× (JESD218).
 pub const VT_MLC: VtModel = VtModel {
     bits: 2,
     cycles_ref: 3000.0,
@@ -63,10 +66,10 @@ pub const VT_MLC: VtModel = VtModel {
     spacing: 1.1,
     sigma_erased: 0.43,
     sigma_programmed: 0.142,
-    widen: 0.193,
+    widen: 0.06,
     widen_exp: 1.0,
-    lift: 0.095,
-    retention: 0.0181,
+    lift: 0.03,
+    retention: 0.006,
     retention_exp: 0.77,
     tau_days: 3.23,
     spread: 0.585,
@@ -290,12 +293,19 @@ mod tests {
 
     #[test]
     fn the_sets_track_fast19_where_it_was_fitted() {
+        use crate::media::errors::FAST19_MLC;
         let within = |x: f64, target: f64, f: f64| x > target / f && x < target * f;
         let (b, _) = mean_rber(&VT_MLC, 2, 0.0, 0.0, 0.0);
         assert!(within(b, 3e-5, 1.5), "MLC fresh {b:e}");
+        let (b, _) = mean_rber(&VT_MLC, 2, 6000.0, 0.0, 0.0);
+        assert!(within(b, 1.8e-4, 1.5), "MLC 6000 {b:e}");
         let (b, s) = mean_rber(&VT_MLC, 2, 3000.0, 365.0, 0.0);
-        assert!(within(b + s, 2.5e-3, 1.5), "MLC 3000/1y {:e}", b + s);
-        assert!(within(b, 1e-3, 1.5), "MLC 3000/1y best refs {b:e}");
+        let law = FAST19_MLC.rber(3000.0, 365.0, 0.0);
+        assert!(
+            within(b + s, law, 1.5),
+            "MLC 3000/1y {:e} vs {law:e}",
+            b + s
+        );
         let (b, _) = mean_rber(&VT_TLC, 3, 0.0, 0.0, 0.0);
         assert!(within(b, 1.5e-3, 1.3), "TLC fresh {b:e}");
         let (b, s) = mean_rber(&VT_TLC, 3, 1500.0, 365.0, 0.0);

@@ -195,8 +195,9 @@ impl DataPattern {
 }
 
 /// Retention-relaxed programming (Wang et al.: narrower Vt targets for data
-/// that lives hours or days) programs 50 % faster.
-pub const RELAXED_PROGRAM_FACTOR: f64 = 0.5;
+/// that lives hours or days): "programming speed can be improved by 50 %" —
+/// 1.5× the speed, two thirds of the time.
+pub const RELAXED_PROGRAM_FACTOR: f64 = 1.0 / 1.5;
 
 #[cfg(test)]
 mod tests {

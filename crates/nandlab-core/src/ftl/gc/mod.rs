@@ -318,7 +318,7 @@ impl Ftl {
         }
         let usable = self.blocks.erase(v, pool);
         if let Some(e) = self.errors.as_deref_mut() {
-            e.erased(v);
+            e.erased(v, self.blocks.erase_count()[vi]);
         }
         if !usable || self.blocks.mode()[vi] != mode {
             self.lost_flash(pool, usable)?;
