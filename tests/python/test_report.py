@@ -170,6 +170,17 @@ def test_a_one_axis_sweep_gets_bar_charts_series_and_erase_count_cdfs(one_axis_s
     assert figures == {"bars.png", "timeseries.png", "erase-count-cdf.png"} and len(images(page)) == 3
 
 
+def test_a_sweep_that_records_its_own_figures_gets_bars_of_them(tmp_path: Path) -> None:
+    """A sweep whose ``record`` keeps none of the headline figures (as docs/poster-states' keep
+    RBER): its bar charts draw the figures it kept, not nothing."""
+    text = QUICK.format(runs=2, volume=0.05).replace('name = "quick"', 'name = "quick"\nrecord = ["host_write_bytes"]')
+    sweep.run(sweep.parse(text, "quick.toml"), tmp_path, workers=1)
+    report.write(tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert "Bar charts" in headings(page) and "host_write_bytes by seed" in page
+    assert (tmp_path / "figures" / "bars.png").stat().st_size > 5_000
+
+
 def test_a_lifetime_sweep_gets_faceted_heatmaps_series_and_its_failure(lifetime_dir: Path) -> None:
     page = (lifetime_dir / "report.html").read_text()
     assert headings(page) == ["Axes", "Results", "Failed runs", "Heatmaps", "Time series", "Sweep file", "Base config"]

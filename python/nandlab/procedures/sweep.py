@@ -147,7 +147,7 @@ def sweep_report(d: Path) -> Report:
     varying = [a["name"] for a in axes if len(a["values"]) > 1]
     ok = results.filter(pl.col("status") == "ok")
     failed = results.filter(pl.col("status") == "failed")
-    metrics = _sweep_metrics(about["procedure"], results)
+    metrics = _sweep_metrics(about["procedure"], results, names)
     r = Report(d, f"Sweep: {about['name']}", f"sweep, procedure {about['procedure']}")
     r.fact("runs", f"{results.height}: {ok.height} finished, {failed.height} failed")
     r.fact("axes", " × ".join(f"{a['name']} ({len(a['values'])})" for a in axes))
@@ -226,12 +226,18 @@ def _sweep_series(r: Report, d: Path, procedure: str, ok: pl.DataFrame, varying:
              + (", ZombieNAND solid, the baseline dotted" if sides else ""))
 
 
-def _sweep_metrics(procedure: str, results: pl.DataFrame) -> list[str]:
-    """The headline figures of a sweep's results (those it has), in order."""
+def _sweep_metrics(procedure: str, results: pl.DataFrame, axes: Sequence[str] = ()) -> list[str]:
+    """The headline figures of a sweep's results (those it has), in order; a sweep that ``record``s
+    none of them: the numeric figures it kept, in their order."""
     wanted = (("lifetime_ratio", "latency_ratio", "latency_ratio_after", "zombie_drive_writes", "baseline_drive_writes")
               if procedure == "lifetime-compare"
               else ("waf", "iops", "mbps", "write_latency_us_p99", "read_latency_us_p99", "erases"))
-    return [m for m in wanted if m in results.columns and results[m].null_count() < results.height]
+    headline = [m for m in wanted if m in results.columns and results[m].null_count() < results.height]
+    if headline:
+        return headline
+    return [c for c in results.columns
+            if c not in _NOT_FIGURES and c not in axes and c != "wall_seconds"
+            and results[c].dtype.is_numeric() and results[c].null_count() < results.height]
 
 
 def _heatmap_specs(

@@ -7,7 +7,7 @@ import importlib
 from check_docs.model import Registry
 
 MODULES = ("readme", "benchmarks", "matrix", "qualify", "zombienand", "power_loss", "retention_relaxation",
-           "traces", "read_disturb", "examples")
+           "traces", "read_disturb", "poster_states", "examples")
 """Every claims module, in the order their findings print."""
 
 
