@@ -186,23 +186,24 @@ impl Drive {
         let Some(outcome) = self.ftl.decode_read(g.block, g.page, g.units, t) else {
             return t;
         };
-        let s = self
+        let s = &self
             .ftl
             .errors
             .as_ref()
             .expect("an outcome needs the model")
             .settings;
-        let mut done = t + s.decode_ns;
+        let (decode_ns, soft_reads, soft_decode_ns) = (s.decode_ns, s.soft_reads, s.soft_decode_ns);
+        let mut done = t + decode_ns;
         for _ in 0..outcome.retries {
-            done = self.tl.host_read(done, g.die, g.read_ns, g.units).1 + s.decode_ns;
+            done = self.tl.host_read(done, g.die, g.read_ns, g.units).1 + decode_ns;
         }
         let mut sensings = outcome.retries as u64;
         if outcome.soft {
-            for _ in 0..s.soft_reads {
+            for _ in 0..soft_reads {
                 done = self.tl.host_read(done, g.die, g.read_ns, g.units).1;
             }
-            done += s.soft_decode_ns;
-            sensings += s.soft_reads as u64;
+            done += soft_decode_ns;
+            sensings += soft_reads as u64;
         }
         self.ftl.counters.flash_reads_host += sensings * g.planes.count_ones().max(1) as u64;
         done

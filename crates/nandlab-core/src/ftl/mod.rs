@@ -122,6 +122,7 @@ impl Ftl {
                 Box::new(ReadErrors::new(
                     e,
                     g.blocks,
+                    g.cell.bits(),
                     cfg.device.wear.conditions.temperature_c,
                     seed,
                 ))

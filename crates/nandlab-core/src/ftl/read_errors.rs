@@ -7,6 +7,12 @@
 //! Whether a codeword decodes is drawn from the exact binomial tail of its
 //! error count (`media::errors::TailTable`): the same outcome as sampling
 //! the count, in O(1) per read whatever the codeword size.
+//!
+//! A host read does not evaluate the model: each page type of each block
+//! keeps a [`Window`] of retention ages and reads since erase over which its
+//! RBER moves by at most [`WINDOW_TOLERANCE`], and what the read path needs
+//! of it there (the RBER, its part retry cannot take back, and their ECC
+//! tails), computed when the window opens.
 
 use crate::config::{ErrorsConfig, Spread};
 use crate::host::workload::derive_seed;
@@ -112,6 +118,66 @@ struct BlockErrors {
     data: u8,
 }
 
+/// How far, relative, the RBER (and its part retry cannot take back) a read
+/// uses may lie from the model's at the read's retention age and reads: a
+/// window's figures are the middle of the model's at its two corners, which
+/// may differ by twice this.
+pub const WINDOW_TOLERANCE: f64 = 1e-4;
+
+/// log2 of the relative step in retention age and reads a window first
+/// tries, and the most and least it grows and shrinks to.
+const FIRST_STEP: i8 = 0;
+const MOST_STEP: i8 = 4;
+const LEAST_STEP: i8 = -20;
+
+/// The smallest retention age (equivalent ns: a millisecond) and reads a
+/// window's step is taken of.
+const AGE_FLOOR: f64 = 1e6;
+const READS_FLOOR: f64 = 16.0;
+
+/// A page type's figures over a box of retention ages and reads since erase.
+/// The model's RBER and its part retry cannot take back only grow with both
+/// (more charge lost, more disturb), so over the box they lie between those
+/// at its corners; a window opens at the read that finds none, computes
+/// both corners, and holds while they agree to within twice
+/// [`WINDOW_TOLERANCE`] (else it holds for that read alone, at the model's
+/// figures there, and its step shrinks). Its step (relative to the age and
+/// reads it opened at) grows while windows hold.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[repr(align(64))]
+struct Window {
+    /// Retention clock (equivalent ns) and reads since erase up to which it holds.
+    until: f64,
+    reads_until: u32,
+    /// log2 of the relative step its successor tries.
+    step: i8,
+    /// The page type's RBER and its part retry cannot take back.
+    rber: f64,
+    base: f64,
+    /// ln P(a codeword fails the first hard decode), and P(it fails the
+    /// whole ladder).
+    ln_first: f64,
+    fails: f64,
+}
+
+impl Window {
+    /// A window that holds for no read (a block just opened).
+    const NONE: Window = Window {
+        until: f64::NEG_INFINITY,
+        reads_until: 0,
+        step: FIRST_STEP,
+        rber: 0.0,
+        base: 0.0,
+        ln_first: f64::NEG_INFINITY,
+        fails: 0.0,
+    };
+
+    #[inline]
+    fn holds(&self, at: f64, reads: u32) -> bool {
+        at <= self.until && reads <= self.reads_until
+    }
+}
+
 /// The most data patterns a drive tells apart (more distinct phases' `data`
 /// share the nearest one).
 const MAX_PATTERNS: usize = 256;
@@ -147,6 +213,9 @@ pub struct ReadErrors {
     /// an aged drive's precycling, and random data, weigh 1): what its bit
     /// errors see of its cycles.
     cycle_weight: Vec<f64>,
+    /// Each block's page types' windows, `bits` (the drive's cells') a block.
+    windows: Vec<Window>,
+    bits: u32,
     /// The data patterns blocks were written with, and the one written now.
     data: Vec<Pattern>,
     writing: u8,
@@ -159,8 +228,8 @@ pub struct ReadErrors {
 }
 
 impl ReadErrors {
-    /// `blocks` blocks; the drive's temperature `temp_c` (°C).
-    pub fn new(cfg: &ErrorsConfig, blocks: u32, temp_c: f64, seed: u64) -> ReadErrors {
+    /// `blocks` blocks of `bits`-bit cells; the drive's temperature `temp_c` (°C).
+    pub fn new(cfg: &ErrorsConfig, blocks: u32, bits: u32, temp_c: f64, seed: u64) -> ReadErrors {
         let settings = ErrorSettings::new(cfg);
         let unopened = BlockErrors {
             written_at: 0.0,
@@ -177,6 +246,8 @@ impl ReadErrors {
             clock: RetentionClock::new(settings.rate(temp_c)),
             blocks: vec![unopened; blocks as usize],
             cycle_weight: vec![1.0; blocks as usize],
+            windows: vec![Window::NONE; (blocks * bits) as usize],
+            bits,
             data: vec![Pattern::new(&[0.25; 4])],
             writing: 0,
             reclaim_due: Vec::new(),
@@ -186,8 +257,9 @@ impl ReadErrors {
         }
     }
 
-    /// Whether this state's block tables fit `blocks` blocks (and every
-    /// cycle weight is one a mean of `CYCLE_WEAR` can take).
+    /// Whether this state's block tables fit `blocks` blocks (a window per
+    /// page type of each, and every cycle weight one a mean of `CYCLE_WEAR`
+    /// can take).
     pub fn fits(&self, blocks: u32) -> bool {
         let (lo, hi) = CYCLE_WEAR
             .iter()
@@ -197,6 +269,8 @@ impl ReadErrors {
         self.blocks.len() == blocks as usize
             && self.cycle_weight.len() == blocks as usize
             && self.cycle_weight.iter().all(|w| (lo..=hi).contains(w))
+            && (1..=4).contains(&self.bits)
+            && self.windows.len() == blocks as usize * self.bits as usize
     }
 
     /// From simulated time `t` the drive is at `temp_c`.
@@ -243,6 +317,7 @@ impl ReadErrors {
         e.wear = self.settings.model.terms(cycles, bits);
         e.bits = bits as u8;
         e.data = self.writing;
+        self.close_windows(b);
     }
 
     /// Block `b` was erased, its `erases`-th erase: its reads since erase
@@ -254,12 +329,19 @@ impl ReadErrors {
         let w = self.data[e.data as usize].wear;
         let mean = &mut self.cycle_weight[b as usize];
         *mean += (w - *mean) / erases.max(1) as f64;
+        self.close_windows(b);
     }
 
     /// The mean wear weight of block `b`'s cycles (`CYCLE_WEAR`).
     #[inline]
     pub fn cycle_weight(&self, b: u32) -> f64 {
         self.cycle_weight[b as usize]
+    }
+
+    /// Block `b`'s data or reads changed: no window of its holds.
+    fn close_windows(&mut self, b: u32) {
+        let first = (b * self.bits) as usize;
+        self.windows[first..first + self.bits as usize].fill(Window::NONE);
     }
 
     /// Block `b` has left the read-reclaim queue (relocated, or not
@@ -283,18 +365,82 @@ impl ReadErrors {
     #[inline]
     fn page_type_rber(&self, b: u32, page_type: usize, t: u64) -> (f64, f64) {
         let e = &self.blocks[b as usize];
+        self.rber_at(e, page_type, self.clock.at(t) - e.written_at, e.reads)
+    }
+
+    /// RBER of page type `page_type` of block `e` at retention age `age`
+    /// (equivalent ns) after `reads` reads since erase, and its part that
+    /// read retry cannot take back.
+    fn rber_at(&self, e: &BlockErrors, page_type: usize, age: f64, reads: u32) -> (f64, f64) {
         let bits = e.bits as u32;
-        let days =
-            (self.clock.at(t) - e.written_at).max(0.0) / DAY_NS * self.settings.retention_scale;
+        let days = age.max(0.0) / DAY_NS * self.settings.retention_scale;
         let shares = &self.data[e.data as usize].shares[bits as usize - 1];
         let (base, shift) =
             self.settings
                 .model
-                .page_parts(&e.wear, bits, page_type, days, e.reads as f64, shares);
+                .page_parts(&e.wear, bits, page_type, days, reads as f64, shares);
         (base + shift, base)
     }
 
-    /// Starts loading block `b`'s record into the CPU's cache: a host read
+    /// The window of page type `page_type` of block `b` that holds at `t`,
+    /// opened there if none does.
+    #[inline]
+    fn window(&mut self, b: u32, page_type: usize, t: u64) -> Window {
+        let at = self.clock.at(t);
+        let i = (b * self.bits) as usize + page_type;
+        let w = self.windows[i];
+        if w.holds(at, self.blocks[b as usize].reads) {
+            return w;
+        }
+        let w = self.open_window(b, page_type, at, &w);
+        self.windows[i] = w;
+        w
+    }
+
+    /// A window of page type `page_type` of block `b` from retention clock
+    /// `at`, after `last` (see [`Window`]).
+    #[cold]
+    fn open_window(&self, b: u32, page_type: usize, at: f64, last: &Window) -> Window {
+        let e = &self.blocks[b as usize];
+        let age = (at - e.written_at).max(0.0);
+        let here = self.rber_at(e, page_type, age, e.reads);
+        let near = |a: f64, z: f64| (z - a).abs() <= 2.0 * WINDOW_TOLERANCE * a;
+        let mut w = Window {
+            until: at,
+            reads_until: e.reads,
+            rber: here.0,
+            base: here.1,
+            ..*last
+        };
+        // Only a page type whose RBER hardly moved since its last window
+        // tries a wider one: one that moves read by read (disturb on a block
+        // read a few times) is read at the model's own figures, for the one
+        // evaluation a read took without windows.
+        if near(last.rber, here.0) {
+            // 2^step, exactly.
+            let s = f64::from_bits(((1023 + last.step as i64) as u64) << 52);
+            let reads_until = e
+                .reads
+                .saturating_add(((e.reads as f64).max(READS_FLOOR) * s).max(1.0) as u32);
+            let until_age = age + age.max(AGE_FLOOR) * s;
+            let there = self.rber_at(e, page_type, until_age, reads_until);
+            if near(here.0, there.0) && near(here.1, there.1) {
+                let mid = |a: f64, z: f64| a + 0.5 * (z - a);
+                w.until = e.written_at + until_age;
+                w.reads_until = reads_until;
+                w.rber = mid(here.0, there.0);
+                w.base = mid(here.1, there.1);
+                w.step = (last.step + 1).min(MOST_STEP);
+            } else {
+                w.step = (last.step - 3).max(LEAST_STEP);
+            }
+        }
+        w.ln_first = self.hard.ln_fail(w.rber);
+        w.fails = self.ln_ladder_fails(w.rber, w.base).exp_d();
+        w
+    }
+
+    /// Starts loading block `b`'s record and windows into the CPU's cache: a host read
     /// decodes it only after its work on the timeline, and the drive's
     /// block table is far larger than the cache.
     #[inline]
@@ -302,9 +448,15 @@ impl ReadErrors {
         #[cfg(target_arch = "x86_64")]
         if let Some(e) = self.blocks.get(b as usize) {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let first = (b * self.bits) as usize;
             // SAFETY: a prefetch only hints the cache (it cannot fault or
             // change memory); SSE, which it needs, is in every x86-64 CPU.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>((e as *const BlockErrors).cast()) };
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>((e as *const BlockErrors).cast());
+                for w in &self.windows[first..first + self.bits as usize] {
+                    _mm_prefetch::<_MM_HINT_T0>((w as *const Window).cast());
+                }
+            }
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = b;
@@ -338,7 +490,9 @@ impl ReadErrors {
     /// The expected uncorrectable codewords are P(the best step fails), per
     /// codeword, whether or not this read failed.
     pub fn read(&mut self, b: u32, page: u32, codewords: u32, t: u64) -> ReadOutcome {
-        let (rber, base) = self.rber(b, page, t);
+        let bits = self.blocks[b as usize].bits as u32;
+        let w = self.window(b, ModeTiming::page_type(page, bits), t);
+        let (rber, base) = (w.rber, w.base);
         let e = &mut self.blocks[b as usize];
         e.reads = e.reads.saturating_add(1);
         let reclaim = self.settings.read_reclaim;
@@ -346,31 +500,31 @@ impl ReadErrors {
             e.queued = true;
             self.reclaim_due.push(b);
         }
-        let cfg = self.settings;
-        self.tally.page(rber, codewords, cfg.data_bits);
+        self.tally.page(rber, codewords, self.settings.data_bits);
         let n = codewords as f64;
-        // Each step takes back `retry_factor` of what is left of the shift
-        // above its floor: the best read references leave `retry_floor` of it.
-        let full = rber - base;
-        let floor = full * cfg.retry_floor;
         let mut outcome = ReadOutcome {
             retries: 0,
             soft: false,
             uncorrectable: false,
         };
-        let ln_first = self.hard.ln_fail(rber);
-        let ln_n = n.ln_d();
+        let ln_first = w.ln_first;
+        let ln_n = if codewords == 1 { 0.0 } else { n.ln_d() };
         if ln_first + ln_n < NEGLIGIBLE {
             // The best step fails no more often than the first: nothing f64
             // could add to the tally (the common case, fresh data).
             return self.tally(outcome, 0.0);
         }
-        let ln_last = self.ln_ladder_fails(rber, base);
-        let expected = n * ln_last.exp_d();
+        let expected = n * w.fails;
         if ln_first + ln_n < NEVER_DRAWN {
             // No draw could find a codeword that fails even the first step.
             return self.tally(outcome, expected);
         }
+        // Each step takes back `retry_factor` of what is left of the shift
+        // above its floor: the best read references leave `retry_floor` of it.
+        let cfg = self.settings;
+        let full = rber - base;
+        let floor = full * cfg.retry_floor;
+        let ln_last = self.ln_ladder_fails(rber, base);
         // The weakest codeword's tail quantile v (a codeword fails a step
         // whose failure probability is above its quantile): P(v < x) =
         // 1 − (1 − x)ⁿ, so v = 1 − r^(1/n) for r uniform in [0, 1).
@@ -546,7 +700,7 @@ mod tests {
         for model in ["power-law", "vt"] {
             let e = errors_of(model, "bch:40/1KiB");
             let rber_after = |mlc: [f64; 4]| {
-                let mut errors = ReadErrors::new(&e, 1, 25.0, 1);
+                let mut errors = ReadErrors::new(&e, 1, 2, 25.0, 1);
                 let cycles = 3000u32;
                 for n in 1..=cycles {
                     errors.set_data(&mlc);
@@ -571,7 +725,7 @@ mod tests {
             );
             let random = rber_after([0.25; 4]);
             let plain = {
-                let mut errors = ReadErrors::new(&e, 1, 25.0, 1);
+                let mut errors = ReadErrors::new(&e, 1, 2, 25.0, 1);
                 errors.opened(0, 0, 2, 3000.0);
                 let t = (30.0 * DAY_NS) as u64;
                 (errors.rber(0, 0, t).0 + errors.rber(0, 1, t).0) / 2.0
@@ -602,6 +756,61 @@ mod tests {
         (share - p).abs() < 4.0 * (p * (1.0 - p) / reads as f64).sqrt() + 1.0 / reads as f64
     }
 
+    /// Whatever window a read falls in, the RBER it uses (and the part
+    /// retry cannot take back) is within [`WINDOW_TOLERANCE`] of the
+    /// model's own at that read's age and reads: both models, SLC to TLC
+    /// blocks of MLC and TLC drives, fresh to thrice the rating, read at
+    /// ages from a second to a decade and up to 10⁶ times.
+    #[test]
+    fn windows_hold_the_rber_to_their_tolerance() {
+        use super::{ModeTiming, WINDOW_TOLERANCE};
+        for (preset, rated) in [
+            ("zombienand-synthetic-mlc", 6000.0),
+            ("tlc-3d-errors", 1500.0),
+        ] {
+            for model in ["power-law", "vt"] {
+                let text = format!(
+                    "[device]\npreset = \"{preset}\"\n[device.errors]\nmodel = \"{model}\"\n\
+                     [[phase]]\nrequests = 1\n"
+                );
+                let cfg = Config::from_toml(&text, "test").unwrap();
+                let bits = cfg.geometry.cell.bits();
+                let e = cfg.device.errors.unwrap();
+                let mut errors = ReadErrors::new(&e, 8, bits, 25.0, 1);
+                let mut worst = 0.0f64;
+                for (b, cycles) in [0.0, 0.3, 1.0, 3.0].into_iter().enumerate() {
+                    for mode in 1..=bits {
+                        errors.opened(b as u32, 0, mode, cycles * rated);
+                        errors.erased(b as u32, 1);
+                        // Reads spread geometrically over ten years.
+                        let reads = 20_000u32;
+                        for i in 0..reads {
+                            let t = (1e9
+                                * (10.0 * 365.0 * 86_400.0f64).pow_d(i as f64 / reads as f64))
+                                as u64;
+                            let page = (i * 7919) % 64;
+                            let exact = errors.rber(b as u32, page, t);
+                            let bits_now = errors.blocks[b].bits as u32;
+                            let w =
+                                errors.window(b as u32, ModeTiming::page_type(page, bits_now), t);
+                            // Skip ahead in reads: a block read 10⁶ times by the end.
+                            errors.blocks[b].reads += 1 + (i / 400);
+                            for (ours, exact) in [(w.rber, exact.0), (w.base, exact.1)] {
+                                let off = (ours - exact).abs() / exact;
+                                worst = worst.max(off);
+                                assert!(
+                                    off <= WINDOW_TOLERANCE * (1.0 + 1e-9),
+                                    "{preset} {model} {cycles} {mode}: {ours:e} vs {exact:e}"
+                                );
+                            }
+                        }
+                    }
+                }
+                assert!(worst > 0.0, "{preset} {model}: no window spanned a change");
+            }
+        }
+    }
+
     /// Fresh data (ε alone: no retention or disturb shift for retry to take
     /// back): every step re-reads the same errors, so the ladder fails as
     /// often as the first decode, P(X > 1) for one BCH codeword correcting 1
@@ -610,7 +819,7 @@ mod tests {
     #[test]
     fn retries_cannot_help_fresh_data() {
         let e = errors("bch:1/1KiB");
-        let mut errors = ReadErrors::new(&e, 4, 25.0, 1);
+        let mut errors = ReadErrors::new(&e, 4, 2, 25.0, 1);
         errors.opened(0, 0, 2, 0.0);
         let p = direct_tail(e.ecc.bits, FAST19_MLC.epsilon * page_type_factor(2, 0), 1);
         let reads = 40_000;
@@ -633,7 +842,7 @@ mod tests {
     #[test]
     fn the_ladder_fails_as_its_best_step_does() {
         let e = errors("bch:8/1KiB");
-        let mut errors = ReadErrors::new(&e, 4, 25.0, 1);
+        let mut errors = ReadErrors::new(&e, 4, 2, 25.0, 1);
         let cycles = 12000.0;
         errors.opened(0, 0, 2, cycles);
         let days = 365.0;
