@@ -63,9 +63,10 @@ class Retention(DocumentResult):
                       caption="UBER: failed 512-byte sectors per bit read (JESD218) that the model predicts, "
                       "expected over the blocks' endurance spread (the verdict) and for this drive's own blocks "
                       "(this seed's weakest decide it), against the class's target; RBER: raw bit error rate of "
-                      "the pages read.", caption_justify="left")
-        for header in ("UBER expected", "UBER this drive", "Target", "RBER mean", "RBER p99", "Retries/read",
-                       "Soft decodes", "Uncorrectable", "Read p99 µs", "Read p99.9 µs"):
+                      "the pages read; retries per read, soft decodes, reads reported uncorrectable.",
+                      caption_justify="left")
+        for header in ("UBER expected", "UBER drive", "Target", "RBER mean", "RBER p99", "Retries", "Soft",
+                       "UECC reads", "Read p99 µs", "p99.9 µs"):
             table.add_column(header, justify="right")
         table.add_row(f"{d['uber_expected']:.2e}", f"{d['uber']:.2e}", f"{d['uber_target']:.0e}",
                       f"{d['rber_mean']:.2e}", f"{d['rber_p99']:.2e}",
