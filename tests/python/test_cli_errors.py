@@ -118,6 +118,11 @@ BAD_INVOCATIONS = [
     (("test", "write-sections", "--device", "{dir}"), "dir"),
     (("test", "read-sections", "--device", "snia-slc", "--seed", HUGE), "--seed"),
     (("test", "pslc-fill", "--device", "snia-slc", "--compare", "nonsense"), "--compare"),
+    # click's FloatRange lets nan through (it compares false with both ends): a nan bake must not PASS.
+    (("test", "retention", "--device", "snia-mlc", "--cycles", "nan", "--hours", "1"), "--cycles"),
+    (("test", "retention", "--device", "snia-mlc", "--cycles", "1", "--hours", "nan"), "--hours"),
+    (("test", "retention", "--device", "snia-mlc", "--cycles", "1", "--hours", "2e6"), "--hours"),
+    (("test", "read-disturb", "--device", "snia-mlc", "--reads", "10", "--cycles", "nan"), "--cycles"),
     (("test", "pslc-fill", "--device", "snia-slc", "--out", "/dev/null"), "--out"),
     (("report",), "DIR"),
     (("report", "{missing}"), "missing"),

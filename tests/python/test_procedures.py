@@ -124,6 +124,16 @@ def test_every_error_set_holds_a_client_year_at_its_rating_and_fails_at_three_ti
     # Another seed draws other weak blocks: its own UBER moves, the verdict's figure does not.
     other = year(rated, seed=4)
     assert other["uber_expected"] == at["uber_expected"] and other["pass"]
+    # The drive at the preset's own size, and twice it (a bigger drive's weakest block is weaker),
+    # by the seed-free figure alone.
+    for capacity in (None, "2x"):
+        cfg = retention.aged_with_errors({"device": {"preset": device, "errors": {"model": model}}}, None, rated,
+                                         "retention")
+        if capacity:
+            own = nandlab.make_simulator({**cfg, "phase": [{"kind": "trim"}]}).device["user_capacity_bytes"]
+            cfg["device"]["capacity"] = 2 * own
+        sim = nandlab.make_simulator({**cfg, "phase": [{"kind": "trim"}]})
+        assert sim.expected_uber(8760, 30) < 1e-15, (capacity, sim.expected_uber(8760, 30))
 
 
 def test_retention_rates_the_threshold_voltage_model_alike(nandlab_cli) -> None:

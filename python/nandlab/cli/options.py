@@ -13,6 +13,7 @@ import click
 
 from nandlab._core import parse_share
 from nandlab.procedures.base import QUEUE_DEPTH as QUEUE_DEPTH  # the commands' --queue-depth
+from nandlab.procedures.base import Finite as Finite  # the commands' numbers
 
 SEED = click.IntRange(0, 2**64 - 1)
 """A seed: the engine's are 64-bit unsigned integers."""
@@ -22,16 +23,6 @@ WORKERS = click.IntRange(1, MAX_WORKERS)
 dask LocalCluster would start them all."""
 DEVICE_IDS = 2**32
 """Device / volume / ASU numbers of a trace are below this (the engine's are 32-bit)."""
-
-
-class Finite(click.FloatRange):
-    """A number within a range (any, by default), never nan or infinite."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        number = super().convert(value, param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"expected a finite number, found {value!r}", param, ctx)
-        return number
 
 
 def fraction(text: str) -> float:

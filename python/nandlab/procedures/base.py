@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,17 @@ if TYPE_CHECKING:  # the report page imports matplotlib's helpers lazily; only i
 
 MANIFEST_JSON = "manifest.json"
 """What a result directory is: ``{"kind": procedure name, "nandlab": version, "files": [...]}``."""
+
+class Finite(click.FloatRange):
+    """A number within a range (any, by default), never nan or infinite (click's FloatRange lets nan
+    through: it compares false with both ends)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"expected a finite number, found {value!r}", param, ctx)
+        return number
+
 
 QUEUE_DEPTH = click.IntRange(1, 65_536)
 """Requests in flight, as an option takes them: as many as the engine takes."""

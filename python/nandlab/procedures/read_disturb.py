@@ -18,7 +18,7 @@ from rich.table import Table
 
 from nandlab import api, plots, qualify
 from nandlab.output import number
-from nandlab.procedures.base import DocumentResult, Procedure
+from nandlab.procedures.base import DocumentResult, Finite, Procedure
 from nandlab.procedures.retention import aged_with_errors
 from nandlab.report.page import Report, existing_figure, read_json
 from nandlab.terminal import safe
@@ -137,7 +137,7 @@ PROCEDURE = Procedure(
     options=[
         click.option("--reads", type=click.IntRange(1, 100_000_000), required=True, metavar="N",
                      help="Host reads of the hot spot."),
-        click.option("--cycles", type=click.FloatRange(0, 1e7), default=0.0, show_default=True, metavar="N",
+        click.option("--cycles", type=Finite(0, 1e7), default=0.0, show_default=True, metavar="N",
                      help="Program/erase cycles every block has had (read disturb grows with wear)."),
         click.option("--reclaim", type=click.IntRange(1, 4_000_000_000), default=None, metavar="N",
                      help="Reads of a block since its erase that send it to read reclaim [default: the "

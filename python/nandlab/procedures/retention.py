@@ -23,7 +23,7 @@ from rich.table import Table
 from nandlab import api, plots, qualify
 from nandlab._core import ConfigError
 from nandlab.output import number
-from nandlab.procedures.base import DocumentResult, Procedure
+from nandlab.procedures.base import DocumentResult, Finite, Procedure
 from nandlab.report.page import Report, existing_figure, read_json
 from nandlab.terminal import safe
 
@@ -36,6 +36,8 @@ CURVE_STEPS = 4
 """The figure's points per line: the bake split in this many spells, a sample read after each."""
 CURVE_READS = 2000
 """Random 4 KiB reads per sample."""
+MAX_HOURS = 1.2e6
+"""The longest bake (137 years: a power-off phase lasts at most 146)."""
 FIGURE = "retention.png"
 FIGURES = ("uber", "uber_codewords", "uber_target", "rber_mean", "rber_p99", "rber_max", "retries_per_read", "soft_decodes",
            "uncorrectable_reads", "ecc_page_reads")
@@ -177,11 +179,11 @@ def _curves(
 PROCEDURE = Procedure(
     "retention", "nandlab test retention", Retention, run,
     options=[
-        click.option("--cycles", type=click.FloatRange(0, 1e7), required=True, metavar="N",
+        click.option("--cycles", type=Finite(0, 1e7), required=True, metavar="N",
                      help="Program/erase cycles every block has had."),
-        click.option("--hours", type=click.FloatRange(0, 1e7), required=True, metavar="H",
+        click.option("--hours", type=Finite(0, MAX_HOURS), required=True, metavar="H",
                      help="Hours powered off (JESD218 client: 1 year at 30 °C, or 500 h at 52 °C)."),
-        click.option("--temperature", type=click.FloatRange(-40, 125), default=30.0, show_default=True,
+        click.option("--temperature", type=Finite(-40, 125), default=30.0, show_default=True,
                      metavar="C", help="°C while powered off."),
     ],
     short_help="JESD218 data retention: cycle, bake powered off, read back; UBER against the target.",
