@@ -33,6 +33,7 @@ def main() -> int:
                         help=f"record the runs' digests in {check.GOLDEN} (after a change meant to move results)")
     args = parser.parse_args()
 
+    check.evict_libraries()
     note = check.huge_pages_only_where_advised()
     if note:
         print(note, file=sys.stderr)
