@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -114,3 +115,18 @@ def served_snapshot(out: Path) -> dict[str, Any]:
         raise RuntimeError(f"qemu-io: {written.stderr}")
     server.wait(timeout=60)
     return {"snapshot_bytes": os.path.getsize(snapshot)}
+
+
+def committed_sweep(example: str, committed: str, out: Path) -> list[dict[str, Any]]:
+    """A document's ``nandlab sweep EXAMPLE --out COMMITTED`` run into ``out`` afresh: its result rows,
+    once the committed sweep.toml is checked to be the example (SameFiles compares the tables and JSON,
+    not TOML)."""
+    import polars as pl
+
+    done = subprocess.run([sys.executable, "-m", "nandlab", "sweep", example, "--out", str(out), "-q"], cwd=ROOT,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(done.stderr[-2000:])
+    if (ROOT / committed / "sweep.toml").read_text() != (out / "sweep.toml").read_text():
+        raise RuntimeError(f"{committed}/sweep.toml is not {example}")
+    return pl.read_parquet(out / "results.parquet").to_dicts()

@@ -3,29 +3,19 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from check_docs.model import Claim, Registry, Run, SameFiles, Value as V
+from check_docs.recipes import committed_sweep
 
 F = "docs/poster-states/README.md"
-ROOT = Path(__file__).resolve().parents[3]
 PAIRS = ("results.parquet", "sweep.json", "manifest.json")
 
 
 def _sweep(example: str, committed: str, out: Path, key: str) -> dict[str, Any]:
     """The README's command into a fresh directory: each run's figures by its axes' labels."""
-    import polars as pl
-
-    done = subprocess.run([sys.executable, "-m", "nandlab", "sweep", example, "--out", str(out), "-q"], cwd=ROOT,
-                          capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(done.stderr[-2000:])
-    if (ROOT / committed / "sweep.toml").read_text() != (out / "sweep.toml").read_text():
-        raise RuntimeError(f"{committed}/sweep.toml is not {example}")
-    rows = pl.read_parquet(out / "results.parquet").to_dicts()
+    rows = committed_sweep(example, committed, out)
     return {"runs": len(rows), "points": {key.format(**r): {k: r[k] for k in ("rber_mean", "rber_p99")}
                                           for r in rows}}
 

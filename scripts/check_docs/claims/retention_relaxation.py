@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 try:
     import tomllib
 except ModuleNotFoundError:  # Python < 3.11
@@ -16,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from check_docs.model import Claim, Registry, Run, SameFiles, Value as V
+from check_docs.recipes import committed_sweep
 
 F = "docs/retention-relaxation/README.md"
 D = "docs/retention-relaxation"
@@ -28,17 +27,9 @@ def sweep(out: Path) -> dict[str, Any]:
     """The README's command (into a fresh directory): each run's figures by ``"trace/scale/relaxed"``
     (``"rsrch_1/0.1/true"``), and the drive the base config makes. The committed sweep.toml must be the
     sweep file (SameFiles compares the tables and JSON, not TOML)."""
-    import polars as pl
-
     import nandlab
 
-    done = subprocess.run([sys.executable, "-m", "nandlab", "sweep", SWEEP, "--out", str(out), "-q"], cwd=ROOT,
-                          capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(done.stderr[-2000:])
-    if (ROOT / D / "sweep.toml").read_text() != (out / "sweep.toml").read_text():
-        raise RuntimeError(f"{D}/sweep.toml is not {SWEEP}")
-    rows = pl.read_parquet(out / "results.parquet").to_dicts()
+    rows = committed_sweep(SWEEP, D, out)
     base = tomllib.loads((ROOT / SWEEP).read_text())["base"]
     sim = nandlab.make_simulator(base)
     mlc = sim.config["device"]["timing"][1]

@@ -136,7 +136,7 @@ impl Ftl {
     fn opened(&mut self, b: u32, now: u64) {
         if let Some(e) = self.errors.as_deref_mut() {
             let bits = self.blocks.run()[b as usize].bits();
-            e.opened(b, now, bits, self.blocks.cycles(b) * e.cycle_weight(b));
+            e.opened(b, now, bits, self.blocks.cycles(b));
         }
     }
 
@@ -144,9 +144,8 @@ impl Ftl {
     /// its codewords took to decode (None without an error model).
     pub fn decode_read(&mut self, b: u32, page: u32, units: u32, t: u64) -> Option<ReadOutcome> {
         let e = self.errors.as_deref_mut()?;
-        debug_assert_eq!(
-            e.cycles(b),
-            self.blocks.cycles(b) * e.cycle_weight(b),
+        debug_assert!(
+            e.opened_with(b, self.blocks.cycles(b)),
             "block {b} changed since opened"
         );
         let bytes = units as u64 * self.g.unit_size as u64;

@@ -309,12 +309,13 @@ impl ReadErrors {
     }
 
     /// Block `b`, running at `bits` bits per cell with `cycles` equivalent
-    /// cycles (weighted by what they programmed: [`ReadErrors::cycle_weight`]),
-    /// is opened for writing at `t`.
+    /// cycles, is opened for writing at `t`; its bit errors see the cycles
+    /// weighted by what they programmed (`cycle_weight`).
     pub fn opened(&mut self, b: u32, t: u64, bits: u32, cycles: f64) {
+        let weighted = cycles * self.cycle_weight[b as usize];
         let e = &mut self.blocks[b as usize];
         e.written_at = self.clock.at(t);
-        e.wear = self.settings.model.terms(cycles, bits);
+        e.wear = self.settings.model.terms(weighted, bits);
         e.bits = bits as u8;
         e.data = self.writing;
         self.close_windows(b);
@@ -330,12 +331,6 @@ impl ReadErrors {
         let mean = &mut self.cycle_weight[b as usize];
         *mean += (w - *mean) / erases.max(1) as f64;
         self.close_windows(b);
-    }
-
-    /// The mean wear weight of block `b`'s cycles (`CYCLE_WEAR`).
-    #[inline]
-    pub fn cycle_weight(&self, b: u32) -> f64 {
-        self.cycle_weight[b as usize]
     }
 
     /// Block `b`'s data or reads changed: no window of its holds.
@@ -462,9 +457,10 @@ impl ReadErrors {
         let _ = b;
     }
 
-    /// The cycles block `b` had when it was opened.
-    pub fn cycles(&self, b: u32) -> f64 {
-        self.blocks[b as usize].wear.cycles
+    /// Whether block `b` was opened with `cycles` and has not been erased
+    /// since (its record is the block's as it is now).
+    pub fn opened_with(&self, b: u32, cycles: f64) -> bool {
+        self.blocks[b as usize].wear.cycles == cycles * self.cycle_weight[b as usize]
     }
 
     /// RBER of page `page` of block `b` read at `t`, and the part of it read
@@ -708,7 +704,7 @@ mod tests {
                     errors.erased(0, n);
                 }
                 errors.set_data(&[0.25; 4]);
-                errors.opened(0, 0, 2, cycles as f64 * errors.cycle_weight(0));
+                errors.opened(0, 0, 2, cycles as f64);
                 let t = (30.0 * DAY_NS) as u64;
                 (errors.rber(0, 0, t).0 + errors.rber(0, 1, t).0) / 2.0
             };
