@@ -105,7 +105,8 @@ def run(
     Returns ``host_write_bytes`` (written until death), ``drive_writes`` (that over the user
     capacity), ``death`` (why, or None if a phase ended first), ``capacity_short_since_bytes`` (host
     bytes written when the drive stopped holding its advertised capacity, under ``death =
-    "dead-blocks"``; None if it never did), ``sim_seconds``, ``wall_seconds``
+    "dead-blocks"``; None if it never did), ``capacity_at_death`` (the share of its advertised capacity
+    its usable flash still held when it died, 1 at most; None if it did not die), ``sim_seconds``, ``wall_seconds``
     and the ``result`` (a ``nandlab.Result``).
     """
     cfg = _as_dict(config)
@@ -128,6 +129,7 @@ def of_result(result: api.Result) -> dict[str, Any]:
         "death": summary["death"],
         "death_cause": summary["death_cause"],
         "capacity_short_since_bytes": summary.get("capacity_short_since_bytes"),
+        "capacity_at_death": summary.get("capacity_at_death"),
         "sim_seconds": summary["sim_seconds"],
         "wall_seconds": summary["wall_seconds"],
         "result": result,

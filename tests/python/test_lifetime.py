@@ -88,9 +88,10 @@ def test_a_preset_runs_the_papers_synthetic_workload(nandlab_cli) -> None:
     assert 100 < doc["drive_writes"] < 1000
 
 
-def test_the_dead_block_rule_outlives_the_advertised_capacity(nandlab_cli, tmp_path: Path) -> None:
+def test_the_dead_block_rule_outlives_the_advertised_capacity(nandlab_cli, tmp_path: Path, monkeypatch) -> None:
     """`--death dead-blocks` (the paper's rule) lives on past the point where the capacity rule ends
     the drive, and says from when it no longer held its advertised capacity."""
+    monkeypatch.setenv("COLUMNS", "200")  # the table's headers on one line each
     path = tmp_path / "life.toml"
     small = LIFETIME_TOML.replace("working_set = 0.5", "working_set = 0.2")
     path.write_text(small.replace("[ftl]\n", '[ftl]\nzombie = true\nwear_leveling = true\n'))
@@ -98,11 +99,14 @@ def test_the_dead_block_rule_outlives_the_advertised_capacity(nandlab_cli, tmp_p
     path.write_text(path.read_text().replace("[ftl]\n", '[ftl]\ndeath = "dead-blocks"\n'))
     result = nandlab_cli("lifetime", str(path), "-q")
     assert result.exit_code == 0, result.stderr
-    assert "Capacity held until" in result.stdout
+    assert "Capacity held until" in result.stdout and "Capacity at death" in result.stdout
     doc = json.loads(nandlab_cli("lifetime", str(path), "--json", "-q").stdout)
     assert "retired blocks, more than the" in doc["death"]
     assert doc["host_write_bytes"] > capacity["host_write_bytes"]
     assert 0 < doc["capacity_short_since_bytes"] < doc["host_write_bytes"]
+    # What each offered when it died: the capacity rule all it advertised, the dead-block rule less.
+    assert capacity["capacity_at_death"] == 1.0
+    assert 0 < doc["capacity_at_death"] < 1
 
 
 def test_death_goes_with_a_preset(nandlab_cli, tmp_path: Path) -> None:

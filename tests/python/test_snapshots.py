@@ -148,7 +148,7 @@ def test_nandlab_lifetime_resumes_to_its_own_report(lifetime: tuple[Path, dict[s
     assert run.wait(timeout=60) == 130
     resumed = resumed_result(snapshot)  # the lifetime report, as `nandlab lifetime --json` prints it
     assert set(resumed) == {"host_write_bytes", "drive_writes", "death", "death_cause", "capacity_short_since_bytes",
-                            "sim_seconds", "wall_seconds"}
+                            "capacity_at_death", "sim_seconds", "wall_seconds"}
     assert resumed["host_write_bytes"] == straight["host_write_bytes"] and resumed["death"] == straight["death"]
     assert resumed["death_cause"] == straight["death_cause"] == "too-little-flash"
     assert resumed["sim_seconds"] == straight["sim_seconds"]

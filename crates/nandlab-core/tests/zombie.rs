@@ -329,6 +329,18 @@ fn the_dead_block_rule_outlives_the_advertised_capacity_and_says_so() {
         .unwrap()
         .contains("usable mapping units left"));
     assert_eq!(capacity.death_cause, Some(DeathCause::TooLittleFlash));
+    // What each still offered when it died: the capacity rule all of it (it
+    // dies for want of GC's free blocks beyond it), the dead-block rule less.
+    let offered = |s: &Summary| s.capacity_at_death.unwrap();
+    assert_eq!(offered(&capacity), 1.0);
+    assert!(
+        (0.0..1.0).contains(&offered(&dead_blocks)),
+        "{}",
+        offered(&dead_blocks)
+    );
+    let usable: u64 = sim.drive().ftl.blocks.pool_capacity().iter().sum();
+    let units = sim.config().geometry.user_units as f64;
+    assert!((offered(&dead_blocks) - usable as f64 / units).abs() < 1e-12);
     check_data(&sim);
 }
 

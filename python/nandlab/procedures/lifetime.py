@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from nandlab import api, lifetime
-from nandlab.output import number
+from nandlab.output import DEATH_CAUSES, number
 from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.report.page import Report, read_json
 from nandlab.terminal import safe
@@ -41,9 +41,10 @@ class LifetimeResult(ProcedureResult):
 
     def print(self, console: Console) -> None:
         """Per run: host data written until death (and until the drive stopped holding its advertised
-        capacity, if it lived on past that), drive writes, simulated and wall time, the cause."""
-        table = Table("Drive", "Written until death", "Capacity held until", "Drive writes", "Sim s", "Wall s",
-                      "Death", title="Lifetime")
+        capacity, if it lived on past that), the share of its advertised capacity it held when it died,
+        drive writes, simulated and wall time, the cause; under the table, each death's whole reason."""
+        table = Table("Drive", "Written until death", "Capacity held until", "Capacity at death", "Drive writes",
+                      "Sim s", "Wall s", "Death", title="Lifetime")
         for label, r in self.runs().items():
             short = r.get("capacity_short_since_bytes")
             held = "to the end" if short is None or short >= r["host_write_bytes"] else f"{short / 1e12:.3g} TB"
@@ -51,12 +52,16 @@ class LifetimeResult(ProcedureResult):
                 label,
                 f"{r['host_write_bytes'] / 1e12:.3g} TB",
                 held,
+                "" if r.get("capacity_at_death") is None else f"{r['capacity_at_death']:.1%}",
                 number(r["drive_writes"]),
                 number(r["sim_seconds"]),
                 number(r["wall_seconds"]),
-                safe(r["death"] or "alive at the end"),
+                safe(DEATH_CAUSES.get(r.get("death_cause"), r["death"]) if r["death"] else "alive at the end"),
             )
         console.print(table)
+        for label, r in self.runs().items():
+            if r["death"]:
+                console.print(safe(f"{label}: {r['death']}"), highlight=False)
 
     @classmethod
     def report(cls, directory: Path) -> Report:

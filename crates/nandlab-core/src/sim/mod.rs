@@ -480,6 +480,7 @@ impl Simulator {
                 erase_counts: self.drive.ftl().blocks.erase_count(),
                 death: phase_death,
                 capacity_short_since_bytes: self.drive.ftl().capacity_short_since_bytes(),
+                capacity_share: self.capacity_share(),
                 unit_bytes: self.cfg.geometry.unit_size as u64,
                 integrity: self.integrity_counts(),
                 errors: self.error_summary(errors_before.as_ref()),
@@ -506,6 +507,13 @@ impl Simulator {
         })
     }
 
+    /// The drive's usable flash over its advertised capacity, 1 at most.
+    fn capacity_share(&self) -> f64 {
+        let usable: u64 = self.drive.ftl().blocks.pool_capacity().iter().sum();
+        let bytes = usable as f64 * self.cfg.geometry.unit_size as f64;
+        (bytes / self.cfg.geometry.user_capacity_bytes as f64).min(1.0)
+    }
+
     /// The summary of every phase run so far.
     pub fn run_summary(&self) -> Summary {
         let counters = self.drive.counters();
@@ -525,6 +533,7 @@ impl Simulator {
                 erase_counts: self.drive.ftl().blocks.erase_count(),
                 death: self.death.clone(),
                 capacity_short_since_bytes: self.drive.ftl().capacity_short_since_bytes(),
+                capacity_share: self.capacity_share(),
                 unit_bytes: self.cfg.geometry.unit_size as u64,
                 integrity: self.integrity_counts(),
                 errors: self.error_summary(Some(&ErrorTally::default())),

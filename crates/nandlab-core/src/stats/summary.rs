@@ -104,6 +104,10 @@ pub struct Summary {
     /// capacity (its usable flash below the user capacity plus the GC high
     /// watermark; only `death = "dead-blocks"` lives on past it), if it has.
     pub capacity_short_since_bytes: Option<u64>,
+    /// If the drive died: the share of its advertised capacity its usable
+    /// flash still held (1 at most; under `death = "dead-blocks"` a drive
+    /// can live on with far less).
+    pub capacity_at_death: Option<f64>,
     /// With the integrity oracle on: what it has checked so far on this drive.
     pub integrity: Option<IntegrityCounts>,
     /// With `[device.errors]`: RBER, read retries, uncorrectable reads, UBER.
@@ -141,6 +145,8 @@ pub struct SummaryParts<'a> {
     pub erase_counts: &'a [u32],
     pub death: Option<Death>,
     pub capacity_short_since_bytes: Option<u64>,
+    /// The drive's usable flash over its advertised capacity, 1 at most.
+    pub capacity_share: f64,
     /// Bytes of a mapping unit.
     pub unit_bytes: u64,
     pub integrity: Option<IntegrityCounts>,
@@ -215,6 +221,7 @@ impl Summary {
             erase_count,
             erase_count_histogram,
             death_cause: p.death.as_ref().map(|d| d.cause),
+            capacity_at_death: p.death.is_some().then_some(p.capacity_share),
             death: p.death.map(|d| d.reason),
             capacity_short_since_bytes: p.capacity_short_since_bytes,
             integrity: p.integrity,
