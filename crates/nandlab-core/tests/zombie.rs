@@ -338,7 +338,7 @@ fn the_dead_block_rule_outlives_the_advertised_capacity_and_says_so() {
         "{}",
         offered(&dead_blocks)
     );
-    let usable: u64 = sim.drive().ftl.blocks.pool_capacity().iter().sum();
+    let usable = sim.drive().ftl.blocks.usable_units();
     let units = sim.config().geometry.user_units as f64;
     assert!((offered(&dead_blocks) - usable as f64 / units).abs() < 1e-12);
     check_data(&sim);

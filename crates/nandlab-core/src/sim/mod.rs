@@ -509,7 +509,7 @@ impl Simulator {
 
     /// The drive's usable flash over its advertised capacity, 1 at most.
     fn capacity_share(&self) -> f64 {
-        let usable: u64 = self.drive.ftl().blocks.pool_capacity().iter().sum();
+        let usable = self.drive.ftl().blocks.usable_units();
         let bytes = usable as f64 * self.cfg.geometry.unit_size as f64;
         (bytes / self.cfg.geometry.user_capacity_bytes as f64).min(1.0)
     }

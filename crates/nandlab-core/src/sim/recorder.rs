@@ -150,7 +150,7 @@ impl Recorder {
             mlc_blocks: by_mode[1],
             tlc_blocks: by_mode[2],
             qlc_blocks: by_mode[3],
-            usable_bytes: blocks.pool_capacity().iter().sum::<u64>() * unit,
+            usable_bytes: blocks.usable_units() * unit,
             wear_used: blocks.wear_used(),
             reserve_used: ftl.reserve_used(),
             pslc_bytes: ftl.cache_units() * unit,

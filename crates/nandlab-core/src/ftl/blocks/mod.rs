@@ -303,6 +303,10 @@ impl BlockTable {
     pub fn pool_capacity(&self) -> &[u64] {
         &self.pool_capacity
     }
+    /// Mapping units the usable blocks of all pools hold in their modes.
+    pub fn usable_units(&self) -> u64 {
+        self.pool_capacity.iter().sum()
+    }
     /// Mapped units: the valid units of all blocks.
     #[inline]
     pub fn valid_total(&self) -> u64 {
