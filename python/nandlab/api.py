@@ -222,9 +222,12 @@ def _run_phases(
     last: PhaseRunner,
 ) -> Result:
     """Runs the phases from ``len(phases)`` on, keeping the finished ones in the snapshot; the last
-    one through ``last`` (``nandlab serve`` serves it)."""
+    one through ``last`` (``nandlab serve`` serves it). A drive that died in a phase run until it dies
+    runs no more: the phases after it are left out of the Result."""
     names = sim.phase_names
     for index in range(len(phases), len(names)):
+        if phases and phases[-1].get("death"):
+            break
         if sim.snapshot_path is not None:
             # The finished phases' columns are NumPy arrays (or lists, read back from a snapshot).
             sim.snapshot_extra = json.dumps({"phases": phases, "timeseries": series, "notes": notes},

@@ -39,7 +39,8 @@ GRID_READ_LEVELS = {"low": 0.25, "medium": 0.5, "high": 0.75}
 """The paper's read/write ratios are "low", "medium" and "high" without numbers; these are the read
 fractions nandlab uses for them."""
 COMPARISON_COLUMNS = ("lifetime_ratio", "latency_ratio", "latency_ratio_after", *(
-    f"{side}_{key}" for side in ("zombie", "baseline") for key in ("host_write_bytes", "drive_writes", "death")
+    f"{side}_{key}" for side in ("zombie", "baseline")
+    for key in ("host_write_bytes", "drive_writes", "death", "capacity_at_death")
 ))
 """A comparison's figures in a study's table (a ``lifetime-compare`` sweep's columns)."""
 
@@ -112,6 +113,11 @@ def run(
     cfg = _as_dict(config)
     if not any(phase.get("until") == "dead" for phase in cfg.get("phase", [])):
         raise ConfigError('[[phase]]: a lifetime run needs a phase with until = "dead"')
+    # A drive may die before the plan's last phase (a baseline worn out by a heavy first step): every I/O
+    # phase ends at its own stop or at the death, which ends the lifetime.
+    for phase in cfg["phase"]:
+        if isinstance(phase, dict) and phase.get("kind", "io") in ("io", "trace") and "until" not in phase:
+            phase["until"] = "dead"
     if zombie is not None:
         ftl = cfg.setdefault("ftl", {})
         ftl["zombie"] = zombie

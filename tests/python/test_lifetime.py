@@ -42,6 +42,25 @@ def test_compare_baseline_reports_the_ratios(nandlab_cli, tmp_path: Path) -> Non
     assert 0.5 < doc["latency_ratio"] < 2.0
 
 
+def test_a_drive_that_dies_before_the_last_phase_ends_its_life_there(nandlab_cli, tmp_path: Path) -> None:
+    """A plan whose drive wears out in a step before its last (a heavy first step, a baseline that dies early)
+    is a lifetime that ended there: the death is reported, the steps after it are not run."""
+    from nandlab import lifetime
+
+    plan = LIFETIME_TOML.replace('working_set = 0.5\nqueue_depth = 8\nuntil = "dead"',
+                                 'working_set = 1.0\nqueue_depth = 8\nvolume = 1000.0\n[[phase]]\n'
+                                 'working_set = 0.1\nuntil = "dead"')
+    assert plan.count("[[phase]]") == 3
+    outcome = lifetime.run(plan, progress=False)
+    assert outcome["death"] and outcome["drive_writes"] < 1000
+    assert [bool(p.get("death")) for p in outcome["result"].phases] == [False, True]
+    path = tmp_path / "life.toml"
+    path.write_text(plan)
+    result = nandlab_cli("lifetime", str(path), "--compare-baseline", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["baseline"]["death"]
+
+
 def test_a_config_without_until_dead_is_refused(nandlab_cli, tiny_path: Path) -> None:
     result = nandlab_cli("lifetime", str(tiny_path))
     assert result.exit_code == 2

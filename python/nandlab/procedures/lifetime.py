@@ -117,13 +117,13 @@ def compare(config: api.ConfigSource, **options: Any) -> LifetimeComparison:
 
 
 def sweep_point(config: dict[str, Any]) -> tuple[dict[str, Any], pl.DataFrame]:
-    """A sweep's point: the ratios, and each side's bytes, drive writes, death (words and cause) and
+    """A sweep's point: the ratios, and each side's bytes, drive writes, death (words, cause and the capacity held) and
     time; both sides' time series with a ``side`` column."""
     report = lifetime.compare(config, timeseries=True)
     figures = {k: report[k] for k in ("lifetime_ratio", "latency_ratio", "latency_ratio_after")}
     series = []
     for side in ("zombie", "baseline"):
-        for key in ("host_write_bytes", "drive_writes", "death", "death_cause", "sim_seconds"):
+        for key in ("host_write_bytes", "drive_writes", "death", "death_cause", "capacity_at_death", "sim_seconds"):
             figures[f"{side}_{key}"] = report[side][key]
         series.append(report[f"{side}_timeseries"].with_columns(side=pl.lit(side)))
     return figures, pl.concat(series, how="diagonal_relaxed")

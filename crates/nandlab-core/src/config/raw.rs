@@ -294,6 +294,7 @@ pub struct RawFtl {
     pub wear_leveling: Option<bool>,
     pub wear_unleveling: Option<bool>,
     pub life_threshold: Option<f64>,
+    pub unleveling_bet: Option<f64>,
     pub early_switch_blocks: Option<u32>,
     pub early_switch: Option<String>,
     pub life_average: Option<String>,

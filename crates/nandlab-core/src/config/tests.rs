@@ -363,6 +363,7 @@ fn numbers_that_are_not_finite_are_refused_naming_the_key() {
         ("ftl", "gc_stop", "[ftl] gc_stop"),
         ("ftl", "idle_threshold", "[ftl] idle_threshold"),
         ("ftl", "life_threshold", "[ftl] life_threshold"),
+        ("ftl", "unleveling_bet", "[ftl] unleveling_bet"),
         ("ftl", "map_cache", "[ftl] map_cache"),
         ("ftl", "read_ahead", "[ftl] read_ahead"),
         ("ftl", "pslc_size", "[ftl] pslc_size"),

@@ -11,6 +11,11 @@ use crate::ftl::gc::victim::POLICIES;
 use crate::geometry::Geometry;
 use serde::{Deserialize, Serialize};
 
+/// `[ftl] unleveling_bet`'s default under the capacity death rule: the
+/// early-switch pool may put half a percent of the baseline's life (and of
+/// its write latency) at risk, were the whole drive to become live.
+pub const UNLEVELING_BET: f64 = 0.005;
+
 /// `[ftl] life_average`: the average remaining life a block's is compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -116,6 +121,10 @@ pub struct WearRules {
     /// first; it is levelled only among itself.
     pub wear_unleveling: bool,
     pub life_threshold: f64,
+    /// The share of the baseline's projected life the early-switch pool's
+    /// lead may put at risk were the whole drive to become live
+    /// (`ftl::blocks::bet`); 1 or more: no bound (the paper's bet).
+    pub unleveling_bet: f64,
     pub life_average: LifeAverage,
     pub life_skip: LifeSkip,
     pub early_switch: EarlySwitch,
@@ -179,6 +188,23 @@ pub(super) fn validate(
         DeathRule::Capacity => (EarlySwitch::Capacity, LifeSkip::Strict),
         DeathRule::DeadBlocks => (EarlySwitch::Eq1, LifeSkip::RateLimited),
     };
+    // The capacity rule keeps the advertised capacity whatever the workload
+    // does, so its bet on the workload is bounded; the paper's literal rule
+    // lets the drive shrink, and takes the paper's unbounded bet.
+    let unleveling_bet = match (f.unleveling_bet, death) {
+        (None, DeathRule::Capacity) => UNLEVELING_BET,
+        (None, DeathRule::DeadBlocks) => 1.0,
+        (Some(x), _) if (0.0..=1.0).contains(&x) => x,
+        (Some(x), _) => {
+            return err(
+                "[ftl] unleveling_bet",
+                format!(
+                    "expected the share of the baseline's life the early-switch pool may put at \
+                     risk, from 0 to 1 (1: no bound), found {x}"
+                ),
+            )
+        }
+    };
     let early_switch = EARLY_SWITCH.parse_or(
         "[ftl] early_switch",
         f.early_switch.as_deref(),
@@ -208,6 +234,7 @@ pub(super) fn validate(
         wear_leveling: leveling,
         wear_unleveling: unleveling,
         life_threshold,
+        unleveling_bet,
         life_average: LIFE_AVERAGE.parse_or(
             "[ftl] life_average",
             f.life_average.as_deref(),

@@ -52,6 +52,11 @@ impl DataGrowth {
         self.window
     }
 
+    /// Host units written at the latest observation.
+    pub fn written(&self) -> u64 {
+        self.now.written
+    }
+
     /// Records that `mapped` units are mapped after `written` host units.
     pub fn observe(&mut self, written: u64, mapped: u64) {
         self.now = Point { written, mapped };
@@ -59,6 +64,14 @@ impl DataGrowth {
             self.from = self.mark;
             self.mark = self.now;
         }
+    }
+
+    /// Whether the mapped data has stopped growing: at most `1/share` of
+    /// the units written since `from` mapped a new address.
+    pub fn settled(&self, share: u64) -> bool {
+        let written = self.now.written.saturating_sub(self.from.written);
+        let grown = self.now.mapped.saturating_sub(self.from.mapped);
+        grown.saturating_mul(share) <= written
     }
 
     /// The units the workload will map, as the growth since `from` projects

@@ -27,6 +27,7 @@ impl BlockTable {
                 t.model,
                 t.static_cache.clone(),
                 t.wear_per_erase.clone(),
+                format!("{:?}", t.bet.settings()),
             )
         };
         same(
@@ -66,6 +67,22 @@ impl BlockTable {
             8 * g.pools as u64,
         )?;
         len("blocks.early_count", self.early_count.len(), g.pools as u64)?;
+        len("blocks.bet.floor", self.bet.floors(), g.pools as u64)?;
+        let mut could_erase = vec![0u64; g.pools as usize];
+        for b in 0..g.blocks {
+            could_erase[g.pool_of_block(b) as usize] +=
+                self.erase_count[b as usize] as u64 * self.native_capacity as u64;
+        }
+        ensure(
+            self.bet.erased_units().len() == could_erase.len()
+                && self
+                    .bet
+                    .erased_units()
+                    .iter()
+                    .zip(&could_erase)
+                    .all(|(e, c)| e <= c),
+            || "the block table's erased capacity passes what its erases could erase".into(),
+        )?;
         for b in 0..g.blocks as usize {
             let cap = self.capacity[b];
             ensure(cap <= self.native_capacity && cap > 0, || {

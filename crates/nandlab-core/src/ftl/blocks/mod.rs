@@ -14,6 +14,7 @@
 //! are SLC for life and have their own free queue; a dynamic cache block is
 //! a native block opened in SLC mode, native again once erased.
 
+mod bet;
 mod growth;
 mod loaded;
 mod wear;
@@ -22,6 +23,8 @@ use crate::config::{EarlySwitch, FtlConfig, WearConfig};
 use crate::geometry::Geometry;
 use crate::media::wear::{WearModel, ERASE_LOOPS, PROGRAM_LOOPS};
 use crate::media::CellMode;
+pub use bet::greedy_waf;
+use bet::Bet;
 use growth::DataGrowth;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -89,6 +92,8 @@ pub struct BlockTable {
     valid_total: u64,
     user_units: u64,
     growth: DataGrowth,
+    /// How far the early-switch pool may lead the normal blocks' wear.
+    bet: Bet,
     /// Trapped-charge stress, in program/erase cycles at the rating.
     stress: Vec<f64>,
     /// Stress one erase adds: 1 / (endurance factor × conditions).
@@ -165,6 +170,13 @@ impl BlockTable {
             valid_total: 0,
             user_units: g.user_units,
             growth: DataGrowth::new(g.user_units),
+            bet: Bet::new(
+                ftl.wear.unleveling_bet,
+                ftl.wear.life_threshold,
+                (ftl.gc_start as u64 + 1) * g.units_per_block as u64,
+                g.pages_per_block,
+                g.pools as usize,
+            ),
             stress: vec![0.0; n],
             wear_per_erase: wear
                 .spread
@@ -206,9 +218,15 @@ impl BlockTable {
                     t.run[i] = CellMode::Slc;
                     t.capacity[i] = t.capacity_in(CellMode::Slc);
                 }
+                if !t.static_cache[i] {
+                    let budget = t.model.limit(g.cell) / t.wear_per_erase[i];
+                    t.bet.add_budget(pool, budget);
+                }
                 // An aged drive: every block has been cycled `precycled` times.
                 let usable = precycled == 0.0 || {
                     t.erase_count[i] = precycled.round() as u32;
+                    t.bet
+                        .erased(pool, t.erase_count[i] as u64 * t.capacity[i] as u64);
                     t.add_stress(b, pool, precycled * t.wear_per_erase[i])
                 };
                 if !usable {
@@ -498,6 +516,7 @@ impl BlockTable {
         self.written[i] = 0;
         self.programmed[i] = 0;
         self.erase_count[i] += 1;
+        self.bet.erased(pool, self.capacity[i] as u64);
         self.count_life(block, pool, false);
         if !self.add_stress(block, pool, self.wear_per_erase[i]) {
             return false;

@@ -17,6 +17,18 @@ use crate::media::CellMode;
 /// the gains are.
 pub const POOL_DATA_RATIO: u64 = 4;
 
+/// The early-switch pool is used only once the mapped data has settled: at
+/// most 1/`SETTLED_SHARE` of the host units written over the growth window
+/// mapped an address not mapped before. While a working set still grows —
+/// the first drive write over it, a workload that moves to more addresses,
+/// or a skewed one whose cold addresses come slowly — the projection of the
+/// data it will map is a guess, and a pool used on a guess that falls short
+/// (a hot/cold or Zipf workload over the whole drive) wears blocks the drive
+/// will need (MLC at 20 % reserve, hot/cold 80/20 over the whole drive:
+/// 0.9990 of the baseline's life, 0.9997 with the bounded bet, 1.0001 with
+/// this rule).
+pub const SETTLED_SHARE: u64 = 32;
+
 /// The remaining-life sums count in 2^-16 erases: whole numbers, so that
 /// adding and removing a block's life is exact and the sums do not depend on
 /// the order blocks came and went (a drive whose early-switch pool is not in
@@ -108,11 +120,19 @@ impl BlockTable {
         zombie_units > 0 && 2 * zombie_units >= 3 * self.valid_total.div_ceil(pools)
     }
 
-    /// Records the mapped data after `written` host units, for the
-    /// projection `unleveling_on` decides on (called at each wear-aware GC
-    /// victim choice).
-    pub fn observe_growth(&mut self, written: u64) {
+    /// Whether block `block` lives on in a lower mode than the native one
+    /// (a zombie).
+    #[inline]
+    pub fn is_zombie(&self, block: u32) -> bool {
+        self.mode[block as usize] != self.native
+    }
+
+    /// Before a wear-aware GC victim choice in `pool`, `written` host units
+    /// in: records the mapped data for the projection `unleveling_on`
+    /// decides on, and works out how far the pool may lead (`lead_floor`).
+    pub fn prepare_victim_choice(&mut self, pool: u32, written: u64) {
         self.growth.observe(written, self.valid_total);
+        self.place_bet(pool);
     }
 
     /// Whether the early-switch pool is in use. Only while, with the data
@@ -125,6 +145,13 @@ impl BlockTable {
     ///   decided on the units mapped when GC first runs, a full drive's
     ///   random writes, at ~73 % of its addresses then, would use the pool
     ///   for a while and set the drive on another course);
+    /// - the mapped data has settled ([`SETTLED_SHARE`]);
+    /// - the pool pays: its blocks one mode down, with the blocks already
+    ///   living on in a lower mode, could hold the mapped data at most
+    ///   two-thirds full (Algorithm 3's element average's own test) — else
+    ///   its switch near the end of the normal blocks' life only costs
+    ///   capacity (MLC at 25–50 % working set: 0.997–0.999 of the baseline's
+    ///   life with the pool, 1.0001 without);
     /// - and that data is at most [`POOL_DATA_RATIO`] × what the pool holds
     ///   in SLC: with more, GC finds the pool's blocks no emptier than the
     ///   rest, so they lead the wear only by a few percent and switch just
@@ -136,7 +163,34 @@ impl BlockTable {
         let slc = blocks * self.capacity_in(CellMode::Slc) as u64;
         let loss = blocks * self.native_capacity as u64 - slc;
         let data = self.growth.projected().max(self.valid_total);
-        loss > 0 && data.saturating_add(loss) <= self.user_units && data <= POOL_DATA_RATIO * slc
+        loss > 0
+            && data.saturating_add(loss) <= self.user_units
+            && data <= POOL_DATA_RATIO * slc
+            && self.growth.settled(SETTLED_SHARE)
+            && 2 * self.zombies_after_switch() >= 3 * self.valid_total
+    }
+
+    /// The flash (units) of every block living on in a lower mode once the
+    /// early-switch pool's blocks have each gone one mode down: the blocks
+    /// in a lower mode now, plus the pool's native blocks in their next mode,
+    /// less what its blocks already in a lower mode lose at their next switch.
+    fn zombies_after_switch(&self) -> u64 {
+        let mut after = 0u64;
+        for p in 0..self.early_count.len() {
+            for m in CellMode::ALL {
+                let normal = self.life_count[p * 8 + m.index()] as u64;
+                let early = self.life_count[p * 8 + 4 + m.index()] as u64;
+                let next = m
+                    .lower()
+                    .map_or(self.capacity_in(m), |l| self.capacity_in(l))
+                    as u64;
+                if m != self.native {
+                    after += normal * self.capacity_in(m) as u64;
+                }
+                after += early * next;
+            }
+        }
+        after
     }
 
     /// Whether GC prefers block `block` as an early switcher (`unleveling`:

@@ -132,7 +132,7 @@ impl Ftl {
             // GC keeps for itself takes the fewest valid units first, so GC
             // never starves for the sake of wear.
             None => if self.gc.wear_aware && self.blocks.free_count(pool) > self.gc_reserve() {
-                self.blocks.observe_growth(self.clock);
+                self.blocks.prepare_victim_choice(pool, self.clock);
                 self.gc.victims.take_wear_aware(
                     pool,
                     &self.blocks,

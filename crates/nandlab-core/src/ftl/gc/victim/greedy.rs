@@ -30,10 +30,15 @@ impl VictimPolicy for Greedy {
     }
 
     /// In the lowest bucket with a candidate, the early-switch block with
-    /// the most life left (while the pool is in use), else the normal one
+    /// the most life left (while the pool is in use and the block within
+    /// the lead the bet allows: `BlockTable::lead_floor`), else the normal one
     /// with the most life left; a normal block worn by `rule` (less life
     /// left than its threshold × the pool's average) is skipped, and so are
-    /// blocks with nothing invalid. Plain greedy if every block is skipped.
+    /// blocks with nothing invalid. While the zombies cannot hold the
+    /// element's data two-thirds full (`BlockTable::zombies_hold_data`), a
+    /// zombie is taken only once it holds nothing valid: it is spare flash,
+    /// as a retired block is none to the baseline, not where the data
+    /// settles. Plain greedy if every block is skipped.
     fn take_wear_aware(
         &mut self,
         pool: u32,
@@ -45,18 +50,24 @@ impl VictimPolicy for Greedy {
         let b = &self.0;
         let base = b.base(pool as usize);
         let unleveling = blocks.unleveling_on();
+        let zombies_hold_data = blocks.zombies_hold_data(pool);
         let limit = match rule.average {
-            LifeAverage::Element if blocks.zombies_hold_data(pool) => {
+            LifeAverage::Element if zombies_hold_data => {
                 [rule.threshold * blocks.element_life(pool); 4]
             }
             _ => CellMode::ALL.map(|m| rule.threshold * blocks.average_life(pool, m, unleveling)),
         };
+        let lead_floor = blocks.lead_floor(pool);
         for level in b.min[pool as usize]..b.units_per_block {
             let mut best: Option<(bool, f64, u32)> = None;
             let mut block = b.head[base + level as usize];
             while block != NIL {
-                let early = blocks.early_switcher(block, unleveling);
+                if level > 0 && !zombies_hold_data && blocks.is_zombie(block) {
+                    block = b.next[block as usize];
+                    continue;
+                }
                 let life = blocks.remaining_life(block);
+                let early = blocks.early_switcher(block, unleveling) && life >= lead_floor;
                 let better = match best {
                     None => true,
                     Some((e, l, _)) => (early, life) > (e, l),
