@@ -57,7 +57,7 @@ def synthetic(
     page over the first ``working_set`` of the drive, reads with probability ``read_fraction``,
     issued as fast as the drive accepts (queue depth 1) on a pristine drive until it dies; ``death``
     sets ``[ftl] death`` (``"capacity"``, the default, or the paper's ``"dead-blocks"``)."""
-    page = {"zombienand-synthetic-mlc": "4KiB", "zombienand-trace-mlc": "4KiB"}.get(preset, "8KiB")
+    page = _page(preset)
     config = {
         "seed": seed,
         "description": f"ZombieNAND synthetic workload: {preset}, reserve {reserve:.0%}, "
@@ -77,6 +77,32 @@ def synthetic(
     if death is not None:
         config["ftl"] = {"death": death}
     return config
+
+
+def changing(
+    preset: str,
+    reserve: float,
+    steps: Sequence[tuple[float, float | None]],
+    seed: int = 1,
+    distribution: str | None = None,
+) -> dict[str, Any]:
+    """``synthetic``'s generator with a working set that changes during the life: one phase per
+    ``(working_set, drive_writes)`` step, ``drive_writes`` in user capacities (``None``: until the drive
+    dies), addresses uniform or as ``distribution`` says (``"zipf:0.9"``, ``"hotcold:0.8:0.2"``)."""
+    phases = []
+    for i, (working_set, drive_writes) in enumerate(steps):
+        phase: dict[str, Any] = {"name": f"step-{i}", "working_set": working_set, "queue_depth": 1,
+                                 "block_size": _page(preset)}
+        if distribution:
+            phase["distribution"] = distribution
+        phase.update({"until": "dead"} if drive_writes is None else {"volume": float(drive_writes)})
+        phases.append(phase)
+    return {"seed": seed, "device": {"preset": preset, "reserve": reserve}, "phase": phases}
+
+
+def _page(preset: str) -> str:
+    """The page (one request) of a ZombieNAND preset: 4 KiB MLC, 8 KiB TLC."""
+    return {"zombienand-synthetic-mlc": "4KiB", "zombienand-trace-mlc": "4KiB"}.get(preset, "8KiB")
 
 
 def _as_dict(config: api.ConfigSource) -> dict[str, Any]:

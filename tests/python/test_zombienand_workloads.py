@@ -18,21 +18,8 @@ from nandlab import lifetime
 
 def workload(cell: str, reserve: float, steps: list[tuple[float, float | None]], seed: int = 1,
              distribution: str | None = None) -> dict[str, Any]:
-    """The ZombieNAND paper's generator on `zombienand-synthetic-CELL`: one-page random writes at QD 1 over
-    the first `working_set` of the drive, for `drive_writes` each step (None: until the drive dies)."""
-    phases = []
-    for i, (working_set, drive_writes) in enumerate(steps):
-        phase: dict[str, Any] = {"name": f"step-{i}", "working_set": working_set, "queue_depth": 1,
-                                 "block_size": "4KiB" if cell == "mlc" else "8KiB"}
-        if distribution:
-            phase["distribution"] = distribution
-        if drive_writes is None:
-            phase["until"] = "dead"
-        else:
-            phase["volume"] = float(drive_writes)
-        phases.append(phase)
-    return {"seed": seed, "device": {"preset": f"zombienand-synthetic-{cell}", "reserve": reserve},
-            "phase": phases}
+    """The ZombieNAND paper's generator on `zombienand-synthetic-CELL`, its working set changing by step."""
+    return lifetime.changing(f"zombienand-synthetic-{cell}", reserve, steps, seed, distribution)
 
 
 CHANGING = {

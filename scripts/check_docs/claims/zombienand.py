@@ -254,16 +254,7 @@ def _changing(name: str) -> tuple[str, dict[str, float]]:
     from nandlab import lifetime
 
     cell, reserve, steps, seed, distribution = CHANGING[name]
-    phases = []
-    for i, (working_set, drive_writes) in enumerate(steps):
-        phase: dict[str, Any] = {"name": f"step-{i}", "working_set": working_set, "queue_depth": 1,
-                                 "block_size": "4KiB" if cell == "mlc" else "8KiB"}
-        if distribution:
-            phase["distribution"] = distribution
-        phase.update({"until": "dead"} if drive_writes is None else {"volume": float(drive_writes)})
-        phases.append(phase)
-    config = {"seed": seed, "device": {"preset": f"zombienand-synthetic-{cell}", "reserve": reserve},
-              "phase": phases}
+    config = lifetime.changing(f"zombienand-synthetic-{cell}", reserve, steps, seed, distribution)
     r = lifetime.compare(config, progress=False)
     return name, {"life": r["lifetime_ratio"], "latency": r["latency_ratio"]}
 
