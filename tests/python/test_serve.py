@@ -224,3 +224,114 @@ def test_a_planned_power_cut_in_fast_timing_comes_at_its_simulated_time(tmp_path
     (cut,) = served["served_power_cuts"]
     assert 0.05 <= cut["at_seconds"] < 0.1 and cut["acknowledged_lost_units"] == 0
     assert served["power_loss"]["cuts"] == 1
+
+
+# A realtime reply may go out only for a command the drive completed before any power cut that is
+# decided: each write-cache design, in both timings, with a client that records every write it was
+# promised (issue 37). (design, write_cache, client options, queue depth, how a write is promised)
+PROMISE_DESIGNS = [
+    ("write-through", "off", (), 1, "reply"),
+    ("write-through, client overhead 500us", "off", ("--client-overhead", "500us"), 1, "reply"),
+    ("volatile cache, every write FUA", "volatile", (), 16, "fua"),
+    ("volatile cache, FLUSH after every write", "volatile", (), 1, "flush"),
+    ("power-loss protection", "plp", (), 16, "reply"),
+]
+
+
+def _promised_writes(path: str, first: int, promise: str, depth: int, seed: int) -> list[tuple[int, bytes]]:
+    """Writes 4 KiB units at distinct random offsets from unit ``first`` on until the connection drops;
+    returns every (offset, data) the drive promised to keep."""
+    import random
+
+    from nbd_client import CMD_FLAG_FUA, CMD_FLUSH, CMD_WRITE, Client, Closed
+
+    rng = random.Random(seed)
+    units = list(range(first, first + 4096))
+    rng.shuffle(units)
+    kept: list[tuple[int, bytes]] = []
+    flying: dict[int, tuple[int, bytes]] = {}
+    c = Client(path)
+    try:
+        for unit in units:
+            data = rng.randbytes(4096)
+            flags = CMD_FLAG_FUA if promise == "fua" else 0
+            flying[c.send(CMD_WRITE, unit * 4096, 4096, data, flags)] = (unit * 4096, data)
+            while len(flying) >= depth:
+                cookie, error, _ = c.reply()
+                assert error == 0, error
+                written = flying.pop(cookie)
+                if promise == "flush":
+                    c.send(CMD_FLUSH, 0, 0)
+                    _, error, _ = c.reply()
+                    assert error == 0, error
+                kept.append(written)
+    except Closed:
+        pass
+    return kept
+
+
+@pytest.mark.parametrize("timing", ["realtime", "fast"])
+@pytest.mark.parametrize("design", PROMISE_DESIGNS, ids=[d[0] for d in PROMISE_DESIGNS])
+def test_no_power_cut_loses_a_write_the_client_was_promised(tmp_path: Path, design: tuple, timing: str) -> None:
+    import socket as sockets
+    import threading
+    import time
+
+    from nbd_client import Client
+
+    _, cache, options, depth, promise = design
+    config = tmp_path / "drive.toml"
+    config.write_text(f'[device]\npreset = "snia-mlc"\ncapacity = "1GiB"\nwrite_cache = "{cache}"\n')
+    control = tmp_path / "control.sock"
+    with serving(tmp_path, "--control", str(control), "--timing", timing, *options,
+                 drive=(str(config),)) as (uri, _):
+        path = uri.split("socket=", 1)[1]
+        for cut in range(4):
+            kept: list[tuple[int, bytes]] = []
+            writer = threading.Thread(target=lambda: kept.extend(
+                _promised_writes(path, cut * 4096, promise, depth, seed=cut)))
+            writer.start()
+            time.sleep(0.15 + 0.05 * cut)
+            with sockets.socket(sockets.AF_UNIX) as s:
+                s.connect(str(control))
+                s.sendall(b"cut\n")
+                answer = json.loads(s.makefile().readline())
+            writer.join(timeout=60)
+            assert not writer.is_alive()
+            if promise == "reply":
+                # Every completion is a promise here; behind a volatile cache the drive completes writes
+                # it has not promised to keep (the server counts those as acknowledged by the drive).
+                assert answer["acknowledged_lost_units"] == 0, answer
+            assert kept, "no write was promised before the cut"
+            reader = Client(path)
+            lost = [offset for offset, data in kept if reader.read(offset, 4096) != data]
+            reader.close()
+            assert not lost, f"cut {cut}: {len(lost)} of {len(kept)} promised writes lost, first at {lost[0]}"
+
+
+def test_a_stop_ends_thousands_of_planned_cuts(tmp_path: Path) -> None:
+    """25,000 cuts due at once took the server 45 s to work through after SIGTERM: a stop ends them."""
+    import time
+
+    with serving(tmp_path, "--power-cut-at", ",".join(["0"] * 25_000), "--timing", "fast",
+                 stop=None) as (_, server):
+        time.sleep(0.5)
+        server.send_signal(signal.SIGTERM)
+        began = time.monotonic()
+        server.wait(timeout=60)
+        assert time.monotonic() - began < 10
+
+
+def test_unknown_command_flags_are_refused(tmp_path: Path) -> None:
+    """FUA goes with any command and NO_HOLE with WRITE_ZEROES; any other flag gets EINVAL."""
+    from nbd_client import CMD_FLAG_FUA, CMD_READ, CMD_WRITE, Client
+
+    with serving(tmp_path, "--timing", "fast") as (uri, _):
+        c = Client(uri.split("socket=", 1)[1])
+        for kind, flags, error in [(CMD_READ, 0xFFFF, 22), (CMD_READ, 2, 22), (CMD_READ, CMD_FLAG_FUA, 0),
+                                   (6, 2, 0), (6, 4, 22), (CMD_WRITE, 2, 22)]:
+            data = bytes(4096) if kind == CMD_WRITE else b""
+            c.send(kind, 0, 4096, data, flags)
+            _, got, _ = c.reply(4096 if kind == CMD_READ else 0)
+            assert got == error, (kind, flags, got)
+        c.close()

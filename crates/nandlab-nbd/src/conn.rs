@@ -5,6 +5,9 @@
 //! through the last stretch and, while the client is busy, polling its socket
 //! instead of sleeping, so that neither a reply nor the next command waits
 //! for a wake-up (tens of µs on Linux: as much as the latency measured).
+//! In either timing no reply leaves for a command the drive completes after
+//! a power cut that is planned or decided (`Shared::may_acknowledge`): the
+//! client is never told of a write the cut then takes back.
 
 use crate::engine::Outcome;
 use crate::proto::{self, Export, Handshake};
@@ -65,6 +68,8 @@ struct Pending {
     due: Instant,
     seq: u64,
     received: Instant,
+    /// The command's simulated completion.
+    done: u64,
     reply: Vec<u8>,
 }
 
@@ -118,6 +123,8 @@ struct Connection<'s, 'a> {
     lone: bool,
     /// When the last reply moved to the output was due.
     last_due: Option<Instant>,
+    /// A due reply waits for a power cut that comes before its completion.
+    held: bool,
     /// Power cuts before the connection opened (a later one ends it).
     epoch: u64,
 }
@@ -157,6 +164,7 @@ pub(crate) fn serve(
         idle_since: None,
         lone: false,
         last_due: None,
+        held: false,
         epoch: shared.cuts.load(Ordering::Acquire),
     };
     let end = match proto::handshake(&mut stream, &export) {
@@ -312,22 +320,23 @@ impl Connection<'_, '_> {
             let (o, due) = self.shared.run(&r, &self.input[data], &mut out, self.epoch);
             self.note(&o);
             match due {
-                // Fast: the reply goes straight to the output.
-                None => {
+                // Fast: the reply goes straight to the output, unless a
+                // power cut decided comes before the command's completion.
+                None if self.shared.may_acknowledge(o.done) => {
                     proto::write_reply(&mut self.output, o.error, r.cookie, &out)
                         .expect("to memory");
-                    self.shared.replied(o.done);
                     self.sums.wall_ns += received.elapsed().as_nanos() as u64;
                 }
-                Some(due) => {
+                _ => {
                     let mut reply = Vec::with_capacity(16 + out.len());
                     proto::write_reply(&mut reply, o.error, r.cookie, &out).expect("to memory");
                     self.seq += 1;
                     self.pending_bytes += reply.len();
                     self.pending.push(Reverse(Pending {
-                        due: due.max(received),
+                        due: due.unwrap_or(received).max(received),
                         seq: self.seq,
                         received,
+                        done: o.done,
                         reply,
                     }));
                 }
@@ -366,10 +375,17 @@ impl Connection<'_, '_> {
         self.sums.sim_ns += o.done - o.arrival;
     }
 
-    /// Moves the realtime replies that are due to the output.
+    /// Moves the replies that are due to the output — none for a
+    /// command the drive completes after a power cut that is decided: those
+    /// wait for the cut, which drops them.
     fn due_replies(&mut self) {
         let now = Instant::now();
-        while self.pending.peek().is_some_and(|Reverse(p)| p.due <= now) {
+        self.held = false;
+        while let Some(Reverse(p)) = self.pending.peek().filter(|Reverse(p)| p.due <= now) {
+            if !self.shared.may_acknowledge(p.done) {
+                self.held = true;
+                return;
+            }
             let Reverse(p) = self.pending.pop().expect("peeked");
             self.pending_bytes -= p.reply.len();
             self.output.extend_from_slice(&p.reply);
@@ -400,7 +416,11 @@ impl Connection<'_, '_> {
     /// the socket can be read (or written, with output left), a reply is
     /// nearly due, or it is time to look at the stop flag.
     fn wait(&self, active: Instant) {
-        let next = self.pending.peek().map(|Reverse(p)| p.due);
+        // A held reply is not waited for: the cut that drops it is.
+        let next = match self.held {
+            true => None,
+            false => self.pending.peek().map(|Reverse(p)| p.due),
+        };
         let now = Instant::now();
         let soon = next.is_some_and(|d| d <= now + SPIN);
         if self.timing == Timing::Realtime && (soon || now.duration_since(active) < BUSY) {
@@ -429,13 +449,24 @@ impl Connection<'_, '_> {
 
 impl Shared<'_> {
     /// Whether the server is stopping (a signal, `once`, or a failure).
-    fn stopping(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) || self.failed.load(Ordering::Relaxed)
+    pub(crate) fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || self.signal.load(Ordering::Relaxed)
+            || self.failed.load(Ordering::Relaxed)
     }
 
-    /// Fast timing: a reply with this simulated completion has gone out.
-    fn replied(&self, done: u64) {
-        self.replied.fetch_max(done, Ordering::AcqRel);
+    /// Whether the reply for a command completed at `done` may go out — not
+    /// if a power cut decided or planned comes first. The
+    /// completion is published before the second look, so a cut decided in
+    /// between comes no earlier than it (`Shared::cut` cuts at the latest
+    /// completion replied, if later): every reply that leaves is for a
+    /// command the drive completed before any cut.
+    fn may_acknowledge(&self, done: u64) -> bool {
+        if done > self.cut_at.load(Ordering::SeqCst) {
+            return false;
+        }
+        self.replied.fetch_max(done, Ordering::SeqCst);
+        done <= self.cut_at.load(Ordering::SeqCst)
     }
 
     /// Runs a command through the engine (a planned power cut due by its

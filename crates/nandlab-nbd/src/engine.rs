@@ -108,6 +108,16 @@ impl Engine<'_> {
         if self.failure.is_some() {
             return refused(proto::ESHUTDOWN);
         }
+        // FUA is taken with any command (NBD: it may have no effect), NO_HOLE
+        // with WRITE_ZEROES; no other flag was negotiated.
+        let allowed = proto::CMD_FLAG_FUA
+            | match r.kind {
+                proto::CMD_WRITE_ZEROES => proto::CMD_FLAG_NO_HOLE,
+                _ => 0,
+            };
+        if r.flags & !allowed != 0 {
+            return refused(proto::EINVAL);
+        }
         let end = r.offset.checked_add(r.len as u64);
         let inside = end.is_some_and(|e| e <= self.size);
         let simulated = match r.kind {

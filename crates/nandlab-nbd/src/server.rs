@@ -301,6 +301,7 @@ impl Server {
             .map(|d| served.start().saturating_add(d.as_nanos() as u64))
             .collect();
         cuts_at.sort_unstable();
+        let first_cut = cuts_at.first().copied().unwrap_or(u64::MAX);
         let shared = Shared {
             engine: Mutex::new(Engine {
                 t0: served.start(),
@@ -321,9 +322,11 @@ impl Server {
                 cut_reports: Vec::new(),
             }),
             replied: AtomicU64::new(0),
+            cut_at: AtomicU64::new(first_cut),
             open: Mutex::new(Vec::new()),
             open_count: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            signal: stop,
             cuts: AtomicU64::new(0),
             turnaround: Turnaround::new(opts.client_overhead),
             failed: AtomicBool::new(false),
@@ -416,13 +419,20 @@ impl Server {
 /// What the connections share.
 pub(crate) struct Shared<'a> {
     pub(crate) engine: Mutex<Engine<'a>>,
-    /// Fast timing: the latest simulated completion replied so far.
+    /// The latest simulated completion replied so far: a power cut comes
+    /// no earlier (what a client was told stays acknowledged).
     pub(crate) replied: AtomicU64,
+    /// The simulated instant of the next power cut, planned or requested
+    /// (`u64::MAX`: none): a realtime reply for a later completion never
+    /// goes out (`Shared::may_acknowledge`).
+    pub(crate) cut_at: AtomicU64,
     /// Each open connection's stream, to shut it down when the server stops.
     open: Mutex<Vec<(u64, Stream)>>,
     open_count: AtomicUsize,
     /// Set to stop the server (a signal, `once`).
     pub(crate) stop: AtomicBool,
+    /// The caller's stop flag (a signal), looked at between power cuts.
+    pub(crate) signal: &'a AtomicBool,
     /// Power cuts so far: a connection opened before the last one has ended.
     pub(crate) cuts: AtomicU64,
     /// The clients' own share of their latencies (realtime timing).
@@ -445,7 +455,12 @@ impl Shared<'_> {
     pub(crate) fn cut_if_due(&self, e: &mut Engine, arrival: Option<u64>) -> bool {
         let now = arrival.unwrap_or_else(|| e.now());
         let mut cut = false;
-        while let Some(&at) = e.cuts_at.front().filter(|&&at| at <= now) {
+        // A stop ends the cuts due too: there may be thousands.
+        while let Some(&at) = e
+            .cuts_at
+            .front()
+            .filter(|&&at| at <= now && !self.stopping())
+        {
             e.cuts_at.pop_front();
             self.cut(e, at);
             cut = true;
@@ -457,7 +472,7 @@ impl Shared<'_> {
     /// replied, if later: what a client was told stays acknowledged), puts the
     /// store back, and ends every connection.
     pub(crate) fn cut(&self, e: &mut Engine, at: u64) -> Option<CutReport> {
-        let t = at.max(self.replied.load(Ordering::Acquire));
+        let t = at.max(self.replied.load(Ordering::SeqCst));
         let dropped = self.open_count.load(Ordering::Acquire) as u64;
         let report = match e.power_cut(t) {
             Ok((event, reverted)) => {
@@ -481,6 +496,8 @@ impl Shared<'_> {
             }
         };
         self.cuts.fetch_add(1, Ordering::AcqRel);
+        let next = e.cuts_at.front().copied().unwrap_or(u64::MAX);
+        self.cut_at.store(next, Ordering::SeqCst);
         for (_, s) in self.open.lock().unwrap().iter() {
             s.shutdown();
         }
@@ -534,7 +551,11 @@ impl ControlSocket {
         let (reply, what) = match (read, line.trim()) {
             (Ok(_), "cut") => {
                 let mut e = shared.engine.lock().unwrap();
+                // The cut's instant is fixed now: from here no reply for a
+                // later completion leaves (a realtime reply may fall due
+                // while the cut is worked out).
                 let now = e.now();
+                shared.cut_at.fetch_min(now, Ordering::SeqCst);
                 let r = shared.cut(&mut e, now);
                 let text = match r {
                     Some(r) => serde_json::to_string(&r).expect("plain numbers"),
