@@ -335,3 +335,22 @@ def test_unknown_command_flags_are_refused(tmp_path: Path) -> None:
             _, got, _ = c.reply(4096 if kind == CMD_READ else 0)
             assert got == error, (kind, flags, got)
         c.close()
+
+
+def test_the_server_s_files_must_be_distinct_regular_files(tmp_path: Path) -> None:
+    """``--socket P --snapshot P`` saved the drive, then the socket's cleanup deleted it; a FIFO as the
+    snapshot blocked the server for good, deaf to SIGINT and SIGTERM."""
+    import time
+
+    same = tmp_path / "drive"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for args in (["--socket", str(same), "--snapshot", str(same)],
+                 ["--socket", str(tmp_path / "s"), "--control", str(tmp_path / "s")],
+                 ["--socket", str(tmp_path / "s"), "--snapshot", str(fifo)]):
+        began = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "nandlab", "serve", *DRIVE, *args], capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 2 and done.stderr.startswith("nandlab: error:"), done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and time.monotonic() - began < 30
+    assert not same.exists()

@@ -215,6 +215,8 @@ def serve(
     """
     if timing not in TIMINGS:
         raise ConfigError(f"serve: timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
+    _distinct_files(socket=listen[len("unix:"):] if listen.startswith("unix:") else None, control=control,
+                    snapshot=snapshot)
     config = None if device is None else config_for(device, capacity)
     saved = SavedDrive.open(snapshot, config) if snapshot is not None else None
     if saved is not None and saved.sim is not None:
@@ -238,6 +240,20 @@ def serve(
         return output
 
     return ServeResult(api._go_on(sim, phases, series, {}, progress, last=last))
+
+
+def _distinct_files(**paths: str | os.PathLike[str] | None) -> None:
+    """The server's files (its unix socket, control socket, snapshot) are different files: the sockets are
+    removed when serving ends, which would delete a drive saved under the same name."""
+    seen: dict[str, str] = {}
+    for name, path in paths.items():
+        if path is None:
+            continue
+        real = os.path.realpath(path)
+        if real in seen:
+            raise ConfigError(f"serve: --{seen[real]} and --{name} name the same file ({os.fspath(path)}); "
+                              "give each its own")
+        seen[real] = name
 
 
 @dataclass
@@ -264,6 +280,9 @@ class SavedDrive:
             except OSError as e:
                 raise ConfigError(f"--snapshot {path}: cannot write there: {e.strerror or e}") from None
             return SavedDrive(path, config)
+        if not path.is_file():
+            # A FIFO or a device would block the read, or never hold a drive.
+            raise ConfigError(f"--snapshot {path}: not a regular file")
         if not Simulator.is_served_drive(path):
             raise ConfigError(f"--snapshot {path}: exists and is not a served nandlab drive; refusing to overwrite "
                               "it (name another file)")
