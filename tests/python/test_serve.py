@@ -354,3 +354,32 @@ def test_the_server_s_files_must_be_distinct_regular_files(tmp_path: Path) -> No
         assert done.returncode == 2 and done.stderr.startswith("nandlab: error:"), done.stderr
         assert len(done.stderr.strip().splitlines()) == 1 and time.monotonic() - began < 30
     assert not same.exists()
+
+
+def test_control_connections_never_delay_clients_or_a_stop(tmp_path: Path) -> None:
+    """20 silent control connections delayed a new client's hello by 20 s, and a control client sending a
+    byte every 0.9 s delayed SIGTERM by half a minute: the control socket has a thread of its own."""
+    import socket as sockets
+    import time
+
+    from nbd_client import Client
+
+    control = tmp_path / "control.sock"
+    with serving(tmp_path, "--control", str(control), stop=None) as (uri, server):
+        silent = []
+        for _ in range(20):
+            s = sockets.socket(sockets.AF_UNIX)
+            s.connect(str(control))
+            silent.append(s)
+        began = time.monotonic()
+        Client(uri.split("socket=", 1)[1]).close()
+        assert time.monotonic() - began < 0.5
+        slow = sockets.socket(sockets.AF_UNIX)
+        slow.connect(str(control))
+        slow.sendall(b"c")
+        server.send_signal(signal.SIGTERM)
+        began = time.monotonic()
+        server.wait(timeout=60)
+        assert time.monotonic() - began < 3
+        for s in [*silent, slow]:
+            s.close()

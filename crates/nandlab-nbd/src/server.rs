@@ -12,7 +12,7 @@ use crate::proto::{self, Export};
 use crate::saved::ServedData;
 use nandlab_core::{PhaseResult, SimError, Simulator};
 use serde::Serialize;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -197,6 +197,8 @@ fn bind_unix(path: &PathBuf) -> io::Result<UnixListener> {
     Ok(l)
 }
 
+/// How long a control connection has to send its line.
+const CONTROL_WAIT: Duration = Duration::from_secs(1);
 /// Polls for new connections and for the stop flag this often.
 const POLL: Duration = Duration::from_millis(5);
 /// With `once`, the server stops when no client has been connected this long.
@@ -337,16 +339,17 @@ impl Server {
         // With `once`: since when no client has been connected.
         let mut alone_since: Option<Instant> = None;
         std::thread::scope(|scope| {
+            // The control socket has a thread of its own: a slow or silent
+            // control client never delays a client's accept or a stop.
+            if let Some(c) = &control {
+                let shared = &shared;
+                scope.spawn(move || c.serve(shared));
+            }
             loop {
-                if stop.load(Ordering::Relaxed) || shared.failed.load(Ordering::Relaxed) {
+                if shared.stopping() {
                     break;
                 }
                 shared.cut_if_due(&mut shared.engine.lock().unwrap(), None);
-                if let Some(c) = &control {
-                    if c.serve(&shared) == Control::Stop {
-                        break;
-                    }
-                }
                 if opts.once && accepted > 0 && shared.open_count.load(Ordering::Acquire) == 0 {
                     // Clients such as fio probe the export on one connection, then open others.
                     let since = *alone_since.get_or_insert_with(Instant::now);
@@ -533,22 +536,58 @@ impl ControlSocket {
         })
     }
 
-    /// Answers the commands waiting on the socket.
-    fn serve(&self, shared: &Shared) -> Control {
-        while let Ok((s, _)) = self.listener.accept() {
-            if self.answer(s, shared) == Control::Stop {
-                return Control::Stop;
+    /// Answers control connections one at a time until the server stops
+    /// (a `stop` line sets the server's stop flag).
+    fn serve(&self, shared: &Shared) {
+        while !shared.stopping() {
+            match self.listener.accept() {
+                Ok((s, _)) => {
+                    if self.answer(s, shared) == Control::Stop {
+                        shared.stop.store(true, Ordering::Relaxed);
+                    }
+                }
+                Err(_) => std::thread::sleep(POLL),
             }
         }
-        Control::Go
+    }
+
+    /// A control connection's line: at most 256 bytes within a second (a
+    /// slow or silent client gets an error), given up at once if the server
+    /// stops.
+    fn read_line(s: &UnixStream, shared: &Shared) -> io::Result<String> {
+        s.set_nonblocking(false)?;
+        s.set_read_timeout(Some(Duration::from_millis(50)))?;
+        let deadline = Instant::now() + CONTROL_WAIT;
+        let mut line = Vec::new();
+        let mut chunk = [0u8; 256];
+        while !line.contains(&b'\n') && line.len() < 256 {
+            if shared.stopping() || Instant::now() >= deadline {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "no whole line within a second",
+                ));
+            }
+            match (&*s).read(&mut chunk[..256 - line.len()]) {
+                Ok(0) => break,
+                Ok(n) => line.extend_from_slice(&chunk[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let end = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
+        Ok(String::from_utf8_lossy(&line[..end]).into_owned())
     }
 
     fn answer(&self, s: UnixStream, shared: &Shared) -> Control {
-        let _ = s.set_nonblocking(false);
-        let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
-        let mut line = String::new();
-        let read = BufReader::new((&s).take(256)).read_line(&mut line);
-        let (reply, what) = match (read, line.trim()) {
+        let read = Self::read_line(&s, shared);
+        let line = read.as_deref().unwrap_or_default().to_string();
+        let (reply, what) = match (read.as_ref().map(|_| ()), line.trim()) {
             (Ok(_), "cut") => {
                 let mut e = shared.engine.lock().unwrap();
                 // The cut's instant is fixed now: from here no reply for a
