@@ -588,6 +588,14 @@ impl BlockTable {
         self.free[pool as usize].len() as u32
     }
 
+    /// Units the erased native blocks of a pool hold, each in its mode.
+    pub fn free_capacity(&self, pool: u32) -> u32 {
+        self.free[pool as usize]
+            .iter()
+            .map(|&b| self.capacity[b as usize])
+            .sum()
+    }
+
     pub fn total_free(&self) -> u64 {
         self.free.iter().map(|f| f.len() as u64).sum()
     }

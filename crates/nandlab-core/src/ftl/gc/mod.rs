@@ -127,16 +127,26 @@ impl Ftl {
     fn next_victim(&mut self, pool: u32) -> Result<u32, SimError> {
         match self.pslc.dynamic_fifo[pool as usize].pop_front() {
             Some(v) => Ok(v),
-            // Wear-aware choice skips worn blocks, which may leave only
-            // victims full of valid data: a pool down to the erased blocks
-            // GC keeps for itself takes the fewest valid units first, so GC
-            // never starves for the sake of wear.
-            None => if self.gc.wear_aware && self.blocks.free_count(pool) > self.gc_reserve() {
+            // Wear-aware at every victim. A pool down to the erased blocks
+            // GC keeps for itself takes one whose valid units fit in what
+            // GC can still write (`gc_room`): a victim that did not would
+            // leave GC no erased block to finish it in (a native victim
+            // copied into a zombie's smaller block). Taking the fewest valid
+            // units there instead made a low watermark of the reserve + 1,
+            // where every GC run starts at the reserve, choose one victim in
+            // five by valid count alone: the usage table's skip undone.
+            None => if self.gc.wear_aware {
                 self.blocks.prepare_victim_choice(pool, self.clock);
+                let room = if self.blocks.free_count(pool) <= self.gc_reserve() {
+                    self.gc_room(pool)
+                } else {
+                    u32::MAX
+                };
                 self.gc.victims.take_wear_aware(
                     pool,
                     &self.blocks,
                     &self.gc.worn,
+                    room,
                     self.clock,
                     &mut self.rng,
                 )
@@ -147,6 +157,18 @@ impl Ftl {
             }
             .ok_or(SimError::NoReclaimableSpace { pool }),
         }
+    }
+
+    /// Units GC can still write in `pool` without another erase: what its
+    /// frontier has left and the capacity of the pool's erased blocks.
+    fn gc_room(&self, pool: u32) -> u32 {
+        let f = self.gc.frontier[pool as usize];
+        let left = if f == NIL {
+            0
+        } else {
+            self.blocks.capacity()[f as usize] - self.blocks.written()[f as usize]
+        };
+        left + self.blocks.free_capacity(pool)
     }
 
     /// A host page was programmed into `pool` from `now`: paced GC copies

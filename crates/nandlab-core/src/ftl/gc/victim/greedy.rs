@@ -38,12 +38,14 @@ impl VictimPolicy for Greedy {
     /// element's data two-thirds full (`BlockTable::zombies_hold_data`), a
     /// zombie is taken only once it holds nothing valid: it is spare flash,
     /// as a retired block is none to the baseline, not where the data
-    /// settles. Plain greedy if every block is skipped.
+    /// settles. A block with more than `room` valid units is skipped too;
+    /// plain greedy if every block is.
     fn take_wear_aware(
         &mut self,
         pool: u32,
         blocks: &BlockTable,
         rule: &WornRule,
+        room: u32,
         now: u64,
         rng: &mut Xoshiro256PlusPlus,
     ) -> Option<u32> {
@@ -62,7 +64,9 @@ impl VictimPolicy for Greedy {
             let mut best: Option<(bool, f64, u32)> = None;
             let mut block = b.head[base + level as usize];
             while block != NIL {
-                if level > 0 && !zombies_hold_data && blocks.is_zombie(block) {
+                if blocks.valid()[block as usize] > room
+                    || level > 0 && !zombies_hold_data && blocks.is_zombie(block)
+                {
                     block = b.next[block as usize];
                     continue;
                 }

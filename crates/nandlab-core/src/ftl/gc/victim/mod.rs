@@ -73,12 +73,14 @@ pub trait VictimPolicy: Sized {
     ) -> Option<u32>;
 
     /// ZombieNAND's usage-table GC (Algorithms 2 and 3), where the policy
-    /// supports it (config allows it with greedy only); else [`take`](Self::take).
+    /// supports it (config allows it with greedy only), among victims with
+    /// at most `room` valid units; else [`take`](Self::take).
     fn take_wear_aware(
         &mut self,
         pool: u32,
         blocks: &BlockTable,
         _rule: &WornRule,
+        _room: u32,
         now: u64,
         rng: &mut Xoshiro256PlusPlus,
     ) -> Option<u32> {
@@ -182,11 +184,12 @@ macro_rules! policies {
                 pool: u32,
                 blocks: &BlockTable,
                 rule: &WornRule,
+                room: u32,
                 now: u64,
                 rng: &mut Xoshiro256PlusPlus,
             ) -> Option<u32> {
                 match self {
-                    $(VictimIndex::$policy(p) => p.take_wear_aware(pool, blocks, rule, now, rng),)*
+                    $(VictimIndex::$policy(p) => p.take_wear_aware(pool, blocks, rule, room, now, rng),)*
                 }
             }
 
