@@ -45,14 +45,22 @@ class Client:
             out += got
         return bytes(out)
 
+    def request(self, kind: int, offset: int, length: int, data: bytes = b"", flags: int = 0) -> bytes:
+        """A request's bytes, with the next cookie."""
+        self.cookie += 1
+        return struct.pack(">IHHQQI", REQUEST_MAGIC, flags, kind, self.cookie, offset, length) + data
+
     def send(self, kind: int, offset: int, length: int, data: bytes = b"", flags: int = 0) -> int:
         """Sends a request; returns its cookie."""
-        self.cookie += 1
+        self.send_bytes(self.request(kind, offset, length, data, flags))
+        return self.cookie
+
+    def send_bytes(self, requests: bytes) -> None:
+        """Sends requests made by ``request`` (several at once: one write)."""
         try:
-            self.sock.sendall(struct.pack(">IHHQQI", REQUEST_MAGIC, flags, kind, self.cookie, offset, length) + data)
+            self.sock.sendall(requests)
         except (ConnectionError, OSError) as e:
             raise Closed(str(e)) from e
-        return self.cookie
 
     def reply(self, read_length: int = 0) -> tuple[int, int, bytes]:
         """The next reply: (cookie, error, data); a read's data is read_length bytes."""

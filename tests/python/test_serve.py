@@ -383,3 +383,28 @@ def test_control_connections_never_delay_clients_or_a_stop(tmp_path: Path) -> No
         assert time.monotonic() - began < 3
         for s in [*silent, slow]:
             s.close()
+
+
+def test_pipelined_large_reads_wait_instead_of_filling_memory(tmp_path: Path) -> None:
+    """96 pipelined 32 MiB READ headers (2,688 bytes sent) took the server from 113 MiB to 3.2 GiB: a
+    connection runs no READ whose reply would take its unsent replies past 256 MiB; the client waits."""
+    from nbd_client import CMD_READ, Client
+
+    def peak_mib(pid: int) -> float:
+        status = Path(f"/proc/{pid}/status").read_text()
+        return int(status.split("VmHWM:")[1].split()[0]) / 1024
+
+    with serving(tmp_path, "--timing", "fast") as (uri, server):
+        c = Client(uri.split("socket=", 1)[1])
+        c.read(0, 4096)
+        before = peak_mib(server.pid)
+        reads = 96  # 3 GiB of replies asked for in one write
+        c.send_bytes(b"".join(c.request(CMD_READ, i * (32 << 20) % (1 << 30), 32 << 20) for i in range(reads)))
+        import time
+        time.sleep(1.0)
+        grown = peak_mib(server.pid) - before
+        for _ in range(reads):
+            _, error, data = c.reply(32 << 20)
+            assert error == 0 and len(data) == 32 << 20
+        c.close()
+        assert grown < 600, f"the server grew by {grown:.0f} MiB"

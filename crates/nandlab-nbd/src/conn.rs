@@ -58,8 +58,17 @@ const BUSY: Duration = Duration::from_millis(2);
 const NAP_MS: i32 = 50;
 /// Bytes read from the socket at a time.
 const READ_CHUNK: usize = 256 << 10;
-/// No more commands are read while replies waiting to go out hold this much.
+/// A connection runs no command whose reply would take the replies waiting
+/// to go out past this much (unless none wait), and reads no more from its
+/// socket while they hold it: a client pipelining large READs waits.
 const MAX_BACKLOG: usize = 256 << 20;
+/// Nor does it read while this much of its input waits to run (a whole
+/// largest WRITE and then some).
+const MAX_INPUT: usize = 2 * proto::MAX_REQUEST_BYTES as usize;
+/// All connections together run no READ past this much of replies waiting
+/// to go out, but a connection with none waiting still runs one: at most
+/// this plus a largest READ per connection.
+const MAX_TOTAL_BACKLOG: usize = 1 << 30;
 /// A request header's size.
 const HEADER: usize = 28;
 
@@ -184,7 +193,12 @@ pub(crate) fn serve(
             }
         }
     };
-    closed(shared, c.stats, c.sums, end)
+    closed(
+        shared,
+        std::mem::take(&mut c.stats),
+        std::mem::take(&mut c.sums),
+        end,
+    )
 }
 
 /// The connection's figures once it has ended.
@@ -196,6 +210,15 @@ fn closed(shared: &Shared, mut stats: ConnectionStats, s: Sums, end: String) -> 
     stats.closed_s = shared.started.elapsed().as_secs_f64();
     stats.end = end;
     stats
+}
+
+impl Drop for Connection<'_, '_> {
+    /// Replies never sent leave the server's count with the connection.
+    fn drop(&mut self) {
+        self.shared
+            .backlog
+            .fetch_sub(self.backlog(), Ordering::Relaxed);
+    }
 }
 
 impl Connection<'_, '_> {
@@ -216,7 +239,7 @@ impl Connection<'_, '_> {
                 return "power cut".into();
             }
             let mut busy = false;
-            if !eof && !self.disconnecting && self.backlog() < MAX_BACKLOG {
+            if !eof && self.wants_input() {
                 match self.fill() {
                     Ok(0) => {}
                     Ok(_) => busy = true,
@@ -255,6 +278,11 @@ impl Connection<'_, '_> {
     /// Bytes of replies not yet sent.
     fn backlog(&self) -> usize {
         self.pending_bytes + self.output.len() - self.sent
+    }
+
+    /// Whether the connection reads its socket now (see `MAX_BACKLOG`).
+    fn wants_input(&self) -> bool {
+        !self.disconnecting && self.backlog() < MAX_BACKLOG && self.input.len() < MAX_INPUT
     }
 
     /// Reads what the socket has; Ok(0) when nothing was waiting.
@@ -304,6 +332,19 @@ impl Connection<'_, '_> {
             if self.input.len() - at < HEADER + payload {
                 break;
             }
+            let reply = if r.kind == proto::CMD_READ {
+                r.len as usize
+            } else {
+                0
+            };
+            let total = self.shared.backlog.load(Ordering::Relaxed);
+            if reply > 0
+                && self.backlog() > 0
+                && (self.backlog() + reply > MAX_BACKLOG || total + reply > MAX_TOTAL_BACKLOG)
+            {
+                // Its reply waits until those before it have gone out.
+                break;
+            }
             let data = at + HEADER..at + HEADER + payload;
             at += HEADER + payload;
             ran += 1;
@@ -323,8 +364,11 @@ impl Connection<'_, '_> {
                 // Fast: the reply goes straight to the output, unless a
                 // power cut decided comes before the command's completion.
                 None if self.shared.may_acknowledge(o.done) => {
+                    let before = self.output.len();
                     proto::write_reply(&mut self.output, o.error, r.cookie, &out)
                         .expect("to memory");
+                    let added = self.output.len() - before;
+                    self.shared.backlog.fetch_add(added, Ordering::Relaxed);
                     self.sums.wall_ns += received.elapsed().as_nanos() as u64;
                 }
                 _ => {
@@ -332,6 +376,9 @@ impl Connection<'_, '_> {
                     proto::write_reply(&mut reply, o.error, r.cookie, &out).expect("to memory");
                     self.seq += 1;
                     self.pending_bytes += reply.len();
+                    self.shared
+                        .backlog
+                        .fetch_add(reply.len(), Ordering::Relaxed);
                     self.pending.push(Reverse(Pending {
                         due: due.unwrap_or(received).max(received),
                         seq: self.seq,
@@ -400,7 +447,10 @@ impl Connection<'_, '_> {
         while self.sent < self.output.len() {
             match self.stream.write(&self.output[self.sent..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => self.sent += n,
+                Ok(n) => {
+                    self.sent += n;
+                    self.shared.backlog.fetch_sub(n, Ordering::Relaxed);
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -431,7 +481,8 @@ impl Connection<'_, '_> {
             let left = d.saturating_duration_since(now + SPIN);
             (left.as_millis() as i32).clamp(0, NAP_MS)
         });
-        let mut events = libc::POLLIN;
+        // A connection not reading its socket does not wake for it.
+        let mut events = if self.wants_input() { libc::POLLIN } else { 0 };
         if self.sent < self.output.len() {
             events |= libc::POLLOUT;
         }

@@ -325,6 +325,7 @@ impl Server {
             }),
             replied: AtomicU64::new(0),
             cut_at: AtomicU64::new(first_cut),
+            backlog: AtomicUsize::new(0),
             open: Mutex::new(Vec::new()),
             open_count: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
@@ -429,6 +430,8 @@ pub(crate) struct Shared<'a> {
     /// (`u64::MAX`: none): a realtime reply for a later completion never
     /// goes out (`Shared::may_acknowledge`).
     pub(crate) cut_at: AtomicU64,
+    /// Bytes of replies not yet sent, all connections together.
+    pub(crate) backlog: AtomicUsize,
     /// Each open connection's stream, to shut it down when the server stops.
     open: Mutex<Vec<(u64, Stream)>>,
     open_count: AtomicUsize,
