@@ -408,3 +408,34 @@ def test_pipelined_large_reads_wait_instead_of_filling_memory(tmp_path: Path) ->
             assert error == 0 and len(data) == 32 << 20
         c.close()
         assert grown < 600, f"the server grew by {grown:.0f} MiB"
+
+
+def test_stalled_handshakes_time_out_and_idle_connections_close(tmp_path: Path) -> None:
+    """Connections that never finished the handshake locked everyone else out: each step of a handshake
+    has 10 s, the limit is --max-connections, and --idle-timeout closes a connection left idle."""
+    import socket as sockets
+    import time
+
+    from nbd_client import Client, Closed
+
+    with serving(tmp_path, "--max-connections", "2", "--idle-timeout", "500ms") as (uri, _):
+        path = uri.split("socket=", 1)[1]
+        stalled = []
+        for _ in range(2):
+            s = sockets.socket(sockets.AF_UNIX)
+            s.connect(path)
+            stalled.append(s)
+        time.sleep(0.5)
+        with pytest.raises(Closed):
+            Client(path, timeout=5)  # over the limit: closed at once
+        time.sleep(11)  # the stalled handshakes have timed out
+        c = Client(path)
+        c.read(0, 4096)
+        time.sleep(1.5)  # idle past the timeout
+        with pytest.raises(Closed):
+            c.read(0, 4096)
+        for s in stalled:
+            s.close()
+    _, connections = results(tmp_path)
+    ends = [c["end"] for c in connections]
+    assert ends.count("idle") == 1 and sum(e.startswith("handshake") for e in ends) == 2, ends

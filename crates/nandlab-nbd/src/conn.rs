@@ -45,7 +45,8 @@ pub struct ConnectionStats {
     pub opened_s: f64,
     pub closed_s: f64,
     /// Why it closed: "disconnect" (NBD_CMD_DISC), "closed" (the client hung
-    /// up), "stopped" (the server stopped), or what went wrong.
+    /// up), "stopped" (the server stopped), "idle" (no command for the idle
+    /// timeout), or what went wrong.
     pub end: String,
 }
 
@@ -71,6 +72,8 @@ const MAX_INPUT: usize = 2 * proto::MAX_REQUEST_BYTES as usize;
 const MAX_TOTAL_BACKLOG: usize = 1 << 30;
 /// A request header's size.
 const HEADER: usize = 28;
+/// How long a client may take over each step of its handshake.
+const HANDSHAKE_WAIT: Duration = Duration::from_secs(10);
 
 /// A reply waiting for its time (realtime timing).
 struct Pending {
@@ -176,6 +179,18 @@ pub(crate) fn serve(
         held: false,
         epoch: shared.cuts.load(Ordering::Acquire),
     };
+    // A client has HANDSHAKE_WAIT for each read and write of its handshake.
+    let timed = stream
+        .set_read_timeout(Some(HANDSHAKE_WAIT))
+        .and_then(|()| stream.set_write_timeout(Some(HANDSHAKE_WAIT)));
+    if let Err(e) = timed {
+        return closed(
+            shared,
+            std::mem::take(&mut c.stats),
+            std::mem::take(&mut c.sums),
+            e.to_string(),
+        );
+    }
     let end = match proto::handshake(&mut stream, &export) {
         Err(e) => format!("handshake: {e}"),
         Ok(Handshake::Aborted) => "aborted in the handshake".into(),
@@ -263,6 +278,15 @@ impl Connection<'_, '_> {
             }
             if drained && self.disconnecting {
                 return "disconnect".into();
+            }
+            if drained
+                && self.input.is_empty()
+                && self
+                    .shared
+                    .idle_timeout
+                    .is_some_and(|t| active.elapsed() >= t)
+            {
+                return "idle".into();
             }
             if eof {
                 // The client hung up: replies it would not read are dropped.

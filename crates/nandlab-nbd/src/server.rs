@@ -16,7 +16,7 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -50,15 +50,17 @@ pub struct ServeOptions {
     pub once: bool,
     /// Bytes of written data the store may hold.
     pub store_limit: u64,
-    /// Connections open at once (more are closed at once).
+    /// Connections open at once, those still in their handshake included
+    /// (more are closed at once).
     pub max_connections: usize,
+    /// A connection with nothing in flight that sends no command this long
+    /// is closed (None: never).
+    pub idle_timeout: Option<Duration>,
     /// Realtime: how much sooner than its simulated completion a reply goes out.
     pub client_overhead: ClientOverhead,
     /// Power cuts at these times from the start of serving (wall clock in
     /// realtime timing, simulated in fast); the drive needs its power model.
     pub power_cut_at: Vec<Duration>,
-    /// A unix socket taking `cut` (a power cut now) and `stop`, a line each.
-    pub control: Option<PathBuf>,
 }
 
 /// What a power cut did, to the drive and to the served data.
@@ -119,6 +121,20 @@ impl Stream {
         })
     }
 
+    pub(crate) fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.set_read_timeout(t),
+            Stream::Tcp(s) => s.set_read_timeout(t),
+        }
+    }
+
+    pub(crate) fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.set_write_timeout(t),
+            Stream::Tcp(s) => s.set_write_timeout(t),
+        }
+    }
+
     fn shutdown(&self) {
         let _ = match self {
             Stream::Unix(s) => s.shutdown(Shutdown::Both),
@@ -163,6 +179,9 @@ pub struct Server {
     uri: String,
     /// The unix socket's file, removed when the server goes.
     socket: Option<PathBuf>,
+    /// A unix socket taking `cut` (a power cut now) and `stop`, a line each
+    /// ([`Server::bind_control`]).
+    control: Option<ControlSocket>,
 }
 
 impl Drop for Server {
@@ -207,6 +226,13 @@ const ONCE_GRACE: Duration = Duration::from_secs(1);
 impl Server {
     /// Binds the listener. A unix socket path that exists is taken over only
     /// if it is a socket nobody listens on.
+    /// Listens on a control socket at `path` too (before clients are told
+    /// the server is ready; the drive needs its power model for `cut`).
+    pub fn bind_control(&mut self, path: &Path) -> io::Result<()> {
+        self.control = Some(ControlSocket::bind(&path.to_path_buf())?);
+        Ok(())
+    }
+
     pub fn bind(listen: &Listen) -> io::Result<Server> {
         match listen {
             Listen::Unix(path) => {
@@ -216,6 +242,7 @@ impl Server {
                     listener: Listener::Unix(l),
                     uri: format!("nbd+unix:///?socket={}", shown.display()),
                     socket: Some(path.clone()),
+                    control: None,
                 })
             }
             Listen::Tcp(addr) => {
@@ -230,6 +257,7 @@ impl Server {
                     listener: Listener::Tcp(l),
                     uri: format!("nbd://{host}:{}", a.port()),
                     socket: None,
+                    control: None,
                 })
             }
         }
@@ -282,7 +310,7 @@ impl Server {
                 | proto::FLAG_CAN_MULTI_CONN,
         };
         let unit = g.unit_size as u64;
-        let cuts = !opts.power_cut_at.is_empty() || opts.control.is_some();
+        let cuts = !opts.power_cut_at.is_empty() || self.control.is_some();
         if cuts && !sim.drive().has_power_model() {
             return Err(SimError::Unsupported(
                 "power cuts need the drive's power model from the start \
@@ -290,12 +318,7 @@ impl Server {
                     .into(),
             ));
         }
-        let control = match &opts.control {
-            Some(path) => Some(ControlSocket::bind(path).map_err(|e| {
-                SimError::Unsupported(format!("control socket {}: {e}", path.display()))
-            })?),
-            None => None,
-        };
+        let control = &self.control;
         let served = sim.serve_begin(index)?;
         let mut cuts_at: Vec<u64> = opts
             .power_cut_at
@@ -326,6 +349,7 @@ impl Server {
             replied: AtomicU64::new(0),
             cut_at: AtomicU64::new(first_cut),
             backlog: AtomicUsize::new(0),
+            idle_timeout: opts.idle_timeout,
             open: Mutex::new(Vec::new()),
             open_count: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
@@ -432,6 +456,8 @@ pub(crate) struct Shared<'a> {
     pub(crate) cut_at: AtomicU64,
     /// Bytes of replies not yet sent, all connections together.
     pub(crate) backlog: AtomicUsize,
+    /// See [`ServeOptions::idle_timeout`].
+    pub(crate) idle_timeout: Option<Duration>,
     /// Each open connection's stream, to shut it down when the server stops.
     open: Mutex<Vec<(u64, Stream)>>,
     open_count: AtomicUsize,

@@ -80,7 +80,7 @@ fn serve_session(
         max_connections: 8,
         client_overhead: ClientOverhead::Fixed(Duration::ZERO),
         power_cut_at: Vec::new(),
-        control: None,
+        idle_timeout: None,
     };
     let stop = AtomicBool::new(false);
     let outcome = std::thread::scope(|s| {
@@ -404,7 +404,8 @@ fn with_cuts(name: &str, client: impl FnOnce(&PathBuf, &PathBuf)) -> ServeOutcom
         .replace("[[phase]]", "[ftl]\npaired_page_backup = true\n[[phase]]");
     let mut sim = Simulator::new(Config::from_toml(&text, "test").unwrap());
     sim.enable_power_model().unwrap();
-    let server = Server::bind(&Listen::Unix(path.clone())).unwrap();
+    let mut server = Server::bind(&Listen::Unix(path.clone())).unwrap();
+    server.bind_control(&control).unwrap();
     let opts = ServeOptions {
         timing: Timing::Fast,
         once: false,
@@ -412,15 +413,12 @@ fn with_cuts(name: &str, client: impl FnOnce(&PathBuf, &PathBuf)) -> ServeOutcom
         max_connections: 8,
         client_overhead: ClientOverhead::Fixed(Duration::ZERO),
         power_cut_at: Vec::new(),
-        control: Some(control.clone()),
+        idle_timeout: None,
     };
     let stop = AtomicBool::new(false);
     let outcome = std::thread::scope(|s| {
         let serving = s.spawn(|| server.run(&mut sim, 0, &opts, &stop, ServedData::empty(1 << 30)));
         let stopper = StopOnDrop(&stop);
-        while !control.exists() {
-            std::thread::sleep(Duration::from_millis(5));
-        }
         client(&path, &control);
         drop(stopper);
         serving.join().unwrap().unwrap()

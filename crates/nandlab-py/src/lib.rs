@@ -355,12 +355,15 @@ impl Simulator {
     /// (None: learned from the clients' turnarounds).
     /// `power_cut_at`: power cuts at these seconds from the start of serving (wall clock in
     /// realtime timing, simulated in fast); `control`: a unix socket taking `cut` and `stop` lines.
-    /// Both need `enable_power_model()` before the first phase.
+    /// Both need `enable_power_model()` before the first phase. `max_connections`: connections
+    /// open at once (handshakes included); `idle_timeout_s`: a connection with nothing in
+    /// flight that sends no command this long is closed (None: never).
     /// The drive holds what `load_served` read back, if it was; with `snapshot`, the drive and
     /// its data are written there when serving ends (with `snapshot_extra` beside them), for
     /// `load_served`: the result's `snapshot_error` says why that failed, if it did.
     #[pyo3(signature = (index, listen, timing = "realtime", once = false, store_limit = None,
-                        max_connections = 64, client_overhead_us = Some(0.0), power_cut_at = Vec::new(),
+                        max_connections = 64, idle_timeout_s = None, client_overhead_us = Some(0.0),
+                        power_cut_at = Vec::new(),
                         control = None, ready = None, snapshot = None, snapshot_extra = String::new()))]
     #[allow(clippy::too_many_arguments)]
     fn serve<'py>(
@@ -372,6 +375,7 @@ impl Simulator {
         once: bool,
         store_limit: Option<u64>,
         max_connections: usize,
+        idle_timeout_s: Option<f64>,
         client_overhead_us: Option<f64>,
         power_cut_at: Vec<f64>,
         control: Option<std::path::PathBuf>,
@@ -421,14 +425,29 @@ impl Simulator {
                 )))
             }
         };
+        let idle_timeout = match idle_timeout_s {
+            None => None,
+            Some(t) if t > 0.0 && t <= 1e7 => Some(std::time::Duration::from_secs_f64(t)),
+            Some(t) => {
+                return Err(PyValueError::new_err(format!(
+                    "idle_timeout_s must be more than 0 and at most 1e7 seconds, not {t}"
+                )))
+            }
+        };
         let store_limit = store_limit_or_available(store_limit)?;
-        let server = nbd::Server::bind(&listen).map_err(|e| {
+        let mut server = nbd::Server::bind(&listen).map_err(|e| {
             let at = match &listen {
                 nbd::Listen::Unix(p) => format!("unix socket {}", p.display()),
                 nbd::Listen::Tcp(a) => format!("TCP address {a}"),
             };
             ConfigError::new_err(format!("cannot listen on {at}: {e}"))
         })?;
+        if let Some(path) = &control {
+            // Bound before the server says it is ready: a client may use it at once.
+            server.bind_control(path).map_err(|e| {
+                ConfigError::new_err(format!("control socket {}: {e}", path.display()))
+            })?;
+        }
         if let Some(cb) = &ready {
             cb.call1(py, (server.uri(),))?;
         }
@@ -437,9 +456,9 @@ impl Simulator {
             once,
             store_limit,
             max_connections: max_connections.max(1),
+            idle_timeout,
             client_overhead,
             power_cut_at,
-            control,
         };
         let stop = std::sync::atomic::AtomicBool::new(false);
         let sim = &mut self.sim;

@@ -43,13 +43,19 @@ from nandlab.terminal import printable
               help="Keep the served drive in this file: its whole simulated state and the data clients wrote are "
                    "written there when serving ends, and a later serve --snapshot PATH (no CONFIG needed) goes on "
                    "with the same drive and data. A file that is not a served drive is never overwritten.")
+@click.option("--max-connections", type=click.IntRange(1, 65536), default=64, show_default=True, metavar="N",
+              help="Connections open at once, those still in their handshake included (a client has 10 s for "
+                   "each step of its handshake); more are closed at once.")
+@click.option("--idle-timeout", "idle", default="none", show_default=True, metavar="TIME|none",
+              help="Close a connection with nothing in flight that sends no command this long, e.g. 10min.")
 @click.option("--once", is_flag=True, help="Stop once a client has come and none has been connected for a second since.")
 @click.option("--seed", type=options.SEED, metavar="N", help="Override the config's seed.")
 @options.out("Write the run's results (summary.json, timeseries, report.html) and connections.csv to DIR.")
 @options.AS_JSON
 @options.QUIET
 def serve_command(device: str, capacity: str | None, socket: Path | None, port: int | None, host: str,
-                  timing: str, overhead: str, cuts: str | None, control: Path | None, snapshot: Path | None, once: bool,
+                  timing: str, overhead: str, cuts: str | None, control: Path | None, snapshot: Path | None,
+                  max_connections: int, idle: str, once: bool,
                   seed: int | None, out: Path | None, as_json: bool, quiet: bool) -> None:
     """Serve the drive of CONFIG (its phases run first: a fill, an ageing) or of a PRESET over NBD,
     until Ctrl-C or SIGTERM (or, with --once, the clients' disconnect); then print and write its
@@ -74,7 +80,8 @@ def serve_command(device: str, capacity: str | None, socket: Path | None, port: 
         result = serving.serve(device, listen, timing=timing, once=once, capacity=capacity, seed=seed,
                                ready=ready, progress=progress, client_overhead_us=serving.client_overhead(overhead),
                                power_cut_at=serving.seconds_list(cuts) if cuts else (), control=control,
-                               snapshot=snapshot)
+                               snapshot=snapshot, max_connections=max_connections,
+                               idle_timeout_s=serving.idle_timeout(idle))
     show(result, as_json, out, stderr)
     if result.served.get("snapshot_error"):
         raise SnapshotError(result.served["snapshot_error"])

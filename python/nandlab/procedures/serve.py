@@ -151,18 +151,28 @@ def client_overhead(text: str) -> float | None:
     return value
 
 
+def _seconds(item: str, option: str, most: float = 2**32) -> float:
+    """A time such as ``2s``, ``500ms`` or ``1.5`` (seconds) given to ``option``, in seconds."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(s|ms|us|µs|min)?\s*", item)
+    if match is None:
+        raise ConfigError(f"{option}: expected times such as 2s,500ms, found {item.strip()!r}")
+    value = float(match.group(1)) * {"ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}.get(match.group(2) or "s", 1.0)
+    if value > most:
+        raise ConfigError(f"{option}: at most {most:g} seconds, found {item.strip()!r}")
+    return value
+
+
 def seconds_list(text: str) -> list[float]:
     """``--power-cut-at``: times such as ``2s,500ms,1.5`` (seconds) as seconds."""
-    times = []
-    for item in text.split(","):
-        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(s|ms|us|µs|min)?\s*", item)
-        if match is None:
-            raise ConfigError(f"--power-cut-at: expected times such as 2s,500ms, found {item.strip()!r}")
-        value = float(match.group(1)) * {"ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}.get(match.group(2) or "s", 1.0)
-        if value > 2**32:
-            raise ConfigError(f"--power-cut-at: at most 2^32 seconds, found {item.strip()!r}")
-        times.append(value)
-    return sorted(times)
+    return sorted(_seconds(item, "--power-cut-at") for item in text.split(","))
+
+
+def idle_timeout(text: str) -> float | None:
+    """``--idle-timeout``: a time such as ``10min`` in seconds; ``0`` or ``none``: None (never)."""
+    if text.strip().lower() in ("0", "none"):
+        return None
+    value = _seconds(text, "--idle-timeout", most=1e7)
+    return value if value > 0 else None
 
 
 def listen_address(socket: str | os.PathLike[str] | None, port: int | None, host: str = "127.0.0.1") -> str:
@@ -188,6 +198,8 @@ def serve(
     power_cut_at: Sequence[float] = (),
     control: str | os.PathLike[str] | None = None,
     snapshot: str | os.PathLike[str] | None = None,
+    max_connections: int = 64,
+    idle_timeout_s: float | None = None,
 ) -> ServeResult:
     """Serve a drive over NBD until SIGINT (KeyboardInterrupt; SIGTERM where the caller turns it into
     an exception) or, with ``once``, until the first client and every later one have disconnected.
@@ -212,7 +224,13 @@ def serve(
             and the data its clients wrote. If it holds a served drive, that drive is served again
             (``device`` may then be None; given, it must be the drive's own); when serving ends, the
             drive is written there. A file that is not a served drive is never overwritten.
+        max_connections: connections open at once, those still in their handshake included (a
+            client has 10 s for each step of its handshake); more are closed at once.
+        idle_timeout_s: a connection with nothing in flight that sends no command this long is
+            closed; None (the default): never.
     """
+    if not 1 <= max_connections <= 65536:
+        raise ConfigError(f"serve: max_connections must be from 1 to 65536, not {max_connections}")
     if timing not in TIMINGS:
         raise ConfigError(f"serve: timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     _distinct_files(socket=listen[len("unix:"):] if listen.startswith("unix:") else None, control=control,
@@ -232,6 +250,7 @@ def serve(
         # What clients write is held in memory, as much as is available.
         output = simulator.serve(index, listen, timing=timing, once=once, ready=ready,
                                  client_overhead_us=client_overhead_us, power_cut_at=list(power_cut_at),
+                                 max_connections=max_connections, idle_timeout_s=idle_timeout_s,
                                  control=None if control is None else os.fspath(control),
                                  snapshot=None if saved is None else os.fspath(saved.path),
                                  snapshot_extra="" if saved is None else saved.extra(phases, series))
