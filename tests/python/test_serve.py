@@ -439,3 +439,14 @@ def test_stalled_handshakes_time_out_and_idle_connections_close(tmp_path: Path) 
     _, connections = results(tmp_path)
     ends = [c["end"] for c in connections]
     assert ends.count("idle") == 1 and sum(e.startswith("handshake") for e in ends) == 2, ends
+
+
+def test_two_servers_never_serve_the_same_snapshot(tmp_path: Path) -> None:
+    """Two servers could load the same --snapshot file; the one that stopped last overwrote the other's
+    session. The file is held while served: a second server is refused."""
+    drive = tmp_path / "drive.nandlab"
+    with serving(tmp_path, "--snapshot", str(drive)):
+        done = subprocess.run([sys.executable, "-m", "nandlab", "serve", *DRIVE, "--socket", str(tmp_path / "b"),
+                               "--snapshot", str(drive)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and "another nandlab server is serving it" in done.stderr, done.stderr
+    assert drive.exists() and not (tmp_path / ".drive.nandlab.lock").exists()

@@ -7,10 +7,12 @@ summary, time series and report of ``nandlab run``) plus a table of the client c
 from __future__ import annotations
 
 import csv
+import fcntl
 import json
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -236,6 +238,43 @@ def serve(
     _distinct_files(socket=listen[len("unix:"):] if listen.startswith("unix:") else None, control=control,
                     snapshot=snapshot)
     config = None if device is None else config_for(device, capacity)
+    with _served_alone(snapshot):
+        return _serve(config, listen, timing, once, seed, ready, progress, client_overhead_us, power_cut_at, control,
+                      snapshot, max_connections, idle_timeout_s)
+
+
+@contextmanager
+def _served_alone(snapshot: str | os.PathLike[str] | None) -> Iterator[None]:
+    """Holds ``snapshot`` for one server: an exclusive lock on a file beside it (``.NAME.lock``, removed
+    afterwards), so that two servers never serve, and then overwrite, the same drive."""
+    if snapshot is None:
+        yield
+        return
+    path = Path(snapshot)
+    lock = path.with_name(f".{path.name}.lock")
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        raise ConfigError(f"--snapshot {path}: cannot lock it ({lock}: {e.strerror or e})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise ConfigError(f"--snapshot {path}: another nandlab server is serving it") from None
+        try:
+            yield
+        finally:
+            lock.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+def _serve(config: dict[str, Any] | None, listen: str, timing: str, once: bool, seed: int | None,
+           ready: Callable[[str], None] | None, progress: api.ProgressCallback | None,
+           client_overhead_us: float | None, power_cut_at: Sequence[float],
+           control: str | os.PathLike[str] | None, snapshot: str | os.PathLike[str] | None,
+           max_connections: int, idle_timeout_s: float | None) -> ServeResult:
+    """``serve`` once its arguments are checked and the snapshot is held."""
     saved = SavedDrive.open(snapshot, config) if snapshot is not None else None
     if saved is not None and saved.sim is not None:
         sim, phases, series = saved.sim, saved.phases, saved.series
