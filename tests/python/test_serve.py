@@ -450,3 +450,15 @@ def test_two_servers_never_serve_the_same_snapshot(tmp_path: Path) -> None:
                                "--snapshot", str(drive)], capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and "another nandlab server is serving it" in done.stderr, done.stderr
     assert drive.exists() and not (tmp_path / ".drive.nandlab.lock").exists()
+
+
+def test_late_replies_are_flagged() -> None:
+    """On a loaded machine realtime replies go out late and the client measures the host: the table
+    says so for a connection whose mean lateness passes a tenth of its simulated latency (and 20 µs)."""
+    from nandlab.procedures.serve import late_connections
+
+    conns = [{"id": 1, "late_us_mean": 5.0, "sim_latency_us_mean": 100.0},
+             {"id": 2, "late_us_mean": 30.0, "sim_latency_us_mean": 100.0},
+             {"id": 3, "late_us_mean": 30.0, "sim_latency_us_mean": 1000.0},
+             {"id": 4, "late_us_mean": 15.0, "sim_latency_us_mean": 50.0}]
+    assert [c["id"] for c in late_connections(conns)] == [2]

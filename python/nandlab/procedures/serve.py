@@ -103,6 +103,11 @@ class ServeResult(RunResult):
             console.print("no client connected", style="yellow")
         else:
             console.print(table)
+        for c in late_connections(self.connections):
+            console.print(safe(f"connection {c['id']}: its replies went out {c['late_us_mean']:.0f} µs late on "
+                               f"average against {c['sim_latency_us_mean']:.0f} µs simulated: the client measured "
+                               "this machine's load as much as the drive (serve on an idle machine, or read the "
+                               "simulated latencies above)"), style="yellow")
         cuts = self.served.get("served_power_cuts", [])
         if cuts:
             table = Table(box=box.SIMPLE_HEAD, title="Power cuts", title_justify="left",
@@ -122,6 +127,18 @@ class ServeResult(RunResult):
             console.print(safe(f"drive and data saved to {self.served['snapshot']} (session "
                                f"{self.served['served_session']}; serve it again with --snapshot "
                                f"{self.served['snapshot']})"))
+
+
+LATE_SHARE = 0.1
+"""A connection whose realtime replies went out later than this share of its mean simulated latency (and
+more than ``LATE_US``) is flagged: its client measured the host as well as the drive."""
+LATE_US = 20.0
+
+
+def late_connections(connections: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The connections whose replies were late enough to flag (see ``LATE_SHARE``)."""
+    return [c for c in connections
+            if c["late_us_mean"] > max(LATE_US, LATE_SHARE * c["sim_latency_us_mean"])]
 
 
 def _served_tables(r: Report, d: Path) -> None:
