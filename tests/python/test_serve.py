@@ -462,3 +462,27 @@ def test_late_replies_are_flagged() -> None:
              {"id": 3, "late_us_mean": 30.0, "sim_latency_us_mean": 1000.0},
              {"id": 4, "late_us_mean": 15.0, "sim_latency_us_mean": 50.0}]
     assert [c["id"] for c in late_connections(conns)] == [2]
+
+
+def test_a_served_drive_s_notes_are_checked_as_input() -> None:
+    """Altered notes with a valid checksum reached Python as tracebacks (RecursionError, TypeError, ...), or
+    served, re-saved and then failed: they are checked when the drive is opened."""
+    from nandlab.procedures.serve import _notes
+
+    good = {"phases": [{"iops": 1.0}], "timeseries": [{"phase": [0, 0], "iops": [1.0, None]}],
+            "config": {"device": {}}, "session": 1}
+    assert _notes(json.dumps(good))[3] == 2
+    altered = [
+        "[" * 100_000 + "]" * 100_000,
+        json.dumps({**good, "session": 2**40}),
+        json.dumps({**good, "session": True}),
+        json.dumps({**good, "config": []}),
+        json.dumps({**good, "phases": [1]}),
+        json.dumps({**good, "timeseries": []}),
+        json.dumps({**good, "timeseries": [{"phase": [0], "iops": [1.0, 2.0]}]}),
+        json.dumps({**good, "timeseries": [{"phase": [0, 0], "iops": [[1], 2.0]}]}),
+        json.dumps({k: v for k, v in good.items() if k != "config"}),
+    ]
+    for text in altered:
+        with pytest.raises((ValueError, KeyError, TypeError, RecursionError)):
+            _notes(text)

@@ -331,6 +331,31 @@ def _distinct_files(**paths: str | os.PathLike[str] | None) -> None:
         seen[real] = name
 
 
+def _notes(extra: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any], int]:
+    """A served drive's notes (what ``SavedDrive.extra`` wrote): the phases' results, the time-series rows,
+    the config and the session; ValueError (or KeyError, TypeError, RecursionError) if they are not that:
+    the notes are input, and a file may have been altered with a valid checksum."""
+    kept = json.loads(extra)
+    phases, series, built_from, session = kept["phases"], kept["timeseries"], kept["config"], kept["session"]
+    if not (isinstance(phases, list) and all(isinstance(p, dict) for p in phases)):
+        raise ValueError("phases")
+    if not (isinstance(series, list) and len(series) == len(phases)):
+        raise ValueError("timeseries")
+    # Each phase's columns as the engine writes them: lists of one length, of numbers (or null).
+    for columns in series:
+        if not isinstance(columns, dict) or not all(isinstance(v, list) for v in columns.values()):
+            raise ValueError("timeseries columns")
+        if len({len(v) for v in columns.values()}) > 1:
+            raise ValueError("timeseries column lengths")
+        if not all(isinstance(x, (int, float)) or x is None for v in columns.values() for x in v):
+            raise ValueError("timeseries values")
+    if not isinstance(built_from, dict):
+        raise ValueError("config")
+    if isinstance(session, bool) or not isinstance(session, int) or not 1 <= session < 2**31:
+        raise ValueError("session")
+    return phases, series, built_from, session + 1
+
+
 @dataclass
 class SavedDrive:
     """A served drive's file (``--snapshot``): the drive read back from it (``sim``; None for a
@@ -363,12 +388,10 @@ class SavedDrive:
                               "it (name another file)")
         sim, extra = Simulator.load_served(path)
         try:
-            kept = json.loads(extra)
-            phases, series, built_from = kept["phases"], kept["timeseries"], kept["config"]
-            session = int(kept["session"]) + 1
-        except (ValueError, KeyError, TypeError):
+            phases, series, built_from, session = _notes(extra)
+        except (ValueError, KeyError, TypeError, RecursionError):
             raise ConfigError(f"--snapshot {path}: a served drive whose notes cannot be read (written by another "
-                              "build of nandlab)") from None
+                              "build of nandlab, or altered)") from None
         if config is not None and config != built_from:
             raise ConfigError(f"--snapshot {path}: holds a drive built from another config; serve it without naming "
                               "a CONFIG or PRESET, or name another file")
