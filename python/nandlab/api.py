@@ -155,6 +155,9 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
     Raises:
         SnapshotError: the file is missing, damaged, not a snapshot, or from another version.
     """
+    if os.path.exists(path) and not os.path.isfile(path):
+        # A FIFO or a device would block the read (deaf to Ctrl-C), or never hold a snapshot.
+        raise SnapshotError(f"{path}: not a regular file")
     sim = Simulator.resume(os.fspath(path))
     try:
         kept = json.loads(sim.snapshot_extra or "{}")
@@ -163,7 +166,7 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
             raise TypeError
         for columns in series:  # each finished phase's time series, as _go_on will make it
             pl.DataFrame(columns)
-    except (ValueError, AttributeError, TypeError, pl.exceptions.PolarsError):
+    except (ValueError, AttributeError, TypeError, RecursionError, pl.exceptions.PolarsError):
         raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (what the run kept with it is not "
                             "its finished phases and notes)") from None
     phase = sim.paused_phase if sim.paused_phase is not None else len(done)

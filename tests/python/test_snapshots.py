@@ -6,6 +6,7 @@ misplaced snapshots are refused with one line; the Python API resumes multi-phas
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -263,3 +264,12 @@ def test_the_api_resumes_a_run_of_several_phases_whole(tmp_path: Path) -> None:
 def test_snapshot_every_needs_a_snapshot_file() -> None:
     with pytest.raises(nandlab.ConfigError, match="snapshot_every"):
         nandlab.run(PHASES, snapshot_every="1s")
+
+
+def test_resume_refuses_a_fifo(tmp_path: Path) -> None:
+    """``nandlab resume FIFO`` blocked for good, deaf to Ctrl-C."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    done = subprocess.run([sys.executable, "-m", "nandlab", "resume", str(fifo)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and done.stderr.startswith("nandlab: error:") and "regular file" in done.stderr
