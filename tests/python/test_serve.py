@@ -406,8 +406,14 @@ def test_pipelined_large_reads_wait_instead_of_filling_memory(tmp_path: Path) ->
         for _ in range(reads):
             _, error, data = c.reply(32 << 20)
             assert error == 0 and len(data) == 32 << 20
+        # And while the client reads its replies as they come (the sent ones are let go).
+        c.send_bytes(b"".join(c.request(CMD_READ, i * (32 << 20) % (1 << 30), 32 << 20) for i in range(reads)))
+        for _ in range(reads):
+            _, error, data = c.reply(32 << 20)
+            assert error == 0 and len(data) == 32 << 20
+        drained = peak_mib(server.pid) - before
         c.close()
-        assert grown < 600, f"the server grew by {grown:.0f} MiB"
+        assert grown < 600 and drained < 600, f"the server grew by {grown:.0f} MiB, {drained:.0f} MiB read as it came"
 
 
 def test_stalled_handshakes_time_out_and_idle_connections_close(tmp_path: Path) -> None:
@@ -486,3 +492,23 @@ def test_a_served_drive_s_notes_are_checked_as_input() -> None:
     for text in altered:
         with pytest.raises((ValueError, KeyError, TypeError, RecursionError)):
             _notes(text)
+
+
+def test_a_snapshot_is_held_whatever_name_it_is_given(tmp_path: Path) -> None:
+    """The lock was keyed to the name given: a symlink or a hard link elsewhere served the same drive from a
+    second server, and serving through a symlink replaced the link instead of updating the drive."""
+    drive = tmp_path / "drive.nandlab"
+    with serving(tmp_path, "--snapshot", str(drive)):
+        pass
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "symlink.nandlab").symlink_to(drive)
+    os.link(drive, other / "hard.nandlab")
+    with serving(tmp_path, "--snapshot", str(drive)):
+        for name in ("symlink.nandlab", "hard.nandlab"):
+            done = subprocess.run([sys.executable, "-m", "nandlab", "serve", "--socket", str(other / "s"),
+                                   "--snapshot", str(other / name)], capture_output=True, text=True, timeout=60)
+            assert done.returncode == 2 and "another nandlab server is serving it" in done.stderr, done.stderr
+    with serving(tmp_path, "--snapshot", str(other / "symlink.nandlab")):
+        pass
+    assert (other / "symlink.nandlab").is_symlink()

@@ -299,9 +299,21 @@ impl Connection<'_, '_> {
         }
     }
 
-    /// Bytes of replies not yet sent.
+    /// Bytes of replies the connection holds: waiting for their time, or
+    /// in the output (sent ones too, until the output is compacted).
     fn backlog(&self) -> usize {
-        self.pending_bytes + self.output.len() - self.sent
+        self.pending_bytes + self.output.len()
+    }
+
+    /// Drops the first `n` bytes of the output (sent), and the memory of a
+    /// large output once it is empty.
+    fn compact(&mut self, n: usize) {
+        self.output.drain(..n);
+        self.sent -= n;
+        self.shared.backlog.fetch_sub(n, Ordering::Relaxed);
+        if self.output.is_empty() && self.output.capacity() > 4 * READ_CHUNK {
+            self.output = Vec::new();
+        }
     }
 
     /// Whether the connection reads its socket now (see `MAX_BACKLOG`).
@@ -471,17 +483,20 @@ impl Connection<'_, '_> {
         while self.sent < self.output.len() {
             match self.stream.write(&self.output[self.sent..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    self.sent += n;
-                    self.shared.backlog.fetch_sub(n, Ordering::Relaxed);
+                Ok(n) => self.sent += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    // Half sent: the sent half goes (a move of at most what
+                    // was sent, so compacting costs O(1) a byte).
+                    if 2 * self.sent >= self.output.len() {
+                        self.compact(self.sent);
+                    }
+                    return Ok(());
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
-        self.output.clear();
-        self.sent = 0;
+        self.compact(self.sent);
         Ok(())
     }
 

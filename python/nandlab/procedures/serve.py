@@ -255,6 +255,9 @@ def serve(
     _distinct_files(socket=listen[len("unix:"):] if listen.startswith("unix:") else None, control=control,
                     snapshot=snapshot)
     config = None if device is None else config_for(device, capacity)
+    if snapshot is not None:
+        # The file itself, not a link to it: saved there, and held against a server given another name.
+        snapshot = os.path.realpath(snapshot)
     with _served_alone(snapshot):
         return _serve(config, listen, timing, once, seed, ready, progress, client_overhead_us, power_cut_at, control,
                       snapshot, max_connections, idle_timeout_s)
@@ -262,28 +265,33 @@ def serve(
 
 @contextmanager
 def _served_alone(snapshot: str | os.PathLike[str] | None) -> Iterator[None]:
-    """Holds ``snapshot`` for one server: an exclusive lock on a file beside it (``.NAME.lock``, removed
-    afterwards), so that two servers never serve, and then overwrite, the same drive."""
+    """Holds ``snapshot`` (a resolved path) for one server: an exclusive lock on a file beside it
+    (``.NAME.lock``, removed afterwards) and on the file itself if it exists (a hard link elsewhere shares
+    it), so that two servers never serve, and then overwrite, the same drive."""
     if snapshot is None:
         yield
         return
     path = Path(snapshot)
     lock = path.with_name(f".{path.name}.lock")
+    held: list[int] = []
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    except OSError as e:
-        raise ConfigError(f"--snapshot {path}: cannot lock it ({lock}: {e.strerror or e})") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise ConfigError(f"--snapshot {path}: another nandlab server is serving it") from None
+        for name in (lock, path) if path.is_file() else (lock,):
+            try:
+                fd = os.open(name, (os.O_RDWR | os.O_CREAT if name == lock else os.O_RDONLY) | os.O_CLOEXEC, 0o600)
+            except OSError as e:
+                raise ConfigError(f"--snapshot {path}: cannot lock it ({name}: {e.strerror or e})") from None
+            held.append(fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise ConfigError(f"--snapshot {path}: another nandlab server is serving it") from None
         try:
             yield
         finally:
             lock.unlink(missing_ok=True)
     finally:
-        os.close(fd)
+        for fd in held:
+            os.close(fd)
 
 
 def _serve(config: dict[str, Any] | None, listen: str, timing: str, once: bool, seed: int | None,
