@@ -241,8 +241,8 @@ def _run_phases(
         # A served phase also gives each client connection's figures and the data it held.
         extra = {key: output[key] for key in ("jobs", "power_losses", "connections", "failure", "served_power_cuts")
                  if output.get(key)}
-        extra.update({key: output[key] for key in ("store_bytes", "client_overhead_us", "snapshot", "snapshot_error",
-                                                   "served_session") if key in output})
+        extra.update({key: output[key] for key in ("store_bytes", "data_file", "client_overhead_us", "snapshot",
+                                                   "snapshot_error", "served_session") if key in output})
         phases.append({**output["summary"], **extra})
         series.append(output["timeseries"])
     # The engine marks a figure without meaning in an interval (WAF without host writes) NaN: null here.

@@ -17,7 +17,7 @@ from nandlab.cli import cli
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 # Options whose value is a file or directory the command writes (or a snapshot it makes).
-OUTPUTS = {"--out", "--snapshot", "--socket", "--control"}
+OUTPUTS = {"--out", "--snapshot", "--socket", "--control", "--data"}
 # Files a README line makes for a later one (`default-config > my.toml`, a snapshot).
 MADE = {"life.snap", "my.toml"}
 

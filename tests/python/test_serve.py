@@ -512,3 +512,51 @@ def test_a_snapshot_is_held_whatever_name_it_is_given(tmp_path: Path) -> None:
     with serving(tmp_path, "--snapshot", str(other / "symlink.nandlab")):
         pass
     assert (other / "symlink.nandlab").is_symlink()
+
+
+def test_a_data_file_holds_more_than_memory_and_a_snapshot_keeps_it(tmp_path: Path) -> None:
+    """The served bytes lived in memory: under NANDLAB_MEMORY_LIMIT=256MiB writes to new places failed with
+    ENOSPC. ``--data PATH`` holds them in a sparse file; ``--snapshot`` keeps that file by reference."""
+    need("fio")
+    data, kept = tmp_path / "data.img", tmp_path / "drive.nls"
+    fio = ["fio", "--name=big", "--ioengine=nbd", "--rw=randwrite", "--bs=128k", "--size=384m", "--iodepth=8",
+           "--verify=crc32c", "--output-format=json"]
+
+    def run_fio(uri: str, *args: str) -> dict:
+        done = subprocess.run([*fio, f"--uri={uri}", *args], capture_output=True, text=True, timeout=300,
+                              cwd=tmp_path)
+        return json.loads(done.stdout[done.stdout.index("{"):])["jobs"][0]
+
+    limit = {"NANDLAB_MEMORY_LIMIT": "256MiB"}
+    old = dict(os.environ)
+    os.environ.update(limit)
+    try:
+        # In memory the data does not fit.
+        with serving(tmp_path, "--timing", "fast") as (uri, _):
+            assert run_fio(uri, "--do_verify=0")["error"] != 0
+        for args in (["--data", str(data)], []):
+            with serving(tmp_path, "--timing", "fast", "--snapshot", str(kept), *args,
+                         drive=DRIVE if args else ()) as (uri, server):
+                job = run_fio(uri, "--do_verify=1" if args else "--verify_only=1")
+                assert job["error"] == 0 and job["read"]["io_bytes"] == 384 << 20, job
+            assert f"its data in {data}" in server.output.replace("\n", " ")
+            # Written in place: the snapshot holds the drive's state, not its data.
+            assert kept.stat().st_size < (64 << 20) < data.stat().st_blocks * 512
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    summary, _ = results(tmp_path)
+    assert summary["phases"][-1]["data_file"] == str(data)
+    # A data file is never taken over, changed under its snapshot, or one of the server's other files.
+    (tmp_path / "mine.img").write_text("mine")
+    os.utime(data)
+    for args, message in [([*DRIVE, "--data", str(tmp_path / "mine.img")], "exists"),
+                          (["--snapshot", str(kept)], "changed after the drive was saved"),
+                          ([*DRIVE, "--data", str(kept), "--snapshot", str(kept)], "name the same file")]:
+        done = subprocess.run([sys.executable, "-m", "nandlab", "serve", *args, "--socket", "x.sock"],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert done.returncode == 2 and done.stderr.startswith("nandlab: error:") and message in done.stderr, \
+            done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert (tmp_path / "mine.img").read_text() == "mine"
+

@@ -77,11 +77,18 @@ impl CrashLog {
     }
 
     fn push(&mut self, lpn: u32, version: Option<u32>, store: &Store) {
-        let bytes = version.map(|_| {
-            let mut b = vec![0u8; self.unit as usize].into_boxed_slice();
-            store.read(lpn as u64 * self.unit, &mut b);
-            b
-        });
+        let bytes = match version {
+            None => None,
+            Some(_) => {
+                let mut b = vec![0u8; self.unit as usize].into_boxed_slice();
+                if store.read(lpn as u64 * self.unit, &mut b).is_err() {
+                    // A data file that cannot be read: this version is not kept
+                    // (after a cut it would read as EIO).
+                    return;
+                }
+                Some(b)
+            }
+        };
         self.bytes += bytes.as_ref().map_or(0, |b| b.len()) + 32;
         self.entries.push_back(Entry {
             lpn,
@@ -143,10 +150,7 @@ impl CrashLog {
             self.held.insert(lpn, now);
             let at = lpn as u64 * self.unit;
             let restored = match now {
-                None => {
-                    store.zero(at, self.unit);
-                    true
-                }
+                None => store.zero(at, self.unit).is_ok(),
                 Some(v) => kept
                     .get(&(lpn, v))
                     .is_some_and(|b| store.write(at, b).is_ok()),

@@ -7,7 +7,7 @@
 use crate::crash::{CrashLog, Reverted};
 use crate::proto;
 use crate::server::Timing;
-use crate::store::{Full, Store};
+use crate::store::{Store, StoreError};
 use nandlab_core::host::workload::{Op, Request};
 use nandlab_core::power::PowerLossEvent;
 use nandlab_core::sim::Served;
@@ -136,24 +136,32 @@ impl Engine<'_> {
                     return refused(proto::EIO);
                 }
                 out.resize(r.len as usize, 0);
-                self.store.read(r.offset, out);
+                if self.store.read(r.offset, out).is_err() {
+                    out.clear();
+                    return refused(proto::EIO);
+                }
                 self.submit(Op::Read, r.offset, r.len, t)
             }
             proto::CMD_WRITE => {
                 self.log(r.offset, r.len as u64, false);
                 match self.store.write(r.offset, data) {
-                    Err(Full) => return refused(proto::ENOSPC),
+                    Err(StoreError::Full) => return refused(proto::ENOSPC),
+                    Err(StoreError::Io(_)) => return refused(proto::EIO),
                     Ok(()) => self.submit(Op::Write, r.offset, r.len, t),
                 }
             }
             proto::CMD_TRIM => {
                 self.log(r.offset, r.len as u64, false);
-                self.store.zero(r.offset, r.len as u64);
+                if self.store.zero(r.offset, r.len as u64).is_err() {
+                    return refused(proto::EIO);
+                }
                 self.submit(Op::Trim, r.offset, r.len, t)
             }
             proto::CMD_WRITE_ZEROES => {
                 self.log(r.offset, r.len as u64, false);
-                self.store.zero(r.offset, r.len as u64);
+                if self.store.zero(r.offset, r.len as u64).is_err() {
+                    return refused(proto::EIO);
+                }
                 // Unmapped where it may punch whole units; else written.
                 let aligned =
                     r.offset.is_multiple_of(self.unit) && (r.len as u64).is_multiple_of(self.unit);

@@ -253,6 +253,39 @@ fn every_command_does_what_the_protocol_says() {
     assert!(outcome.failure.is_none());
 }
 
+/// 64 writes of 8 KiB, 64 KiB apart, and a TRIM of the second one's unit.
+fn write_64(path: &PathBuf) {
+    let mut c = Client::connect(path);
+    for i in 0..64u64 {
+        let data = pattern(8192, i as u8);
+        assert_eq!(c.call(WRITE, 0, i * 65536 + 512, 8192, &data).0, 0);
+    }
+    assert_eq!(c.call(TRIM, 0, 65536, 65536, &[]).0, 0);
+}
+
+/// Reads back what `write_64` left.
+fn read_64(path: &PathBuf) {
+    let mut c = Client::connect(path);
+    for i in 0..64u64 {
+        let want = if i == 1 {
+            vec![0; 8192]
+        } else {
+            pattern(8192, i as u8)
+        };
+        let back = c.read(i * 65536 + 512, 8192);
+        assert_eq!(back[..7680], want[..7680], "write {i}");
+    }
+}
+
+fn config_text() -> ConfigText {
+    ConfigText {
+        text: CONFIG.into(),
+        json: false,
+        source: "test".into(),
+        seed: None,
+    }
+}
+
 #[test]
 fn a_saved_drive_serves_again_with_its_data_and_state() {
     let mut sim = Simulator::new(Config::from_toml(CONFIG, "test").unwrap());
@@ -262,54 +295,19 @@ fn a_saved_drive_serves_again_with_its_data_and_state() {
         "saved-1.sock",
         Timing::Fast,
         ServedData::empty(1 << 30),
-        |path| {
-            let mut c = Client::connect(path);
-            for i in 0..64u64 {
-                assert_eq!(
-                    c.call(WRITE, 0, i * 65536 + 512, 8192, &pattern(8192, i as u8))
-                        .0,
-                    0
-                );
-            }
-            assert_eq!(c.call(TRIM, 0, 65536, 65536, &[]).0, 0);
-        },
+        write_64,
     );
-    let config = ConfigText {
-        text: CONFIG.into(),
-        json: false,
-        source: "test".into(),
-        seed: None,
-    };
+    let config = config_text();
     let file = socket("saved.drive");
     saved::save(&file, &sim, &config, "{\"phases\": []}", &first.data).unwrap();
     assert!(saved::is_saved(&file));
-    let back = saved::load(&file, 1 << 30).unwrap();
+    let back = saved::load(&file, 1 << 30, None).unwrap();
     assert_eq!(back.config, config);
     assert_eq!(back.extra, "{\"phases\": []}");
     assert_eq!(back.sim.state_fingerprint(), sim.state_fingerprint());
     assert_eq!(back.data.store.bytes(), first.data.store.bytes());
     let mut again = back.sim;
-    let second = serve_session(
-        &mut again,
-        "saved-2.sock",
-        Timing::Fast,
-        back.data,
-        |path| {
-            let mut c = Client::connect(path);
-            for i in 0..64u64 {
-                let want = if i == 1 {
-                    vec![0; 8192]
-                } else {
-                    pattern(8192, i as u8)
-                };
-                assert_eq!(
-                    c.read(i * 65536 + 512, 8192)[..7680],
-                    want[..7680],
-                    "write {i}"
-                );
-            }
-        },
-    );
+    let second = serve_session(&mut again, "saved-2.sock", Timing::Fast, back.data, read_64);
     again.drive().ftl.check_invariants().unwrap();
     // The second session's reads found their data on the flash the first one wrote.
     assert_eq!(second.phase.summary.host_read_requests, 64);
@@ -323,7 +321,7 @@ fn a_saved_drive_serves_again_with_its_data_and_state() {
     let damaged = socket("damaged.drive");
     let refused = |what: &str, b: &[u8]| {
         std::fs::write(&damaged, b).unwrap();
-        let Err(e) = saved::load(&damaged, 1 << 30) else {
+        let Err(e) = saved::load(&damaged, 1 << 30, None) else {
             panic!("{what}: loaded")
         };
         e.to_string()
@@ -336,13 +334,85 @@ fn a_saved_drive_serves_again_with_its_data_and_state() {
     assert!(refused("not one", b"hello").contains("not a served"));
     assert!(refused("a plain snapshot", &bytes[20..]).contains("not a served"));
     assert!(
-        saved::load(&damaged, 4096).is_err(),
+        saved::load(&damaged, 4096, None).is_err(),
         "a store too small is refused"
     );
     assert!(matches!(
-        saved::load(&file, 4096),
+        saved::load(&file, 4096, None),
         Err(nandlab_core::SimError::OutOfMemory { .. })
     ));
+}
+
+#[test]
+fn a_data_file_holds_the_drive_and_a_saved_drive_keeps_it_by_reference() {
+    let mut sim = Simulator::new(Config::from_toml(CONFIG, "test").unwrap());
+    sim.drive_mut().ftl.enable_oracle();
+    let size = sim.config().geometry.user_capacity_bytes;
+    let data = socket("data.img");
+    let _ = std::fs::remove_file(&data);
+    let store = nandlab_nbd::store::Store::file(&data, size, true).unwrap();
+    let served = ServedData {
+        store,
+        unreadable: Vec::new(),
+    };
+    let first = serve_session(&mut sim, "data-1.sock", Timing::Fast, served, write_64);
+    // The bytes are in the file, where any program reads them.
+    let image = std::fs::read(&data).unwrap();
+    assert_eq!(image.len() as u64, size);
+    assert_eq!(
+        image[3 * 65536 + 512..3 * 65536 + 512 + 8192],
+        pattern(8192, 3)[..]
+    );
+    assert!(image[65536..2 * 65536].iter().all(|&b| b == 0));
+    let file = socket("data.drive");
+    saved::save(&file, &sim, &config_text(), "{}", &first.data).unwrap();
+    drop(first);
+    // By reference: the drive's file holds no chunk of the data.
+    assert!(std::fs::metadata(&file).unwrap().len() < image.len() as u64 / 4);
+    let other = socket("other.img");
+    let _ = std::fs::remove_file(&other);
+    let Err(e) = saved::load(&file, 1 << 30, Some(&other)) else {
+        panic!("loaded with another data file")
+    };
+    assert!(e.to_string().contains("keeps its data in"), "{e}");
+    let back = saved::load(&file, 1 << 30, None).unwrap();
+    // Served once at a time: a second server cannot take the file.
+    assert!(saved::load(&file, 1 << 30, None).is_err());
+    let mut again = back.sim;
+    serve_session(&mut again, "data-2.sock", Timing::Fast, back.data, read_64);
+
+    // A data file that changed after the drive was saved is refused.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, b"x", 0).unwrap();
+    drop(f);
+    let Err(e) = saved::load(&file, 1 << 30, None) else {
+        panic!("loaded a changed data file")
+    };
+    assert!(e.to_string().contains("changed after"), "{e}");
+
+    // A drive whose data is in its own file moves to a new data file.
+    let mut sim = Simulator::new(Config::from_toml(CONFIG, "test").unwrap());
+    sim.drive_mut().ftl.enable_oracle();
+    let inline = serve_session(
+        &mut sim,
+        "data-3.sock",
+        Timing::Fast,
+        ServedData::empty(1 << 30),
+        write_64,
+    );
+    saved::save(&file, &sim, &config_text(), "{}", &inline.data).unwrap();
+    let Err(e) = saved::load(&file, 1 << 30, Some(&data)) else {
+        panic!("took over an existing file")
+    };
+    assert!(e.to_string().contains("exists"), "{e}");
+    let moved = saved::load(&file, 1 << 30, Some(&other)).unwrap();
+    assert!(moved.data.store.data_file().is_some());
+    let mut again = moved.sim;
+    serve_session(&mut again, "data-4.sock", Timing::Fast, moved.data, read_64);
+    for f in [&data, &other, &file] {
+        let _ = std::fs::remove_file(f);
+    }
 }
 
 #[test]

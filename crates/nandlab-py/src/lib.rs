@@ -140,17 +140,20 @@ impl Simulator {
 
     /// A served drive read back from the file `serve(snapshot=...)` wrote: its simulator (every
     /// config phase done), and the data its clients wrote, which the next `serve` holds; with
-    /// what was kept beside it (`served_extra`). `store_limit`: as for `serve`.
+    /// what was kept beside it (`served_extra`). `store_limit`: as for `serve`; `data`: the
+    /// data file the drive keeps its data in (None: wherever it does), or a new one for a drive
+    /// whose data is in its own file.
     #[staticmethod]
-    #[pyo3(signature = (path, store_limit = None))]
+    #[pyo3(signature = (path, store_limit = None, data = None))]
     fn load_served(
         py: Python<'_>,
         path: std::path::PathBuf,
         store_limit: Option<u64>,
+        data: Option<std::path::PathBuf>,
     ) -> PyResult<(Self, String)> {
         let store_limit = store_limit_or_available(store_limit)?;
         let saved = py
-            .detach(|| guard(|| nbd::saved::load(&path, store_limit)))
+            .detach(|| guard(|| nbd::saved::load(&path, store_limit, data.as_deref())))
             .map_err(InternalError::new_err)?
             .map_err(|e| sim_error(py, e, None))?;
         Ok((
@@ -361,7 +364,8 @@ impl Simulator {
     /// The drive holds what `load_served` read back, if it was; with `snapshot`, the drive and
     /// its data are written there when serving ends (with `snapshot_extra` beside them), for
     /// `load_served`: the result's `snapshot_error` says why that failed, if it did.
-    #[pyo3(signature = (index, listen, timing = "realtime", once = false, store_limit = None,
+    /// `data`: a new drive's data goes to this file (created: it must not exist) instead of memory.
+    #[pyo3(signature = (index, listen, timing = "realtime", once = false, store_limit = None, data = None,
                         max_connections = 64, idle_timeout_s = None, client_overhead_us = Some(0.0),
                         power_cut_at = Vec::new(),
                         control = None, ready = None, snapshot = None, snapshot_extra = String::new()))]
@@ -374,6 +378,7 @@ impl Simulator {
         timing: &str,
         once: bool,
         store_limit: Option<u64>,
+        data: Option<std::path::PathBuf>,
         max_connections: usize,
         idle_timeout_s: Option<f64>,
         client_overhead_us: Option<f64>,
@@ -448,6 +453,21 @@ impl Simulator {
                 ConfigError::new_err(format!("control socket {}: {e}", path.display()))
             })?;
         }
+        // The data file is created once the sockets are bound: a server that cannot
+        // listen leaves no file behind.
+        let served = match (self.served.take(), &data) {
+            (Some(served), _) => served,
+            (None, None) => nbd::ServedData::empty(store_limit),
+            (None, Some(path)) => {
+                let size = self.sim.config().geometry.user_capacity_bytes;
+                nbd::ServedData {
+                    store: nbd::store::Store::file(path, size, true).map_err(|e| {
+                        ConfigError::new_err(format!("--data {}: {e}", path.display()))
+                    })?,
+                    unreadable: Vec::new(),
+                }
+            }
+        };
         if let Some(cb) = &ready {
             cb.call1(py, (server.uri(),))?;
         }
@@ -462,10 +482,7 @@ impl Simulator {
         };
         let stop = std::sync::atomic::AtomicBool::new(false);
         let sim = &mut self.sim;
-        let data = self
-            .served
-            .take()
-            .unwrap_or_else(|| nbd::ServedData::empty(store_limit));
+        let data = served;
         let outcome = py.detach(|| {
             std::thread::scope(|scope| {
                 let serving = scope.spawn(|| guard(|| server.run(sim, index, &opts, &stop, data)));
@@ -491,6 +508,14 @@ impl Simulator {
         let out = phase_dict(py, &outcome.phase)?;
         out.set_item("connections", to_python(py, &outcome.connections)?)?;
         out.set_item("store_bytes", outcome.store_bytes)?;
+        out.set_item(
+            "data_file",
+            outcome
+                .data
+                .store
+                .data_file()
+                .map(|p| p.display().to_string()),
+        )?;
         out.set_item("failure", outcome.failure)?;
         out.set_item("client_overhead_us", outcome.client_overhead_us)?;
         out.set_item("served_power_cuts", to_python(py, &outcome.power_cuts)?)?;

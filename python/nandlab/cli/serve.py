@@ -43,6 +43,10 @@ from nandlab.terminal import printable
               help="Keep the served drive in this file: its whole simulated state and the data clients wrote are "
                    "written there when serving ends, and a later serve --snapshot PATH (no CONFIG needed) goes on "
                    "with the same drive and data. A file that is not a served drive is never overwritten.")
+@click.option("--data", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
+              help="Hold the data clients write in this file (created sparse, the drive's size) instead of memory, "
+                   "so that a drive holds more data than the machine has memory. With --snapshot the drive keeps "
+                   "the file by reference: serve the snapshot again and the same file is used.")
 @click.option("--max-connections", type=click.IntRange(1, 65536), default=64, show_default=True, metavar="N",
               help="Connections open at once, those still in their handshake included (a client has 10 s for "
                    "each step of its handshake); more are closed at once.")
@@ -55,7 +59,7 @@ from nandlab.terminal import printable
 @options.QUIET
 def serve_command(device: str, capacity: str | None, socket: Path | None, port: int | None, host: str,
                   timing: str, overhead: str, cuts: str | None, control: Path | None, snapshot: Path | None,
-                  max_connections: int, idle: str, once: bool,
+                  data: Path | None, max_connections: int, idle: str, once: bool,
                   seed: int | None, out: Path | None, as_json: bool, quiet: bool) -> None:
     """Serve the drive of CONFIG (its phases run first: a fill, an ageing) or of a PRESET over NBD,
     until Ctrl-C or SIGTERM (or, with --once, the clients' disconnect); then print and write its
@@ -80,7 +84,7 @@ def serve_command(device: str, capacity: str | None, socket: Path | None, port: 
         result = serving.serve(device, listen, timing=timing, once=once, capacity=capacity, seed=seed,
                                ready=ready, progress=progress, client_overhead_us=serving.client_overhead(overhead),
                                power_cut_at=serving.seconds_list(cuts) if cuts else (), control=control,
-                               snapshot=snapshot, max_connections=max_connections,
+                               snapshot=snapshot, data=data, max_connections=max_connections,
                                idle_timeout_s=serving.idle_timeout(idle))
     show(result, as_json, out, stderr)
     if result.served.get("snapshot_error"):

@@ -123,10 +123,15 @@ class ServeResult(RunResult):
             console.print(table)
         if self.served.get("failure"):
             console.print(safe(f"the simulation stopped the server: {self.served['failure']}"), style="red")
+        kept = self.served.get("data_file")
         if self.served.get("snapshot") and not self.served.get("snapshot_error"):
-            console.print(safe(f"drive and data saved to {self.served['snapshot']} (session "
-                               f"{self.served['served_session']}; serve it again with --snapshot "
+            what = f"drive saved to {self.served['snapshot']}, its data in {kept}" if kept else \
+                f"drive and data saved to {self.served['snapshot']}"
+            console.print(safe(f"{what} (session {self.served['served_session']}; serve it again with --snapshot "
                                f"{self.served['snapshot']})"))
+        elif kept:
+            console.print(safe(f"the data clients wrote is in {kept} (the drive's state was not kept: give --snapshot "
+                               "to serve the two again; remove the file before serving a new drive there)"))
 
 
 LATE_SHARE = 0.1
@@ -219,6 +224,7 @@ def serve(
     snapshot: str | os.PathLike[str] | None = None,
     max_connections: int = 64,
     idle_timeout_s: float | None = None,
+    data: str | os.PathLike[str] | None = None,
 ) -> ServeResult:
     """Serve a drive over NBD until SIGINT (KeyboardInterrupt; SIGTERM where the caller turns it into
     an exception) or, with ``once``, until the first client and every later one have disconnected.
@@ -247,20 +253,28 @@ def serve(
             client has 10 s for each step of its handshake); more are closed at once.
         idle_timeout_s: a connection with nothing in flight that sends no command this long is
             closed; None (the default): never.
+        data: a data file that holds the bytes clients write instead of memory (a sparse file of the
+            drive's size, locked while served), so that a drive holds more data than the machine has
+            memory. A new drive's file is created (it must not exist); with ``snapshot`` the drive keeps
+            it by reference (serving the snapshot again opens it, and refuses it if it changed since),
+            and a snapshot that holds its data itself has them copied into a new data file.
     """
     if not 1 <= max_connections <= 65536:
         raise ConfigError(f"serve: max_connections must be from 1 to 65536, not {max_connections}")
     if timing not in TIMINGS:
         raise ConfigError(f"serve: timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     _distinct_files(socket=listen[len("unix:"):] if listen.startswith("unix:") else None, control=control,
-                    snapshot=snapshot)
+                    snapshot=snapshot, data=data)
+    if data is not None:
+        # Kept by its full name: a snapshot refers to it from wherever it is served again.
+        data = os.path.realpath(data)
     config = None if device is None else config_for(device, capacity)
     if snapshot is not None:
         # The file itself, not a link to it: saved there, and held against a server given another name.
         snapshot = os.path.realpath(snapshot)
     with _served_alone(snapshot):
         return _serve(config, listen, timing, once, seed, ready, progress, client_overhead_us, power_cut_at, control,
-                      snapshot, max_connections, idle_timeout_s)
+                      snapshot, max_connections, idle_timeout_s, data)
 
 
 @contextmanager
@@ -298,9 +312,9 @@ def _serve(config: dict[str, Any] | None, listen: str, timing: str, once: bool, 
            ready: Callable[[str], None] | None, progress: api.ProgressCallback | None,
            client_overhead_us: float | None, power_cut_at: Sequence[float],
            control: str | os.PathLike[str] | None, snapshot: str | os.PathLike[str] | None,
-           max_connections: int, idle_timeout_s: float | None) -> ServeResult:
+           max_connections: int, idle_timeout_s: float | None, data: str | None) -> ServeResult:
     """``serve`` once its arguments are checked and the snapshot is held."""
-    saved = SavedDrive.open(snapshot, config) if snapshot is not None else None
+    saved = SavedDrive.open(snapshot, config, data) if snapshot is not None else None
     if saved is not None and saved.sim is not None:
         sim, phases, series = saved.sim, saved.phases, saved.series
     elif config is None:
@@ -311,8 +325,8 @@ def _serve(config: dict[str, Any] | None, listen: str, timing: str, once: bool, 
         sim.enable_power_model()
 
     def last(simulator: Simulator, index: int, _: api.ProgressCallback | None) -> dict[str, Any]:
-        # What clients write is held in memory, as much as is available.
-        output = simulator.serve(index, listen, timing=timing, once=once, ready=ready,
+        # What clients write is held in the data file, else in memory, as much as is available.
+        output = simulator.serve(index, listen, timing=timing, once=once, ready=ready, data=data,
                                  client_overhead_us=client_overhead_us, power_cut_at=list(power_cut_at),
                                  max_connections=max_connections, idle_timeout_s=idle_timeout_s,
                                  control=None if control is None else os.fspath(control),
@@ -378,8 +392,10 @@ class SavedDrive:
     session: int = 1
 
     @staticmethod
-    def open(path: str | os.PathLike[str], config: dict[str, Any] | None) -> SavedDrive:
-        """The served drive at ``path``, or a new one to be written there (checked writable)."""
+    def open(path: str | os.PathLike[str], config: dict[str, Any] | None,
+             data: str | os.PathLike[str] | None = None) -> SavedDrive:
+        """The served drive at ``path``, or a new one to be written there (checked writable); ``data``
+        as ``serve`` takes it."""
         path = Path(path)
         if not path.exists():
             try:
@@ -394,7 +410,7 @@ class SavedDrive:
         if not Simulator.is_served_drive(path):
             raise ConfigError(f"--snapshot {path}: exists and is not a served nandlab drive; refusing to overwrite "
                               "it (name another file)")
-        sim, extra = Simulator.load_served(path)
+        sim, extra = Simulator.load_served(path, data=data)
         try:
             phases, series, built_from, session = _notes(extra)
         except (ValueError, KeyError, TypeError, RecursionError):
