@@ -560,3 +560,64 @@ def test_a_data_file_holds_more_than_memory_and_a_snapshot_keeps_it(tmp_path: Pa
         assert len(done.stderr.strip().splitlines()) == 1
     assert (tmp_path / "mine.img").read_text() == "mine"
 
+
+def test_a_silent_control_connection_never_delays_another_s_stop(tmp_path: Path) -> None:
+    """Control connections were answered one at a time, each silent one holding the next for a second: 15
+    silent ones made a ``stop`` wait 15 s. Each is answered on its own."""
+    import socket as sockets
+    import time
+
+    control = tmp_path / "control.sock"
+    with serving(tmp_path, "--control", str(control), stop=None) as (_, server):
+        silent = []
+        for _ in range(15):
+            s = sockets.socket(sockets.AF_UNIX)
+            s.connect(str(control))
+            silent.append(s)
+        began = time.monotonic()
+        with sockets.socket(sockets.AF_UNIX) as s:
+            s.settimeout(10)
+            s.connect(str(control))
+            s.sendall(b"stop\n")
+            assert b"stopping" in s.recv(256)
+        assert time.monotonic() - began < 0.5
+        server.wait(timeout=60)
+        for s in silent:
+            s.close()
+
+
+def test_a_huge_write_zeroes_lets_other_clients_in(tmp_path: Path) -> None:
+    """A single 4 GiB WRITE_ZEROES with NO_HOLE held the engine for 5.3 s: every other client waited. It runs
+    in pieces, other clients' commands between them; the bytes read back as zeroes, the rest is untouched."""
+    import threading
+    import time
+
+    from nbd_client import CMD_WRITE, Client
+
+    write_zeroes, no_hole = 6, 2
+    control = ("--control", str(tmp_path / "control.sock"))  # the power model, and the crash log with it
+    with serving(tmp_path, "--timing", "fast", *control, drive=("snia-mlc", "--capacity", "4GiB")) as (uri, _):
+        path = uri.split("socket=", 1)[1]
+        big, other = Client(path, timeout=120), Client(path)
+        big.send(CMD_WRITE, 8192, 4096, b"\x5a" * 4096)
+        assert big.reply()[1] == 0
+        length = (4 << 30) - 3 * 4096
+        big.send(write_zeroes, 4096, length, flags=no_hole)
+        answered: list[int] = []
+        waiter = threading.Thread(target=lambda: answered.append(big.reply()[1]))
+        waiter.start()
+        time.sleep(0.2)
+        slowest = 0.0
+        while waiter.is_alive():
+            began = time.monotonic()
+            other.read(0, 4096)
+            slowest = max(slowest, time.monotonic() - began)
+        waiter.join()
+        assert answered == [0]
+        assert slowest < 0.5, slowest  # 1.3 s before, on an idle machine; a piece takes some 30 ms
+        assert big.read(8192, 4096) == bytes(4096)
+        other.send(CMD_WRITE, (4 << 30) - 4096, 4096, b"\x77" * 4096)
+        assert other.reply()[1] == 0
+        assert other.read((4 << 30) - 8192, 8192) == bytes(4096) + b"\x77" * 4096
+        big.close()
+        other.close()

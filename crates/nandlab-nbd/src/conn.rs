@@ -72,6 +72,10 @@ const MAX_INPUT: usize = 2 * proto::MAX_REQUEST_BYTES as usize;
 const MAX_TOTAL_BACKLOG: usize = 1 << 30;
 /// A request header's size.
 const HEADER: usize = 28;
+/// A TRIM or WRITE_ZEROES runs in pieces of at most this many bytes.
+const PIECE: u64 = 64 << 20;
+/// The pause between two pieces, in which another client's command takes the engine.
+const PIECE_PAUSE: Duration = Duration::from_micros(100);
 /// How long a client may take over each step of its handshake.
 const HANDSHAKE_WAIT: Duration = Duration::from_secs(10);
 
@@ -559,11 +563,64 @@ impl Shared<'_> {
         done <= self.cut_at.load(Ordering::SeqCst)
     }
 
+    /// Runs a command through the engine (see `run_one`); a TRIM or
+    /// WRITE_ZEROES larger than `PIECE` runs in pieces, the engine free for
+    /// other clients' commands between them (a 4 GiB WRITE_ZEROES held
+    /// every other client for 5 s). Its outcome is the first piece's
+    /// arrival, the last completion and the first error (the pieces after
+    /// it are not run).
+    fn run(
+        &self,
+        r: &proto::Request,
+        data: &[u8],
+        out: &mut Vec<u8>,
+        epoch: u64,
+    ) -> (Outcome, Option<Instant>) {
+        let pieces = matches!(r.kind, proto::CMD_TRIM | proto::CMD_WRITE_ZEROES)
+            && u64::from(r.len) > PIECE
+            // Out of bounds: refused whole, none of it done.
+            && r.offset + u64::from(r.len) <= self.engine.lock().unwrap().size;
+        if !pieces {
+            return self.run_one(r, data, out, epoch);
+        }
+        let mut whole: Option<(Outcome, Option<Instant>)> = None;
+        let mut at = 0u64;
+        while at < u64::from(r.len) {
+            let len = (u64::from(r.len) - at).min(PIECE);
+            let last = at + len == u64::from(r.len);
+            let piece = proto::Request {
+                offset: r.offset + at,
+                len: len as u32,
+                // FUA once, with the last piece: everything before it is then on flash.
+                flags: if last {
+                    r.flags
+                } else {
+                    r.flags & !proto::CMD_FLAG_FUA
+                },
+                ..*r
+            };
+            let (o, due) = self.run_one(&piece, &[], out, epoch);
+            let (error, done) = (o.error, o.done);
+            let w = whole.get_or_insert((o, due));
+            w.0.done = w.0.done.max(done);
+            w.1 = w.1.max(due);
+            if error != 0 {
+                w.0.error = error;
+                break;
+            }
+            at += len;
+            // The engine's lock is not fair: without a pause this thread takes
+            // it again before a waiting one wakes.
+            std::thread::sleep(PIECE_PAUSE);
+        }
+        whole.expect("a command of more than PIECE bytes has pieces")
+    }
+
     /// Runs a command through the engine (a planned power cut due by its
     /// arrival comes first); returns its outcome and, in realtime timing,
     /// when its reply is due. A connection from before the last power cut
     /// gets ESHUTDOWN: the drive it talked to went down.
-    fn run(
+    fn run_one(
         &self,
         r: &proto::Request,
         data: &[u8],

@@ -218,6 +218,8 @@ fn bind_unix(path: &PathBuf) -> io::Result<UnixListener> {
 
 /// How long a control connection has to send its line.
 const CONTROL_WAIT: Duration = Duration::from_secs(1);
+/// Control connections answered at once.
+const MAX_CONTROL: usize = 16;
 /// Polls for new connections and for the stop flag this often.
 const POLL: Duration = Duration::from_millis(5);
 /// With `once`, the server stops when no client has been connected this long.
@@ -475,9 +477,10 @@ pub(crate) struct Shared<'a> {
     pub(crate) started: Instant,
 }
 
-/// The crash log's share of the memory the store may use.
+/// The crash log's share of the memory the store may use (256 MiB at most:
+/// the versions of the last 64 Ki units changed before a cut).
 fn crash_budget(store_limit: u64) -> usize {
-    (store_limit / 4).min(1 << 30) as usize
+    (store_limit / 4).min(256 << 20) as usize
 }
 
 impl Shared<'_> {
@@ -565,19 +568,34 @@ impl ControlSocket {
         })
     }
 
-    /// Answers control connections one at a time until the server stops
-    /// (a `stop` line sets the server's stop flag).
+    /// Answers control connections until the server stops (a `stop` line
+    /// sets the server's stop flag), each on a thread of its own so that a
+    /// silent one never delays another's `cut` or `stop`; at most
+    /// `MAX_CONTROL` at once (more are told so and closed).
     fn serve(&self, shared: &Shared) {
-        while !shared.stopping() {
-            match self.listener.accept() {
-                Ok((s, _)) => {
-                    if self.answer(s, shared) == Control::Stop {
-                        shared.stop.store(true, Ordering::Relaxed);
+        let active = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            while !shared.stopping() {
+                match self.listener.accept() {
+                    Ok((s, _)) => {
+                        if active.load(Ordering::Acquire) >= MAX_CONTROL {
+                            let _ =
+                                (&s).write_all(b"error: too many control connections at once\n");
+                            continue;
+                        }
+                        active.fetch_add(1, Ordering::AcqRel);
+                        let active = &active;
+                        scope.spawn(move || {
+                            if Self::answer(s, shared) == Control::Stop {
+                                shared.stop.store(true, Ordering::Relaxed);
+                            }
+                            active.fetch_sub(1, Ordering::AcqRel);
+                        });
                     }
+                    Err(_) => std::thread::sleep(POLL),
                 }
-                Err(_) => std::thread::sleep(POLL),
             }
-        }
+        });
     }
 
     /// A control connection's line: at most 256 bytes within a second (a
@@ -613,7 +631,7 @@ impl ControlSocket {
         Ok(String::from_utf8_lossy(&line[..end]).into_owned())
     }
 
-    fn answer(&self, s: UnixStream, shared: &Shared) -> Control {
+    fn answer(s: UnixStream, shared: &Shared) -> Control {
         let read = Self::read_line(&s, shared);
         let line = read.as_deref().unwrap_or_default().to_string();
         let (reply, what) = match (read.as_ref().map(|_| ()), line.trim()) {
