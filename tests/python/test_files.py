@@ -113,3 +113,6 @@ def test_a_fifo_nobody_writes_to_reads_as_empty_without_waiting(tmp_path: Path) 
     os.mkfifo(fifo)
     done = nandlab_limited("run", fifo, timeout=30)
     assert done.returncode == 2 and done.stderr.startswith("nandlab: error: ") and done.stderr.count("\n") == 1
+    # A trace too (it waited for a writer, deaf to Ctrl-C): read by the engine.
+    done = nandlab_limited("trace", "stats", fifo, timeout=30)
+    assert done.returncode == 2 and done.stderr.startswith("nandlab: error: ") and done.stderr.count("\n") == 1

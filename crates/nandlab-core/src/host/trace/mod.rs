@@ -157,9 +157,31 @@ impl fmt::Display for TraceError {
 
 impl std::error::Error for TraceError {}
 
+/// Opens `path` for reading without waiting for a FIFO's writer (an open
+/// that waits is deaf to Ctrl-C): a FIFO no program writes to reads as
+/// empty; one being written (`<(zcat trace.gz)`) reads as a file does.
+fn open_for_reading(path: &Path) -> std::io::Result<File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    // Reads wait for data again, as a file's and a pipe's do.
+    // SAFETY: fcntl on a descriptor this function owns.
+    unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        if flags < 0 || libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(file)
+}
+
 /// Opens `path`, decompressing gzip, bzip2 or zstd (by their magic bytes).
 fn open_decompressed(path: &Path) -> std::io::Result<Box<dyn BufRead + Send + Sync>> {
-    let mut file = BufReader::with_capacity(1 << 20, File::open(path)?);
+    let mut file = BufReader::with_capacity(1 << 20, open_for_reading(path)?);
     let magic = file
         .fill_buf()?
         .get(..4)
