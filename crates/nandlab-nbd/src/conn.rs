@@ -78,6 +78,49 @@ const PIECE: u64 = 64 << 20;
 const PIECE_PAUSE: Duration = Duration::from_micros(100);
 /// How long a client may take over each step of its handshake.
 const HANDSHAKE_WAIT: Duration = Duration::from_secs(10);
+/// How long a client may take over its whole handshake (a step every 9 s
+/// held a connection slot for hours).
+const HANDSHAKE_TOTAL: Duration = Duration::from_secs(30);
+
+/// A stream in its handshake: each read and write waits `HANDSHAKE_WAIT`
+/// at most, and none goes on past `until`.
+struct Deadline<'a> {
+    stream: &'a mut Stream,
+    until: Instant,
+}
+
+impl Deadline<'_> {
+    fn arm(&self) -> io::Result<()> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("longer than {} s", HANDSHAKE_TOTAL.as_secs()),
+            ));
+        }
+        let wait = Some(left.min(HANDSHAKE_WAIT));
+        self.stream.set_read_timeout(wait)?;
+        self.stream.set_write_timeout(wait)
+    }
+}
+
+impl io::Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.arm()?;
+        self.stream.read(buf)
+    }
+}
+
+impl io::Write for Deadline<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.arm()?;
+        self.stream.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
+    }
+}
 
 /// A reply waiting for its time (realtime timing).
 struct Pending {
@@ -183,19 +226,11 @@ pub(crate) fn serve(
         held: false,
         epoch: shared.cuts.load(Ordering::Acquire),
     };
-    // A client has HANDSHAKE_WAIT for each read and write of its handshake.
-    let timed = stream
-        .set_read_timeout(Some(HANDSHAKE_WAIT))
-        .and_then(|()| stream.set_write_timeout(Some(HANDSHAKE_WAIT)));
-    if let Err(e) = timed {
-        return closed(
-            shared,
-            std::mem::take(&mut c.stats),
-            std::mem::take(&mut c.sums),
-            e.to_string(),
-        );
-    }
-    let end = match proto::handshake(&mut stream, &export) {
+    let mut timed = Deadline {
+        stream: &mut stream,
+        until: Instant::now() + HANDSHAKE_TOTAL,
+    };
+    let end = match proto::handshake(&mut timed, &export) {
         Err(e) => format!("handshake: {e}"),
         Ok(Handshake::Aborted) => "aborted in the handshake".into(),
         Ok(Handshake::Export(name)) => {
@@ -647,5 +682,38 @@ impl Shared<'_> {
             self.failed.store(true, Ordering::Relaxed);
         }
         (o, due)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    #[test]
+    fn a_handshake_dripping_a_byte_at_a_time_ends_at_its_deadline() {
+        let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut stream = Stream::Unix(ours);
+        let began = Instant::now();
+        let mut timed = Deadline {
+            stream: &mut stream,
+            until: began + Duration::from_millis(300),
+        };
+        let drip = std::thread::spawn(move || {
+            // Each step well within HANDSHAKE_WAIT, until the server gives up.
+            while theirs.write_all(b"x").is_ok() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let mut byte = [0u8; 1];
+        let e = loop {
+            if let Err(e) = timed.read_exact(&mut byte) {
+                break e;
+            }
+        };
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert!(began.elapsed() < Duration::from_secs(2));
+        drop(stream);
+        drip.join().unwrap();
     }
 }

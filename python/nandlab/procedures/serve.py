@@ -111,10 +111,13 @@ class ServeResult(RunResult):
         cuts = self.served.get("served_power_cuts", [])
         if cuts:
             table = Table(box=box.SIMPLE_HEAD, title="Power cuts", title_justify="left",
-                          caption="s: simulated seconds from the start of serving. reverted: units of the served data "
-                                  "put back to what the drive kept; unknown: units whose kept version the server no "
-                                  "longer held (they read as EIO).", caption_justify="left")
-            for header in ("at s", "ready s", "acked lost", "unacked lost", "reverted", "unknown", "dropped"):
+                          caption="s: simulated seconds from the start of serving. lost, acked: units of writes the "
+                                  "client had a reply for but had neither sent with FUA nor flushed — a volatile write "
+                                  "cache may lose them, as NBD allows; a FUA or flushed write is never among them. lost, "
+                                  "in flight: units of writes not yet replied to. reverted: units of the served data put "
+                                  "back to what the drive kept; unknown: units whose kept version the server no longer "
+                                  "held (they read as EIO).", caption_justify="left")
+            for header in ("at s", "ready s", "lost, acked", "lost, in flight", "reverted", "unknown", "dropped"):
                 table.add_column(header, justify="right")
             for c in cuts:
                 table.add_row(f"{c['at_seconds']:.3f}", f"{c['ready_seconds']:.3f}",
@@ -158,7 +161,9 @@ def _served_tables(r: Report, d: Path) -> None:
     served = (read_json(d / "summary.json").get("phases") or [{}])[-1]
     if served.get("served_power_cuts"):
         r.table("Power cuts from outside", served["served_power_cuts"],
-                note="seconds from the start of serving; reverted: units of the served data put back to what the "
+                note="seconds from the start of serving; acknowledged_lost_units: units of writes the client had a "
+                     "reply for but had neither sent with FUA nor flushed (a volatile write cache may lose them, as NBD "
+                     "allows; never a FUA or flushed write); reverted: units of the served data put back to what the "
                      "drive kept; unknown: units whose kept version the server no longer held (read as EIO)")
 
 
