@@ -119,10 +119,13 @@ pub fn state_bytes(cfg: &Config, integrity: bool) -> u64 {
 /// 4 per physical slot), per-block state, the integrity oracle's stamps when
 /// on (4 + 1 per unit, 4 per slot), what power cuts need when the config has
 /// them (the oracle's acknowledgements, 24 per unit, and
-/// [`PowerModel::bytes`](crate::power::PowerModel::bytes)), and a fixed
-/// allowance for buffers and the trace reader.
+/// [`PowerModel::bytes`](crate::power::PowerModel::bytes)), each die's and
+/// channel's queues and books on the timeline (with room to spare), and a
+/// fixed allowance for buffers and the trace reader.
 fn drive_bytes(g: &Geometry, integrity: bool, power_loss: bool) -> u64 {
     const PER_BLOCK: u64 = 96;
+    const PER_DIE: u64 = 1024;
+    const PER_CHANNEL: u64 = 256;
     const FIXED: u64 = 64 << 20;
     let maps = 4 * g.user_units + 4 * g.slots;
     let oracle = if integrity {
@@ -140,7 +143,12 @@ fn drive_bytes(g: &Geometry, integrity: bool, power_loss: bool) -> u64 {
     } else {
         0
     };
-    maps + oracle + power + PER_BLOCK * g.blocks as u64 + FIXED
+    maps + oracle
+        + power
+        + PER_BLOCK * g.blocks as u64
+        + FIXED
+        + PER_DIE * g.dies as u64
+        + PER_CHANNEL * g.channels as u64
 }
 
 /// Heap bytes of one latency histogram of `sigfig` significant digits (the
@@ -230,17 +238,81 @@ fn expected_rows(p: &PhaseConfig, user: u64) -> u64 {
     rows.unwrap_or(ROWS_PER_PHASE)
 }
 
-/// Bytes of RAM the OS can still give (`MemAvailable`), or the
-/// `NANDLAB_MEMORY_LIMIT` environment variable where set and not empty;
-/// None where neither is known. A limit that is not a size is an error
-/// naming the variable.
+/// Bytes of memory this process can still take: RAM the OS can still give
+/// (`MemAvailable`), or the `NANDLAB_MEMORY_LIMIT` environment variable
+/// where set and not empty — and no more than what is left under the
+/// process's address-space limit (`ulimit -v`) and its cgroup's memory
+/// limit, where either is set; None where nothing is known. A limit that is
+/// not a size is an error naming the variable.
 pub fn available_bytes() -> Result<Option<u64>, ConfigError> {
     use std::env::VarError;
-    match std::env::var("NANDLAB_MEMORY_LIMIT") {
-        Ok(limit) if !limit.trim().is_empty() => memory_limit(&limit).map(Some),
-        Err(VarError::NotUnicode(_)) => Err(limit_error("a value that is not text")),
-        _ => Ok(mem_available()),
+    let ram = match std::env::var("NANDLAB_MEMORY_LIMIT") {
+        Ok(limit) if !limit.trim().is_empty() => Some(memory_limit(&limit)?),
+        Err(VarError::NotUnicode(_)) => return Err(limit_error("a value that is not text")),
+        _ => mem_available(),
+    };
+    Ok([ram, address_space_left(), cgroup_left()]
+        .into_iter()
+        .flatten()
+        .min())
+}
+
+/// What is left under `RLIMIT_AS` (the limit less this process's `VmSize`),
+/// if one is set.
+fn address_space_left() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0
+        || limit.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
     }
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let used = proc_kib(&status, "VmSize:")?;
+    Some(limit.rlim_cur.saturating_sub(used))
+}
+
+/// What is left under this process's cgroup memory limit (v2 `memory.max`
+/// less `memory.current`; v1 `memory.limit_in_bytes` less
+/// `memory.usage_in_bytes`), if one is set.
+fn cgroup_left() -> Option<u64> {
+    let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let read =
+        |path: String| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+    for line in groups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let (limit, usage) = if controllers.is_empty() {
+            let dir = format!("/sys/fs/cgroup{path}");
+            (
+                read(format!("{dir}/memory.max")),
+                read(format!("{dir}/memory.current")),
+            )
+        } else if controllers.split(',').any(|c| c == "memory") {
+            let dir = format!("/sys/fs/cgroup/memory{path}");
+            (
+                read(format!("{dir}/memory.limit_in_bytes")),
+                read(format!("{dir}/memory.usage_in_bytes")),
+            )
+        } else {
+            continue;
+        };
+        // "max" (v2) does not parse: no limit; v1 says so with a huge number.
+        if let Some(limit) = limit.filter(|&l| l < 1 << 60) {
+            return Some(limit.saturating_sub(usage.unwrap_or(0)));
+        }
+    }
+    None
+}
+
+/// A `kB` figure of `/proc/self/status` or `/proc/meminfo`, in bytes.
+fn proc_kib(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// `NANDLAB_MEMORY_LIMIT`'s value: bytes, or a size such as `512MiB`.
@@ -259,10 +331,10 @@ fn limit_error(found: &str) -> ConfigError {
 
 /// `MemAvailable` of `/proc/meminfo`, in bytes.
 fn mem_available() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    proc_kib(
+        &std::fs::read_to_string("/proc/meminfo").ok()?,
+        "MemAvailable:",
+    )
 }
 
 /// Peak resident memory of this process in MiB (Linux `VmHWM`), if known:

@@ -86,15 +86,19 @@ impl Simulator {
         seed: Option<u64>,
     ) -> PyResult<Self> {
         let cfg = match format {
-            "toml" => Config::from_toml(config, source),
-            "json" => Config::from_json(config),
+            "toml" => guard(|| Config::from_toml(config, source)),
+            "json" => guard(|| Config::from_json(config)),
             other => {
                 return Err(PyValueError::new_err(format!(
                     "format must be \"toml\" or \"json\", not {other:?}"
                 )))
             }
         };
-        let mut cfg = cfg.map_err(|e| ConfigError::new_err(e.to_string()))?;
+        // The config is parsed under the guard too: a panic there is nandlab's
+        // InternalError (an Exception), never pyo3's PanicException.
+        let mut cfg = cfg
+            .map_err(InternalError::new_err)?
+            .map_err(|e| ConfigError::new_err(e.to_string()))?;
         if let Some(s) = seed {
             cfg.seed = s;
         }

@@ -35,26 +35,47 @@ pub(super) fn shape(d: &RawDevice, f: &RawFtl) -> Result<Shape, ConfigError> {
     let pages_per_block = positive("[device] pages_per_block", d.pages_per_block, None)?;
     let (page_size, unit_size) = page_and_unit(d, f)?;
     let units_per_page = (page_size / unit_size) as u32;
-    let units_per_block = units_per_page as u64 * pages_per_block as u64;
-    let dies = channels as u64 * chips_per_channel as u64 * dies_per_chip as u64;
-    let planes = dies * planes_per_die as u64;
+    // Every product in u128 (four u32 factors cannot overflow it), checked
+    // against what nandlab addresses before anything narrower is taken.
+    let units_per_block = units_per_page as u128 * pages_per_block as u128;
+    let dies = channels as u128 * chips_per_channel as u128 * dies_per_chip as u128;
+    let planes = dies * planes_per_die as u128;
+    if units_per_page as u128 * planes_per_die as u128 > 1 << 20 {
+        return err(
+            "[device] planes_per_die",
+            format!(
+                "expected a die of at most 1,048,576 mapping units a page across its planes, found \
+                 {planes_per_die} planes × {units_per_page} units"
+            ),
+        );
+    }
     let capacity = spare_setting(d)?;
     let nominal_units = nominal_units(d, unit_size)?;
     let blocks_per_plane = match nominal_units {
         Some(user) => blocks_per_plane_for(user, capacity, units_per_block * planes),
         None => positive("[device] blocks_per_plane", d.blocks_per_plane, None)?,
     };
-    let blocks = planes * blocks_per_plane as u64;
+    let blocks = planes * blocks_per_plane as u128;
     let slots = blocks * units_per_block;
-    if units_per_block > 1 << 20 || slots >= u32::MAX as u64 || blocks >= 1 << 31 {
+    if units_per_block > 1 << 20 || slots >= u32::MAX as u128 || blocks >= 1 << 31 {
         return err(
             "[device]",
             format!(
-                "impossible geometry: {slots} mapping units of {unit_size} bytes ({} GiB raw); nandlab addresses at most 4 billion units per drive",
-                (slots * unit_size) >> 30
+                "impossible geometry: {channels} channels × {chips_per_channel} chips × {dies_per_chip} dies × \
+                 {planes_per_die} planes × {blocks_per_plane} blocks × {pages_per_block} pages × \
+                 {units_per_page} units = {slots} mapping units of {unit_size} bytes; nandlab addresses \
+                 at most 4,294,967,294 units and 2,147,483,647 blocks per drive, and 1,048,576 units a block"
             ),
         );
     }
+    // Within those bounds every count fits its type.
+    let (units_per_block, dies, planes, blocks, slots) = (
+        units_per_block as u64,
+        dies as u64,
+        planes as u64,
+        blocks as u64,
+        slots as u64,
+    );
     let user_units = match (nominal_units, capacity) {
         (Some(user), _) => user,
         (None, Capacity::OverProvisioning(op)) => (slots as f64 / (1.0 + op)).floor() as u64,
@@ -163,7 +184,7 @@ fn nominal_units(d: &RawDevice, unit_size: u64) -> Result<Option<u64>, ConfigErr
 
 /// Blocks per plane that hold `user` mapping units plus the spare setting,
 /// `units_per_block_row` being the units of one block in every plane.
-fn blocks_per_plane_for(user: u64, capacity: Capacity, units_per_block_row: u64) -> u32 {
+fn blocks_per_plane_for(user: u64, capacity: Capacity, units_per_block_row: u128) -> u32 {
     let raw = match capacity {
         Capacity::OverProvisioning(op) => user as f64 * (1.0 + op),
         Capacity::Reserve(r) => user as f64 / (1.0 - r),
