@@ -75,8 +75,18 @@ def make_simulator(config: ConfigSource = None, seed: int | None = None) -> Simu
     Raises:
         ConfigError: the config is invalid, or the file cannot be read.
     """
+    _check_seed(seed)
     text, fmt, source = _config_text(config)
     return Simulator(text, format=fmt, source=source, seed=seed)
+
+
+def _check_seed(seed: Any) -> None:
+    """``seed``: None or a whole number from 0 to 2⁶⁴ − 1 (a bool is none); ConfigError otherwise."""
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        shown = repr(seed) if not isinstance(seed, int) or seed.bit_length() < 80 else f"a {seed.bit_length()}-bit number"
+        raise ConfigError(f"seed: expected a whole number from 0 to 18446744073709551615, found {shown}")
 
 
 def run(
@@ -117,12 +127,17 @@ def run(
         Interrupted: a signal (or ``progress``) stopped the run; its state is in ``snapshot``.
         SimulationError: the engine failed during the run.
     """
+    notes = dict(notes or {})
+    try:
+        json.dumps(notes)
+    except (TypeError, ValueError, RecursionError) as error:
+        raise ConfigError(f"notes: expected JSON-able values (dicts, lists, strings, numbers): {error}") from None
     sim = make_simulator(config, seed)
     if snapshot is None and snapshot_every is not None:
         raise ConfigError("snapshot_every: needs a snapshot file to write to")
     if snapshot is not None:
         sim.snapshot_to(os.fspath(snapshot), every=snapshot_every, force=overwrite_snapshot)
-    return _go_on(sim, [], [], dict(notes or {}), progress)
+    return _go_on(sim, [], [], notes, progress)
 
 
 @dataclass(frozen=True)
@@ -164,6 +179,12 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
         done, series, notes = kept.get("phases", []), kept.get("timeseries", []), kept.get("notes", {})
         if not (isinstance(notes, dict) and _dicts(done) and _dicts(series)):
             raise TypeError
+        # Each finished phase's figures as the engine gives a phase's (the run summary has the same
+        # keys): altered ones would fail only when the rest of the run has been run.
+        template = sim.run_summary()
+        if not all(_like(phase.get(key), value) for phase in done for key, value in template.items()) or \
+                not all(key in phase for phase in done for key in template):
+            raise TypeError
         for columns in series:  # each finished phase's time series, as _go_on will make it
             pl.DataFrame(columns)
     except (ValueError, AttributeError, TypeError, RecursionError, pl.exceptions.PolarsError):
@@ -174,6 +195,17 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
         raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (it keeps {len(done)} finished phases of "
                             f"{len(sim.phase_names)}, and goes on with phase {phase + 1})")
     return Paused(simulator=sim, phase=phase, notes=notes, done=done[:phase], series=series[:phase])
+
+
+def _like(value: Any, template: Any) -> bool:
+    """``value`` is of ``template``'s kind: a number (not a bool) for a number, else the same type;
+    None on either side is anything."""
+    if value is None or template is None:
+        return True
+    number = (int, float)
+    if isinstance(template, number) and not isinstance(template, bool):
+        return isinstance(value, number) and not isinstance(value, bool)
+    return type(value) is type(template)
 
 
 def _dicts(value: Any) -> bool:

@@ -36,6 +36,8 @@ def read_bytes(path: str | os.PathLike[str], what: str = "file", cap: int = MAX_
         raise ConfigError(f"{p}: no such {what}") from None
     except OSError as error:
         raise ConfigError(f"{p}: cannot read the {what}: {error.strerror}") from None
+    except ValueError:  # a NUL byte in the name
+        raise ConfigError(f"{os.fspath(p)!r}: a file name with a NUL byte, expected a {what}") from None
     chunks: list[bytes] = []
     size = 0
     try:

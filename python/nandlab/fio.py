@@ -203,6 +203,17 @@ _IEC = ("kib", "mib", "gib", "tib", "pib")
 """fio's IEC suffixes, which it reads against its ``kb_base`` (``KiB`` is 1,000 bytes by default!)."""
 
 
+MAX_BLOCK = 64 << 20
+"""The largest request nandlab models (the engine's ``block_size`` bound)."""
+MAX_SIZES = 1024
+"""A ``bsrange`` is modelled with at most this many sizes."""
+
+
+def _shown(value: str, most: int = 40) -> str:
+    """``value`` as an error message quotes it: at most ``most`` characters."""
+    return value if len(value) <= most else f"{value[:most]}… ({len(value):,} characters)"
+
+
 def _size(value: str, what: str, kb_base: int = 1024) -> int:
     """A size as fio reads it (its ``get_mult_bytes``): a number and a suffix, case aside, ``b`` after
     it optional. fio's default ``kb_base=1024`` reads ``k``/``kb``, ``m``, ``g``, ``t``, ``p`` as powers of
@@ -211,7 +222,7 @@ def _size(value: str, what: str, kb_base: int = 1024) -> int:
     4,096 and ``8KB`` as 8,000 (the engine's rule)."""
     m = _SIZE.match(value.strip().lower())
     if not m:
-        raise ValueError(f"{what}: expected a size like 4k or 1m, found `{value}`")
+        raise ValueError(f"{what}: expected a size like 4k or 1m, found `{_shown(value)}`")
     whole, fraction, suffix = m.groups()
     suffix = suffix.removesuffix("b") if suffix not in _IEC else suffix
     if suffix in _IEC:
@@ -219,11 +230,11 @@ def _size(value: str, what: str, kb_base: int = 1024) -> int:
     elif suffix in ("", "k", "m", "g", "t", "p"):
         power, base = "_kmgtp".index(suffix or "_"), kb_base
     else:
-        raise ValueError(f"{what}: expected a size like 4k or 1m, found `{value}`")
+        raise ValueError(f"{what}: expected a size like 4k or 1m, found `{_shown(value)}`")
     scale = base**power
     size = int(whole) * scale + (int(fraction) * scale // 10 ** len(fraction) if fraction else 0)
     if size > 1 << 62:
-        raise ValueError(f"{what}: expected a size of at most 4 EiB, found `{value}`")
+        raise ValueError(f"{what}: expected a size of at most 4 EiB, found `{_shown(value)}`")
     return size
 
 
@@ -412,6 +423,9 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         parts = []
         for item in bssplit.split(",")[0].split(":"):
             size, _, weight = item.partition("/")
+            if not re.fullmatch(r"\s*\d{1,9}\s*", weight or "1"):
+                raise ValueError(f"bssplit: expected SIZE/PERCENT items such as 4k/60:64k/40 (a whole number of at "
+                                 f"most 9 digits after each /), found `{_shown(item)}`")
             parts.append(f"{bytes_of(size, 'bssplit')}B/{int(weight or 1)}")
         if "," in bssplit:
             warnings.append(f"[{name}] bssplit: separate read/write splits are not modelled; "
@@ -420,9 +434,18 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     elif bsrange:
         low, _, high = bsrange.split(",")[0].partition("-")
         lo, hi = bytes_of(low, "bsrange"), bytes_of(high or low, "bsrange")
-        if hi < lo or lo % 512:
-            raise ValueError(f"bsrange: expected LOW-HIGH with multiples of 512, found `{bsrange}`")
-        phase["block_sizes"] = [f"{s}B/1" for s in range(lo, hi + 1, lo)]
+        if lo < 512 or hi < lo or lo % 512 or hi % 512:
+            raise ValueError(f"bsrange: expected LOW-HIGH, multiples of 512 bytes from 512 up, found `{_shown(bsrange)}`")
+        if hi > MAX_BLOCK:
+            raise ValueError(f"bsrange: expected sizes up to 64MiB (the largest request nandlab models), found "
+                             f"`{_shown(bsrange)}`")
+        # fio draws multiples of LOW; more than MAX_SIZES of them are modelled as every k-th.
+        count = (hi - lo) // lo + 1
+        step = lo * -(-count // MAX_SIZES)
+        if step > lo:
+            warnings.append(f"[{name}] bsrange={bsrange}: its {count:,} sizes are modelled as "
+                            f"{len(range(lo, hi + 1, step)):,}, {step:,} bytes apart")
+        phase["block_sizes"] = [f"{s}B/1" for s in range(lo, hi + 1, step)]
     else:
         sizes = (bs or "4k").split(",")
         if len(set(sizes)) > 1:

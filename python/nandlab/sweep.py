@@ -195,6 +195,24 @@ def __getattr__(name: str) -> Any:
 # --- the sweep file ------------------------------------------------------------------------------
 
 
+MAX_DEPTH = 32
+"""How deep a sweep file's tables and arrays may nest (a config's deepest is four: base, device,
+errors, a value)."""
+
+
+def _depth(value: Any) -> int:
+    """How many tables and arrays ``value`` nests, looked at without recursion (stops past MAX_DEPTH)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            break
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def load(path: str | os.PathLike[str]) -> Sweep:
     """Read a sweep file; ``ConfigError`` names the file, the table and the key at fault."""
     p = Path(path)
@@ -208,6 +226,10 @@ def parse(text: str, source: str = "<sweep>", base_dir: str | os.PathLike[str] =
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: TOML syntax error: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: tables or arrays nested thousands of levels deep") from None
+    if _depth(doc) > MAX_DEPTH:
+        raise ConfigError(f"{source}: tables, arrays or dotted keys nested more than {MAX_DEPTH} levels deep")
     unknown = set(doc) - {"sweep", "base", "axis", "report"}
     if unknown and "sweep" not in doc and "axis" not in doc and ({"device", "phase"} & set(doc)):
         raise ConfigError(f"{source}: this is an experiment ([device], [[phase]]), not a sweep: run it with "
@@ -315,6 +337,9 @@ def _axis(raw: Any, i: int, source: str) -> Axis:
 def _key(key: Any, where: str) -> str:
     if not isinstance(key, str) or not key or any(not part for part in key.split(".")):
         raise ConfigError(f"{where} key: expected a dotted config path such as \"device.reserve\", found {key!r}")
+    if key.count(".") >= MAX_DEPTH:
+        raise ConfigError(f"{where} key: expected a dotted config path of at most {MAX_DEPTH} parts, found "
+                          f"{key.count('.') + 1:,}")
     return key
 
 
@@ -341,7 +366,10 @@ def _values(raw: Mapping[str, Any], where: str) -> list[Any]:
         step = spec["step"]
         if step == 0 or (stop - start) / step < 0:
             raise ConfigError(f"{where} range: step {step} does not lead from {start} to {stop}")
-        count = int(math.floor((stop - start) / step + 1e-9)) + 1
+        steps = (stop - start) / step
+        if not math.isfinite(steps) or steps >= MAX_RUNS:
+            raise ConfigError(f"{where} range: from {start} to {stop} by {step} is more than {MAX_RUNS:,} values")
+        count = int(math.floor(steps + 1e-9)) + 1
         if count > MAX_RUNS:
             raise ConfigError(f"{where} range: {count} values; expected at most {MAX_RUNS:,}")
         values = [start + k * step for k in range(count)]

@@ -282,7 +282,10 @@ def test_resume_goes_on_whatever_notes_a_python_caller_kept(nandlab_cli, tmp_pat
 @pytest.mark.parametrize("extra", [
     '{"notes": [1]}', '{"phases": {"a": 1}}', '{"phases": [1, 2]}', '{"phases": [{}, {}], "timeseries": "ab"}',
     '{"phases": [{}, {}], "timeseries": [{"a": [1, 2], "b": [1]}, {}]}', '{"phases": [{}]}',
-])
+    # Phases without a phase's figures ran the whole rest of the run, then failed (KeyError).
+    '{"phases": [{"name": "a"}, {"name": "b"}], "timeseries": [{}, {}]}',
+    '{"notes": ' + "[" * 100_000 + "]" * 100_000 + "}",
+], ids=lambda extra: extra[:40])
 def test_resume_refuses_what_a_run_did_not_keep_in_one_line(nandlab_cli, tmp_path: Path, extra: str) -> None:
     result = nandlab_cli("resume", paused_snapshot(tmp_path / "odd.snap", extra))
     assert_one_line_exit_2(result, "odd.snap: not a snapshot of `nandlab run`")

@@ -73,6 +73,9 @@ class Cli(click.Group):
             raise click.exceptions.Exit(143 if isinstance(error.__cause__, Terminated) else 130) from None
         except SimulationError as error:
             raise Failure(str(error), 1) from None
+        except RecursionError:  # input nested deeper than a reader checks for itself
+            raise Failure("an input nested too deeply (tables, arrays or JSON objects within each other "
+                          "thousands of levels down): nandlab reads at most a few dozen levels", 2) from None
         except OSError as error:  # e.g. --out DIR not writable
             raise Failure(str(error), 1) from None
         except KeyboardInterrupt:

@@ -31,7 +31,8 @@ from nandlab.report.page import FIGURES, REPORT_HTML, Report
 
 __all__ = ["FIGURES", "REPORT_HTML", "Report", "build", "write"]
 
-_DAMAGED = (KeyError, IndexError, TypeError, AttributeError, pl.exceptions.PolarsError)
+_DAMAGED = (KeyError, IndexError, TypeError, AttributeError, OverflowError, RecursionError, FileNotFoundError,
+            NotADirectoryError, FileExistsError, pl.exceptions.PolarsError)
 """What reading a directory's files raises when one is not as nandlab wrote it."""
 
 
@@ -41,7 +42,11 @@ def write(directory: str | os.PathLike[str]) -> Path:
     (or naming the sweep file if its [report] table is wrong)."""
     report = build(directory)
     path = Path(directory) / REPORT_HTML
-    path.write_text(report.to_html(), encoding="utf-8")
+    # Written beside it and renamed over it: a report.html that is a link is replaced, never followed.
+    partial = path.with_name(f".{REPORT_HTML}.partial")
+    partial.unlink(missing_ok=True)
+    partial.write_text(report.to_html(), encoding="utf-8")
+    os.replace(partial, path)
     return path
 
 
@@ -57,13 +62,17 @@ def build(directory: str | os.PathLike[str]) -> Report:
     if procedure is None:
         raise ValueError(f"{d / MANIFEST_JSON}: kind {kind!r} is no procedure of this nandlab; "
                          f"it knows {', '.join(procedures.PROCEDURES)}")
-    for stale in (d / FIGURES).glob("*.png"):
-        stale.unlink()
+    before = list((d / FIGURES).glob("*.png")) if (d / FIGURES).is_dir() else []
     try:
-        return procedure.result.report(d)
+        report = procedure.result.report(d)
     except _DAMAGED as error:  # a file without the keys, columns or types nandlab writes
         raise ValueError(f"{d}: a damaged --out of {wrote_it or procedure.title}: "
                          f"{type(error).__name__}: {error}") from None
+    # Figures of an earlier report this one did not draw go, once it has been built.
+    for stale in before:
+        if stale not in report.drawn:
+            stale.unlink(missing_ok=True)
+    return report
 
 
 def _kind(d: Path) -> tuple[str, str | None]:
@@ -74,7 +83,7 @@ def _kind(d: Path) -> tuple[str, str | None]:
         return _kind_by_file_names(d)
     try:
         kind = json.loads(files.read_text(manifest, "manifest"))["kind"]
-    except (json.JSONDecodeError, KeyError, TypeError):
+    except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
         kind = None
     if not isinstance(kind, str):
         raise ValueError(f'{manifest}: not a manifest nandlab wrote (expected {{"kind": "...", ...}})')

@@ -67,6 +67,8 @@ class Report:
     kind: str
     facts: list[tuple[str, str]] = field(default_factory=list)
     sections: list[tuple[str, list[str]]] = field(default_factory=list)
+    drawn: set[Path] = field(default_factory=set)
+    """The figures this report drew (``figure_path``)."""
 
     def fact(self, name: str, value: str) -> None:
         """A headline figure under the title."""
@@ -109,6 +111,7 @@ class Report:
         """Where a figure the report draws goes: ``figures/NAME``."""
         path = self.directory / FIGURES / name
         path.parent.mkdir(exist_ok=True)
+        self.drawn.add(path)
         return path
 
     def links(self, heading: str, links: Sequence[tuple[str, str]]) -> None:
@@ -152,6 +155,8 @@ def read_json(path: Path) -> Any:
         return json.loads(files.read_text(path, "result file", files.MAX_RESULT_BYTES))
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not JSON: {error}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested thousands of levels deep, not a result nandlab wrote") from None
 
 
 def existing_figure(r: Report, d: Path, heading: str, name: str, caption: str) -> None:

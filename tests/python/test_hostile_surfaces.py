@@ -1,0 +1,160 @@
+"""Hostile input on the surfaces added since the first hardening (issue 38): geometry products that
+overflowed, memory limits below the host's, fio job values, sweep files, damaged result directories
+and Python arguments. Each is refused with one ``nandlab: error:`` line and exit status 2 (or
+nandlab's own exception from Python), in bounded time, and no user file is touched."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import nandlab
+
+
+def _one_error_line(result, exit_code: int = 2) -> str:
+    assert result.exit_code == exit_code, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("nandlab: error: "), result.stderr
+    return lines[0].removeprefix("nandlab: error: ")
+
+
+@pytest.mark.parametrize("counts", [(65536, 65536, 65536, 65536), (769546, 494770, 48448661, 1),
+                                    (823996703, 36760123, 609, 1)])
+def test_geometry_products_that_overflowed_are_refused(counts: tuple[int, ...]) -> None:
+    """65,536 of each panicked (division by zero); products wrapping to 4 dies indexed out of bounds, or
+    asked for 26 GB: every product is checked, and a panic is never pyo3's BaseException."""
+    channels, chips, dies, planes = counts
+    config = {"device": {"preset": "snia-mlc", "channels": channels, "chips_per_channel": chips,
+                         "dies_per_chip": dies, "planes_per_die": planes, "blocks_per_plane": 64}}
+    with pytest.raises(nandlab.ConfigError, match="impossible geometry"):
+        nandlab.make_simulator(config)
+
+
+def test_an_address_space_limit_below_the_host_s_memory_is_taken_into_account(tmp_path: Path) -> None:
+    """Under ``ulimit -v`` a 3 TiB drive aborted with "memory allocation … failed" and a backtrace; it is
+    refused before anything is allocated, as a run too large for the memory left is (exit 1)."""
+    config = tmp_path / "big.toml"
+    config.write_text('[device]\npreset = "snia-mlc"\ncapacity = "3TiB"\n[[phase]]\nrequests = 1000\n')
+    limit = 1536 << 20
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    env = {k: v for k, v in os.environ.items() if k != "NANDLAB_MEMORY_LIMIT"}
+    done = subprocess.run([sys.executable, "-m", "nandlab", "run", str(config)], capture_output=True, text=True,
+                          timeout=120, preexec_fn=limited, env=env)
+    assert done.returncode == 1 and done.stderr.startswith("nandlab: error: this run needs about"), done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("line, message", [
+    ("bs=" + "9" * 400, "bs: expected a size like 4k or 1m, found `9999"),
+    ("bsrange=512-1t", "bsrange: expected sizes up to 64MiB"),
+    ("bsrange=0-4k", "bsrange: expected LOW-HIGH, multiples of 512 bytes"),
+    ("bssplit=4k/" + "9" * 5000, "bssplit: expected SIZE/PERCENT items"),
+], ids=lambda v: v[:20])
+def test_fio_job_values_out_of_range(nandlab_cli, tmp_path: Path, line: str, message: str) -> None:
+    """400 digits (OverflowError), a range to 1 TB (5.3 GB, then MemoryError after 19 s), a zero step, 5,000 digits."""
+    job = tmp_path / "job.fio"
+    job.write_text(f"[j]\nrw=randwrite\nsize=16m\n{line}\n")
+    began = time.monotonic()
+    error = _one_error_line(nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB"))
+    assert message in error and len(error) < 400 and time.monotonic() - began < 5
+
+
+SWEEP = '[sweep]\nprocedure = "run"\n[base.device]\npreset = "snia-mlc"\ncapacity = "1GiB"\n[[base.phase]]\nrequests = 100\n'
+
+
+@pytest.mark.parametrize("text, message", [
+    (SWEEP + '[[axis]]\nkey = "device.reserve"\nrange = {start = 0.0, stop = 1e300, step = 1e-300}\n',
+     "range: from 0.0 to 1e+300 by 1e-300 is more than"),
+    ('[sweep]\nprocedure = "run"\nbase = "a\\u0000b"\n[[axis]]\nkey = "device.reserve"\nvalues = [0.1]\n',
+     "a file name with a NUL byte"),
+    (SWEEP + '[[axis]]\nkey = "device.reserve"\nvalues = ' + "[" * 5000 + "]" * 5000 + "\n",
+     "nested thousands of levels deep"),
+    (SWEEP + '[[axis]]\nkey = "' + ".".join(["a"] * 5000) + '"\nvalues = [1, 2]\n', "at most 32 parts"),
+    (SWEEP + '[[axis]]\nkey = "device.reserve"\nvalues = [0.1]\n[base.x]\n' + ".".join(["a"] * 5000) + " = 1\n",
+     "nested more than 32 levels deep"),
+], ids=["overflowing range", "NUL in base", "deep arrays", "long dotted key", "deep base"])
+def test_sweep_files_out_of_range(nandlab_cli, tmp_path: Path, text: str, message: str) -> None:
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(text)
+    began = time.monotonic()
+    assert message in _one_error_line(nandlab_cli("sweep", sweep, "--out", tmp_path / "out"))
+    assert time.monotonic() - began < 5
+
+
+@pytest.fixture(scope="module")
+def run_out(tmp_path_factory) -> Path:
+    """A small run's --out directory."""
+    out = tmp_path_factory.mktemp("run") / "out"
+    config = out.parent / "tiny.toml"
+    config.write_text('[device]\npreset = "snia-mlc"\ncapacity = "1GiB"\n[[phase]]\nrequests = 2000\n')
+    done = subprocess.run([sys.executable, "-m", "nandlab", "run", str(config), "--out", str(out), "--quiet"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _damage(d: Path, how: str) -> None:
+    if how in ("summary.json", "config.json", "manifest.json"):
+        (d / how).write_text(DEEP)
+    elif how == "huge number":
+        summary = json.loads((d / "summary.json").read_text())
+        summary["erase_count_histogram"] = [[10**400, 10**400]]
+        (d / "summary.json").write_text(json.dumps(summary))
+    elif how == "no time series":
+        (d / "timeseries.parquet").unlink()
+    elif how == "figures a file":
+        shutil.rmtree(d / "figures")
+        (d / "figures").write_text("mine")
+
+
+@pytest.mark.parametrize("how", ["summary.json", "config.json", "manifest.json", "huge number", "no time series",
+                                 "figures a file"])
+def test_a_damaged_result_directory_is_one_line(nandlab_cli, run_out: Path, tmp_path: Path, how: str) -> None:
+    """Deep JSON gave a RecursionError, a 400-digit count an OverflowError, a missing time series or a file
+    named figures exit 1; a user's PNG in figures/ was deleted even when the report then failed."""
+    d = tmp_path / "out"
+    shutil.copytree(run_out, d)
+    mine = d / "figures" / "mine.png"
+    if (d / "figures").is_dir():
+        shutil.copy(next((d / "figures").glob("*.png")), mine)
+    _damage(d, how)
+    _one_error_line(nandlab_cli("report", d))
+    if how != "figures a file":
+        assert mine.exists()
+
+
+def test_a_report_html_link_is_replaced_not_followed(nandlab_cli, run_out: Path, tmp_path: Path) -> None:
+    d = tmp_path / "out"
+    shutil.copytree(run_out, d)
+    theirs = tmp_path / "theirs.html"
+    theirs.write_text("keep")
+    (d / "report.html").unlink()
+    (d / "report.html").symlink_to(theirs)
+    assert nandlab_cli("report", d).exit_code == 0
+    assert theirs.read_text() == "keep" and not (d / "report.html").is_symlink()
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, True, 1.5])
+def test_a_python_seed_out_of_range_is_a_config_error(seed) -> None:
+    with pytest.raises(nandlab.ConfigError, match="seed: expected a whole number from 0 to 18446744073709551615"):
+        nandlab.make_simulator(None, seed=seed)
+
+
+def test_notes_that_are_not_json_are_a_config_error() -> None:
+    with pytest.raises(nandlab.ConfigError, match="notes: expected JSON-able values"):
+        nandlab.run({"device": {"preset": "snia-mlc", "capacity": "1GiB"}, "phase": [{"requests": 10}]},
+                    notes={"when": object()}, progress=False)
