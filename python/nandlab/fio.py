@@ -43,6 +43,7 @@ import io
 import math
 import os
 import re
+import tempfile
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -779,25 +780,49 @@ def _terse_direction(d: Mapping[str, Any]) -> list[str]:
 # --- fio's logs ----------------------------------------------------------------------------------
 
 
-def logs(jobs: FioJobs, result: api.Result) -> dict[str, str]:
-    """The log files the jobs ask for (``write_bw_log``, ``write_lat_log``, ``write_iops_log``): each
-    name, as fio names it (relative to the working directory, or absolute), and its text (see the
-    module). Jobs that run together share their phase's time series: the first that asks gets it."""
-    texts: dict[str, str] = {}
+def log_names(jobs: FioJobs) -> list[tuple[int, str, str]]:
+    """The log files the jobs ask for (``write_bw_log``, ``write_lat_log``, ``write_iops_log``), as
+    (phase, kind, name): each name as fio makes it, relative to the directory the logs go to. Jobs that
+    run together share their phase's time series: the first that asks gets it. ValueError for a
+    prefix that would leave that directory (absolute, or with ``..``)."""
+    names = []
     logged: set[int] = set()
     for job in jobs.jobs:
         asked = [option for option in _LOGS if option in job.options]
         if not asked or job.phase in logged:
             continue
         logged.add(job.phase)
-        windows = _windows(result.timeseries, job.phase)
         number = f".{job.number}" if _flag(job.options.get("per_job_logs", "1")) else ""
         for option in asked:
             prefix = job.options[option] or job.name
-            for kind in _LOGS[option]:
-                name = f"{prefix}_{kind}{number}.log"
-                texts[name] = texts.get(name, "") + "".join(_log_lines(windows, kind))
+            if os.path.isabs(prefix) or ".." in Path(prefix).parts or "\0" in prefix:
+                raise ValueError(f"[{job.name}] {option}: expected a log name inside the directory the logs go "
+                                 f"to (--out, or the working directory), found `{_shown(prefix)}`")
+            names.extend((job.phase, kind, f"{prefix}_{kind}{number}.log") for kind in _LOGS[option])
+    return names
+
+
+def logs(jobs: FioJobs, result: api.Result) -> dict[str, str]:
+    """Each log of ``log_names`` and its text (see the module)."""
+    texts: dict[str, str] = {}
+    windows: dict[int, list[dict[str, float]]] = {}
+    for phase, kind, name in log_names(jobs):
+        if phase not in windows:
+            windows[phase] = _windows(result.timeseries, phase)
+        texts[name] = texts.get(name, "") + "".join(_log_lines(windows[phase], kind))
     return texts
+
+
+def check_logs_writable(jobs: FioJobs, directory: str | os.PathLike[str]) -> None:
+    """Before a run: every log of ``log_names`` can be written under ``directory`` (its folders made);
+    OSError naming the first that cannot."""
+    for _, _, name in log_names(jobs):
+        path = Path(directory) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and (path.is_dir() or not os.access(path, os.W_OK)):
+            raise OSError(f"{path}: cannot write a log there")
+        with tempfile.TemporaryFile(dir=path.parent):
+            pass
 
 
 def write_logs(jobs: FioJobs, result: api.Result, directory: str | os.PathLike[str] = ".") -> list[Path]:

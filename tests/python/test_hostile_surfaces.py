@@ -70,7 +70,8 @@ def test_fio_job_values_out_of_range(nandlab_cli, tmp_path: Path, line: str, mes
     assert message in error and len(error) < 400 and time.monotonic() - began < 5
 
 
-SWEEP = '[sweep]\nprocedure = "run"\n[base.device]\npreset = "snia-mlc"\ncapacity = "1GiB"\n[[base.phase]]\nrequests = 100\n'
+SWEEP = ('[sweep]\nprocedure = "run"\n[base.device]\npreset = "snia-mlc"\ncapacity = "1GiB"\n'
+         '[[base.phase]]\nrequests = 100\n')
 
 
 @pytest.mark.parametrize("text, message", [
@@ -158,3 +159,58 @@ def test_notes_that_are_not_json_are_a_config_error() -> None:
     with pytest.raises(nandlab.ConfigError, match="notes: expected JSON-able values"):
         nandlab.run({"device": {"preset": "snia-mlc", "capacity": "1GiB"}, "phase": [{"requests": 10}]},
                     notes={"when": object()}, progress=False)
+
+
+def test_fio_logs_stay_inside_the_output_directory_and_are_checked_first(nandlab_cli, tmp_path: Path) -> None:
+    """Absolute or ``..`` log prefixes wrote outside --out and overwrote a file there; a log that could not be
+    written failed only after the whole run, and the --out results were never written."""
+    keep = tmp_path / "keep_bw.log"
+    keep.write_text("mine")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "f").write_text("a file, not a folder")
+    for prefix, message in [(str(tmp_path / "abs"), "expected a log name inside"), ("../keep", "expected a log name"),
+                            ("f/x", "cannot write fio's logs")]:
+        job = tmp_path / "job.fio"
+        job.write_text(f"[j]\nrw=randwrite\nsize=16m\nlog_avg_msec=100\nwrite_bw_log={prefix}\n")
+        began = time.monotonic()
+        assert message in _one_error_line(nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB",
+                                                      "--out", out))
+        assert time.monotonic() - began < 5
+    assert keep.read_text() == "mine" and not (out / "summary.json").exists()
+
+
+def test_resume_writes_files_only_where_its_command_line_says(nandlab_cli, tmp_path: Path) -> None:
+    """A snapshot's notes chose where results went: an altered one wrote summary.json into another run's
+    directory with no --out given."""
+    victim = tmp_path / "theirs"
+    victim.mkdir()
+    (victim / "summary.json").write_text("theirs")
+    snapshot = tmp_path / "run.snap"
+    sim = nandlab.make_simulator({"device": {"cell": "tlc", "channels": 2, "blocks_per_plane": 64,
+                                             "pages_per_block": 32, "page_size": "16KiB"},
+                                  "phase": [{"name": "a", "requests": 2000}, {"name": "b", "volume": 30.0}]})
+    sim.snapshot_to(str(snapshot))
+    first = sim.run_phase(0)
+    sim.snapshot_extra = json.dumps({"phases": [first["summary"]], "timeseries": [first["timeseries"]],
+                                     "notes": {"out": str(victim)}}, default=lambda array: array.tolist())
+
+    def stop(fraction: float, info: dict) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(nandlab.Interrupted):
+        sim.run_phase(1, progress=stop)
+    result = nandlab_cli("resume", snapshot, "--quiet")
+    assert result.exit_code == 0, result.stderr
+    assert (victim / "summary.json").read_text() == "theirs" and sorted(victim.iterdir()) == [victim / "summary.json"]
+
+
+def test_a_user_s_file_named_like_a_partial_snapshot_is_left_alone(nandlab_cli, tmp_path: Path) -> None:
+    """``--snapshot X`` deleted an unrelated existing ``X.partial``."""
+    config = tmp_path / "tiny.toml"
+    config.write_text('[device]\npreset = "snia-mlc"\ncapacity = "1GiB"\n[[phase]]\nrequests = 2000\n')
+    mine = tmp_path / "run.snap.partial"
+    mine.write_text("mine")
+    result = nandlab_cli("run", config, "--snapshot", tmp_path / "run.snap", "--snapshot-every", "1MiB", "--quiet")
+    assert result.exit_code == 0, result.stderr
+    assert mine.read_text() == "mine" and not list(tmp_path.glob("run.snap.*-*.partial"))

@@ -76,14 +76,14 @@ pub fn save(
     extra: &str,
     data: &ServedData,
 ) -> Result<(), SimError> {
-    let partial = PathBuf::from(format!("{}.partial", path.display()));
-    let written = File::create(&partial)
+    let (mut file, partial) = nandlab_core::sim::create_partial(path)
+        .map_err(|e| failed(path, "cannot write the served drive", e))?;
+    let written = file
+        .write_all(MAGIC)
+        .and_then(|()| file.write_all(&FORMAT.to_le_bytes()))
         .map_err(|e| failed(path, "cannot write the served drive", e))
-        .and_then(|mut file| {
-            file.write_all(MAGIC)
-                .and_then(|()| file.write_all(&FORMAT.to_le_bytes()))
-                .map_err(|e| failed(path, "cannot write the served drive", e))?;
-            sim.write_embedded(&mut file, config, extra)?;
+        .and_then(|()| sim.write_embedded(&mut file, config, extra))
+        .and_then(|()| {
             write_data(&mut file, data)
                 .and_then(|()| file.sync_all())
                 .and_then(|()| std::fs::rename(&partial, path))

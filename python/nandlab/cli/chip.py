@@ -12,6 +12,7 @@ from nandlab.cli import options
 from nandlab.cli.console import show, stdout_console
 from nandlab.cli.errors import Cli
 from nandlab.procedures import chip as chip_procedures
+from nandlab.procedures.base import Finite
 
 CHIP = click.option("--chip", "name", required=True, metavar="NAME", help="Chip preset (see: nandlab chip list).")
 
@@ -40,7 +41,8 @@ def chip_list() -> None:
     show_default=True,
     help="Program one page with zeros per cycle, or the whole block.",
 )
-@click.option("--temperature", "temperature_c", type=float, default=25.0, show_default=True, help="°C.")
+@click.option("--temperature", "temperature_c", type=Finite(-60.0, 200.0), default=25.0, show_default=True,
+              help="°C.")
 @click.option("--seed", type=options.SEED, default=0, show_default=True, metavar="S")
 @options.AS_JSON
 @options.out("Write JSON, Parquet, PNG.")

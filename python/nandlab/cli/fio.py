@@ -85,6 +85,12 @@ def fio_command(ctx: click.Context, device: str, capacity: str | None, seed: int
     for warning in jobs.warnings:
         stderr.print(f"[yellow]warning:[/] {safe(printable(warning))}", soft_wrap=True, highlight=False)
     formats = ("json",) if as_json else output_formats
+    try:
+        fio.check_logs_writable(jobs, out if out is not None else Path.cwd())
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    except OSError as error:
+        raise ConfigError(f"cannot write fio's logs: {error}") from None
     with LazyProgress(Console(stderr=True, quiet=quiet)) as progress:
         result = fio_procedure.run(jobs, device, capacity, seed=seed, progress=progress, bins="json+" in formats)
     if "terse" in formats:
@@ -93,10 +99,10 @@ def fio_command(ctx: click.Context, device: str, capacity: str | None, seed: int
         click.echo(result.to_json())
     if "normal" in formats:
         result.print(stdout_console())
+    if out is not None:
+        wrote(result.write(out), out, stderr)
     logs = fio.write_logs(jobs, result.result, out if out is not None else Path.cwd())
     if logs:
         where = out if out is not None else "the working directory"
-        stderr.print(f"wrote {', '.join(safe(shown(path.name)) for path in logs)} to {safe(str(where))}",
-                     soft_wrap=True, highlight=False)
-    if out is not None:
-        wrote(result.write(out), out, stderr)
+        stderr.print(f"wrote {', '.join(safe(shown(str(path.relative_to(out or Path.cwd())))) for path in logs)} "
+                     f"to {safe(str(where))}", soft_wrap=True, highlight=False)

@@ -59,7 +59,7 @@ def run_with_snapshots(
 
 @click.command("resume", short_help="Go on with a run from its snapshot (nandlab run --snapshot).")
 @click.argument("snapshot", type=click.Path(dir_okay=False, path_type=Path), metavar="SNAPSHOT")
-@options.out("Write the results to DIR (default: the --out the run was given).")
+@options.out("Write the results to DIR (the run's own --out is named, never used unless given again).")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON (also if the run had --json).")
 @options.QUIET
 def resume(snapshot: Path, out: Path | None, as_json: bool, quiet: bool) -> None:
@@ -70,10 +70,9 @@ def resume(snapshot: Path, out: Path | None, as_json: bool, quiet: bool) -> None
     """
     stderr = Console(stderr=True, quiet=quiet)
     paused = api.open_snapshot(snapshot)
-    # What `nandlab run` or `lifetime` kept (a snapshot written from Python keeps its caller's notes).
+    # What `nandlab run` or `lifetime` kept (a snapshot written from Python keeps its caller's notes). Files
+    # go only where this command line says: a snapshot (perhaps someone else's) never chooses a directory.
     kept_out = paused.notes.get("out")
-    if out is None and isinstance(kept_out, str) and kept_out:
-        out = Path(kept_out)
     as_json = as_json or paused.notes.get("json") is True
     names = paused.simulator.phase_names
     stderr.print(f"resuming phase {paused.phase + 1}/{len(names)} {safe(printable(names[paused.phase]))} "
@@ -84,3 +83,6 @@ def resume(snapshot: Path, out: Path | None, as_json: bool, quiet: bool) -> None
         show(LifetimeRun.of(result), as_json, out, stderr)
     else:
         show(run_procedure.RunResult(result), as_json, out, stderr)
+    if out is None and isinstance(kept_out, str) and kept_out:
+        stderr.print(safe(f"the run was given --out {printable(kept_out)}: its files are written only where the "
+                          "command line says (nandlab resume SNAPSHOT --out DIR)"), style="yellow", highlight=False)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import polars as pl
@@ -42,11 +43,19 @@ def write(directory: str | os.PathLike[str]) -> Path:
     (or naming the sweep file if its [report] table is wrong)."""
     report = build(directory)
     path = Path(directory) / REPORT_HTML
-    # Written beside it and renamed over it: a report.html that is a link is replaced, never followed.
-    partial = path.with_name(f".{REPORT_HTML}.partial")
-    partial.unlink(missing_ok=True)
-    partial.write_text(report.to_html(), encoding="utf-8")
-    os.replace(partial, path)
+    # Written to a new file beside it and renamed over it: a report.html that is a link is replaced, never
+    # followed, and no file that is there is written over.
+    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{REPORT_HTML}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(report.to_html())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(partial, 0o666 & ~mask)  # as a file the report opened itself would be
+        os.replace(partial, path)
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
     return path
 
 

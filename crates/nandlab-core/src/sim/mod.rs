@@ -25,8 +25,8 @@ mod recorder;
 mod served;
 mod snapshot;
 pub use snapshot::{
-    open_file as open_snapshot_file, writable as snapshot_writable, ConfigText, Every,
-    SnapshotPlan, FORMAT as SNAPSHOT_FORMAT, MAGIC as SNAPSHOT_MAGIC,
+    create_partial, open_file as open_snapshot_file, writable as snapshot_writable, ConfigText,
+    Every, SnapshotPlan, FORMAT as SNAPSHOT_FORMAT, MAGIC as SNAPSHOT_MAGIC,
 };
 
 pub use progress::{Progress, ProgressFn};

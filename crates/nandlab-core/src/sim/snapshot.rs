@@ -442,9 +442,9 @@ fn read_state(file: &mut File, path: &Path, fit: Fit) -> Result<Loaded, SimError
 
 /// A snapshot's file: written beside `path`, renamed over it once on disk.
 fn write_file(path: &Path, body: &Body) -> Result<(), SimError> {
-    let partial = partial_of(path);
-    let write = || -> std::io::Result<()> {
-        let mut file = File::create(&partial)?;
+    let (mut file, partial) =
+        create_partial(path).map_err(|e| failed(path, "cannot write the snapshot", e))?;
+    let mut write = || -> std::io::Result<()> {
         write_into(&mut file, body)?;
         file.sync_all()?;
         std::fs::rename(&partial, path)
@@ -610,9 +610,27 @@ fn read_body(path: &Path, file: &mut File, len: u64) -> Result<Vec<u8>, SimError
     Ok(bytes)
 }
 
-/// Where a snapshot is written before it is renamed over `path`.
-fn partial_of(path: &Path) -> PathBuf {
-    PathBuf::from(format!("{}.partial", path.display()))
+/// A new file beside `path` that a whole file is written to before it is
+/// renamed over `path`: `PATH.PID-N.partial`, created (never one that is
+/// there: a file of the user's named `PATH.partial` is left alone).
+pub fn create_partial(path: &Path) -> std::io::Result<(File, PathBuf)> {
+    let mut n = 0u32;
+    loop {
+        let partial = PathBuf::from(format!(
+            "{}.{}-{n}.partial",
+            path.display(),
+            std::process::id()
+        ));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&partial)
+        {
+            Ok(file) => return Ok((file, partial)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Whether a run of `config` may write snapshots to `path`: nothing is
@@ -625,9 +643,8 @@ pub fn writable(path: &Path, config: &ConfigText, force: bool) -> Result<(), Sim
     match std::fs::metadata(path) {
         // A first snapshot: check now that one can be written there.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let partial = partial_of(path);
-            return File::create(&partial)
-                .and_then(|_| std::fs::remove_file(&partial))
+            return create_partial(path)
+                .and_then(|(_, partial)| std::fs::remove_file(&partial))
                 .map_err(|e| failed(path, "cannot write a snapshot there", e));
         }
         Err(e) => return Err(failed(path, "cannot check the snapshot path", e)),
