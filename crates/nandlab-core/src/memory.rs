@@ -97,6 +97,16 @@ pub fn populate(regions: &[Region]) {
 /// config: a config asking for more than the machine has is refused before
 /// anything is allocated.
 pub fn state_bytes(cfg: &Config, integrity: bool) -> u64 {
+    state_bytes_of(cfg, integrity, cfg.has_power_loss())
+}
+
+/// [`state_bytes`] of a drive that keeps what power cuts need whatever its
+/// phases say (a served drive with cuts from outside).
+pub fn state_bytes_powered(cfg: &Config, integrity: bool) -> u64 {
+    state_bytes_of(cfg, integrity, true)
+}
+
+fn state_bytes_of(cfg: &Config, integrity: bool, power_loss: bool) -> u64 {
     let g = &cfg.geometry;
     let user = g.user_capacity_bytes;
     let unit = g.unit_size as u64;
@@ -109,7 +119,7 @@ pub fn state_bytes(cfg: &Config, integrity: bool) -> u64 {
     let results = cfg.phases.iter().fold(0u64, |sum, p| {
         sum.saturating_add(phase_result_bytes(p, user))
     });
-    drive_bytes(g, integrity, cfg.has_power_loss())
+    drive_bytes(g, integrity, power_loss)
         .saturating_add(run)
         .saturating_add(results)
         .saturating_add(2 * histogram_bytes(3))

@@ -26,8 +26,14 @@ pub(crate) struct CrashLog {
     entries: VecDeque<Entry>,
     bytes: usize,
     budget: usize,
-    /// The version the store holds of every unit the server has changed.
-    held: FxHashMap<u32, Option<u32>>,
+    /// The version the store holds of every unit the server has changed
+    /// (`NOT_HELD`, `UNWRITTEN`, or the version + 2): 4 bytes a unit of the
+    /// drive, whatever a client does (a map grew by some 70 bytes a unit
+    /// zeroed).
+    held: Vec<u32>,
+    /// Units changed since the last cut, a bit each: only they can differ
+    /// from what the drive keeps at the next.
+    dirty: Vec<u64>,
     /// Units whose surviving version the log no longer had.
     lost: FxHashSet<u32>,
 }
@@ -41,17 +47,46 @@ pub struct Reverted {
     pub unknown: u64,
 }
 
+/// `CrashLog::held` of a unit the server has not changed.
+const NOT_HELD: u32 = 0;
+/// `CrashLog::held` of a unit the store holds unwritten (zeroes).
+const UNWRITTEN: u32 = 1;
+
+/// A version as `CrashLog::held` keeps it (None: past what it can keep).
+fn held_of(version: Option<u32>) -> Option<u32> {
+    match version {
+        None => Some(UNWRITTEN),
+        Some(v) => v.checked_add(2),
+    }
+}
+
 impl CrashLog {
-    /// A log for mapping units of `unit` bytes holding at most `budget` bytes.
-    pub(crate) fn new(unit: u64, budget: usize) -> CrashLog {
+    /// A log for the `units` mapping units of `unit` bytes of a drive,
+    /// holding at most `budget` bytes of versions.
+    pub(crate) fn new(unit: u64, units: u64, budget: usize) -> CrashLog {
         CrashLog {
             unit,
             entries: VecDeque::new(),
             bytes: 0,
             budget,
-            held: FxHashMap::default(),
+            held: vec![NOT_HELD; units as usize],
+            dirty: vec![0; units.div_ceil(64) as usize],
             lost: FxHashSet::default(),
         }
+    }
+
+    /// Marks unit `lpn` as holding `version` (changed since the last cut).
+    fn hold(&mut self, lpn: u32, version: Option<u32>) {
+        let i = lpn as usize;
+        match held_of(version) {
+            Some(h) => self.held[i] = h,
+            // A version past what the log keeps: its bytes cannot be matched again.
+            None => {
+                self.held[i] = NOT_HELD;
+                self.lost.insert(lpn);
+            }
+        }
+        self.dirty[i / 64] |= 1 << (i % 64);
     }
 
     /// The units `[offset, offset + len)` touches.
@@ -107,9 +142,9 @@ impl CrashLog {
     /// version, the first time it is changed.
     pub(crate) fn before(&mut self, offset: u64, len: u64, oracle: &Oracle, store: &Store) {
         for lpn in self.units(offset, len) {
-            if let std::collections::hash_map::Entry::Vacant(slot) = self.held.entry(lpn) {
+            if self.held[lpn as usize] == NOT_HELD {
                 let v = oracle.expected(lpn);
-                slot.insert(v);
+                self.hold(lpn, v);
                 self.push(lpn, v, store);
             }
         }
@@ -120,8 +155,8 @@ impl CrashLog {
     pub(crate) fn after(&mut self, offset: u64, len: u64, oracle: &Oracle, store: &Store) {
         for lpn in self.units(offset, len) {
             let v = oracle.expected(lpn);
-            self.held.insert(lpn, v);
             self.lost.remove(&lpn);
+            self.hold(lpn, v);
             self.push(lpn, v, store);
         }
     }
@@ -129,15 +164,20 @@ impl CrashLog {
     /// After a cut: every changed unit back to the version that survived.
     pub(crate) fn revert(&mut self, oracle: &Oracle, store: &mut Store) -> Reverted {
         let mut r = Reverted::default();
-        let mut changed: Vec<(u32, Option<u32>)> = self
-            .held
-            .iter()
-            .filter_map(|(&lpn, &held)| {
+        // Only units changed since the last cut can differ from what the drive kept.
+        let mut changed: Vec<(u32, Option<u32>)> = Vec::new();
+        for (word, bits) in std::mem::take(&mut self.dirty).into_iter().enumerate() {
+            let mut bits = bits;
+            while bits != 0 {
+                let lpn = (word * 64 + bits.trailing_zeros() as usize) as u32;
+                bits &= bits - 1;
                 let now = oracle.expected(lpn);
-                (now != held).then_some((lpn, now))
-            })
-            .collect();
-        changed.sort_unstable();
+                if held_of(now) != Some(self.held[lpn as usize]) {
+                    changed.push((lpn, now));
+                }
+            }
+        }
+        self.dirty = vec![0; self.held.len().div_ceil(64)];
         // The newest bytes of each version the log holds.
         let mut kept: FxHashMap<(u32, u32), &[u8]> = FxHashMap::default();
         for e in &self.entries {
@@ -147,7 +187,8 @@ impl CrashLog {
         }
         for (lpn, now) in changed {
             r.units += 1;
-            self.held.insert(lpn, now);
+            // What the drive kept is what the store holds again (not a change to revert later).
+            self.held[lpn as usize] = held_of(now).unwrap_or(NOT_HELD);
             let at = lpn as u64 * self.unit;
             let restored = match now {
                 None => store.zero(at, self.unit).is_ok(),

@@ -218,8 +218,48 @@ fn bind_unix(path: &PathBuf) -> io::Result<UnixListener> {
 
 /// How long a control connection has to send its line.
 const CONTROL_WAIT: Duration = Duration::from_secs(1);
-/// Control connections answered at once.
-const MAX_CONTROL: usize = 16;
+/// Control connections open at once (past it the oldest is dropped).
+const MAX_CONTROL: usize = 256;
+
+/// A control connection whose line has not all come.
+struct Pending {
+    stream: UnixStream,
+    line: Vec<u8>,
+    until: Instant,
+}
+
+impl Pending {
+    /// Reads what has come; whether the line is whole (a newline, 256
+    /// bytes, or the end of the stream).
+    fn read(&mut self) -> io::Result<bool> {
+        let mut chunk = [0u8; 256];
+        loop {
+            let room = 256 - self.line.len();
+            match (&self.stream).read(&mut chunk[..room]) {
+                Ok(0) => return Ok(true),
+                Ok(n) => {
+                    self.line.extend_from_slice(&chunk[..n]);
+                    if self.line.contains(&b'\n') || self.line.len() >= 256 {
+                        return Ok(true);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The line, up to its newline.
+    fn text(&self) -> String {
+        let end = self
+            .line
+            .iter()
+            .position(|&b| b == b'\n')
+            .unwrap_or(self.line.len());
+        String::from_utf8_lossy(&self.line[..end]).into_owned()
+    }
+}
 /// Polls for new connections and for the stop flag this often.
 const POLL: Duration = Duration::from_millis(5);
 /// With `once`, the server stops when no client has been connected this long.
@@ -341,7 +381,8 @@ impl Server {
                 w0: Instant::now(),
                 failure: None,
                 crash: (cuts || !data.unreadable.is_empty()).then(|| {
-                    let mut log = CrashLog::new(unit, crash_budget(opts.store_limit));
+                    let mut log =
+                        CrashLog::new(unit, export.size / unit, crash_budget(opts.store_limit));
                     log.mark_lost(&data.unreadable);
                     log
                 }),
@@ -569,70 +610,64 @@ impl ControlSocket {
     }
 
     /// Answers control connections until the server stops (a `stop` line
-    /// sets the server's stop flag), each on a thread of its own so that a
-    /// silent one never delays another's `cut` or `stop`; at most
-    /// `MAX_CONTROL` at once (more are told so and closed).
+    /// sets the server's stop flag): one thread polls them all, so a silent
+    /// one never delays another's `cut` or `stop`. Each has `CONTROL_WAIT`
+    /// to send its line; past `MAX_CONTROL` open at once the oldest is
+    /// dropped (a flood of idle connections cannot lock out a new one).
     fn serve(&self, shared: &Shared) {
-        let active = AtomicUsize::new(0);
-        std::thread::scope(|scope| {
-            while !shared.stopping() {
-                match self.listener.accept() {
-                    Ok((s, _)) => {
-                        if active.load(Ordering::Acquire) >= MAX_CONTROL {
-                            let _ =
-                                (&s).write_all(b"error: too many control connections at once\n");
-                            continue;
+        let mut open: std::collections::VecDeque<Pending> = std::collections::VecDeque::new();
+        while !shared.stopping() {
+            while let Ok((s, _)) = self.listener.accept() {
+                if s.set_nonblocking(true).is_err() {
+                    continue;
+                }
+                if open.len() >= MAX_CONTROL {
+                    open.pop_front();
+                }
+                open.push_back(Pending {
+                    stream: s,
+                    line: Vec::new(),
+                    until: Instant::now() + CONTROL_WAIT,
+                });
+            }
+            let mut fds: Vec<libc::pollfd> = std::iter::once(self.listener.as_raw_fd())
+                .chain(open.iter().map(|p| p.stream.as_raw_fd()))
+                .map(|fd| libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect();
+            // SAFETY: poll on descriptors this thread holds open, for at most 50 ms.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 50) };
+            let now = Instant::now();
+            let mut kept = std::collections::VecDeque::with_capacity(open.len());
+            for (mut p, fd) in open.drain(..).zip(fds.drain(1..)) {
+                let read = if fd.revents != 0 { p.read() } else { Ok(false) };
+                let answer = match read {
+                    Ok(true) => Some(Ok(p.text())),
+                    Ok(false) if now >= p.until => Some(Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "no whole line within a second",
+                    ))),
+                    Ok(false) => None,
+                    Err(e) => Some(Err(e)),
+                };
+                match answer {
+                    None => kept.push_back(p),
+                    Some(line) => {
+                        if Self::answer(&p.stream, line, shared) == Control::Stop {
+                            shared.stop.store(true, Ordering::Relaxed);
                         }
-                        active.fetch_add(1, Ordering::AcqRel);
-                        let active = &active;
-                        scope.spawn(move || {
-                            if Self::answer(s, shared) == Control::Stop {
-                                shared.stop.store(true, Ordering::Relaxed);
-                            }
-                            active.fetch_sub(1, Ordering::AcqRel);
-                        });
                     }
-                    Err(_) => std::thread::sleep(POLL),
                 }
             }
-        });
-    }
-
-    /// A control connection's line: at most 256 bytes within a second (a
-    /// slow or silent client gets an error), given up at once if the server
-    /// stops.
-    fn read_line(s: &UnixStream, shared: &Shared) -> io::Result<String> {
-        s.set_nonblocking(false)?;
-        s.set_read_timeout(Some(Duration::from_millis(50)))?;
-        let deadline = Instant::now() + CONTROL_WAIT;
-        let mut line = Vec::new();
-        let mut chunk = [0u8; 256];
-        while !line.contains(&b'\n') && line.len() < 256 {
-            if shared.stopping() || Instant::now() >= deadline {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "no whole line within a second",
-                ));
-            }
-            match (&*s).read(&mut chunk[..256 - line.len()]) {
-                Ok(0) => break,
-                Ok(n) => line.extend_from_slice(&chunk[..n]),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) => {}
-                Err(e) => return Err(e),
-            }
+            open = kept;
         }
-        let end = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
-        Ok(String::from_utf8_lossy(&line[..end]).into_owned())
     }
 
-    fn answer(s: UnixStream, shared: &Shared) -> Control {
-        let read = Self::read_line(&s, shared);
+    /// Answers a control connection's line (or why there is none).
+    fn answer(s: &UnixStream, read: io::Result<String>, shared: &Shared) -> Control {
         let line = read.as_deref().unwrap_or_default().to_string();
         let (reply, what) = match (read.as_ref().map(|_| ()), line.trim()) {
             (Ok(_), "cut") => {
@@ -659,7 +694,11 @@ impl ControlSocket {
             ),
             (Err(e), _) => (format!("error: {e}"), Control::Go),
         };
-        let _ = (&s).write_all(format!("{reply}\n").as_bytes());
+        // A short reply to a socket nothing was written to: it fits its buffer.
+        let _ = s
+            .set_nonblocking(false)
+            .and_then(|()| s.set_write_timeout(Some(CONTROL_WAIT)))
+            .and_then(|()| (&*s).write_all(format!("{reply}\n").as_bytes()));
         what
     }
 }

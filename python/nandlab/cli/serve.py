@@ -88,4 +88,7 @@ def serve_command(device: str, capacity: str | None, socket: Path | None, port: 
                                idle_timeout_s=serving.idle_timeout(idle))
     show(result, as_json, out, stderr)
     if result.served.get("snapshot_error"):
-        raise SnapshotError(result.served["snapshot_error"])
+        kept = result.served.get("data_file")
+        raise SnapshotError(result.served["snapshot_error"] + (
+            f" (the drive's state is lost; the data clients wrote is in {kept}, which a new drive cannot take "
+            "over: move it away to serve a drive there again)" if kept else ""))

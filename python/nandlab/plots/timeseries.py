@@ -20,6 +20,7 @@ from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator
 
 from nandlab.api import Result
 from nandlab.output import number
+from nandlab.terminal import shown
 
 GIB = 2**30
 
@@ -317,7 +318,8 @@ def mark_starts(
     ``labelled``, staggered over ``levels`` lines (starting ``stagger`` lines down), so that nearby
     labels stay legible; a label near the right edge goes left of its line."""
     left, right = labelled.get_xlim()
-    for index, (x, label) in enumerate(starts, stagger):
+    for index, (x, name) in enumerate(starts, stagger):
+        label = shown(name)  # a phase's name as the user typed it: control characters escaped
         for axes in (labelled, *others):
             axes.axvline(x, color=color, linestyle="--", linewidth=0.8)
         near_the_edge = x > left + 0.85 * (right - left)

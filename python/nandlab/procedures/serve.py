@@ -132,7 +132,7 @@ class ServeResult(RunResult):
                 f"drive and data saved to {self.served['snapshot']}"
             console.print(safe(f"{what} (session {self.served['served_session']}; serve it again with --snapshot "
                                f"{self.served['snapshot']})"))
-        elif kept:
+        elif kept and not self.served.get("snapshot"):
             console.print(safe(f"the data clients wrote is in {kept} (the drive's state was not kept: give --snapshot "
                                "to serve the two again; remove the file before serving a new drive there)"))
 
@@ -271,6 +271,8 @@ def serve(
     _distinct_files(socket=listen[len("unix:"):] if listen.startswith("unix:") else None, control=control,
                     snapshot=snapshot, data=data)
     if data is not None:
+        if os.path.islink(data) and not os.path.exists(data):
+            raise ConfigError(f"--data {os.fspath(data)}: a symbolic link to nothing; name the data file itself")
         # Kept by its full name: a snapshot refers to it from wherever it is served again.
         data = os.path.realpath(data)
     config = None if device is None else config_for(device, capacity)

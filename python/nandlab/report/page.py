@@ -108,8 +108,9 @@ class Report:
         ))
 
     def figure_path(self, name: str) -> Path:
-        """Where a figure the report draws goes: ``figures/NAME``."""
-        path = self.directory / FIGURES / name
+        """Where a figure the report draws goes: ``figures/NAME``, with any character but letters, digits,
+        ``.``, ``_`` and ``-`` made a ``-`` (a name may carry an axis name such as ``read/write mix``)."""
+        path = self.directory / FIGURES / re.sub(r"[^A-Za-z0-9._-]+", "-", name).lstrip(".")
         path.parent.mkdir(exist_ok=True)
         self.drawn.add(path)
         return path

@@ -95,6 +95,15 @@ impl Simulator {
                         .into(),
                 ));
             }
+            // Its tables (a few tens of bytes a unit) are committed as units are
+            // written: checked against the memory left now, as a new drive's are.
+            let integrity = self.drive.ftl.oracle.is_some();
+            let needed = crate::memory::state_bytes_powered(&self.cfg, integrity);
+            if let Some(available) = crate::memory::available_bytes()? {
+                if needed > available {
+                    return Err(SimError::OutOfMemory { needed, available });
+                }
+            }
             self.drive.enable_power_model(&self.cfg);
         }
         Ok(())
