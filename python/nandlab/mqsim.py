@@ -16,10 +16,15 @@ from pathlib import Path
 
 from nandlab import files
 from nandlab._core import ConfigError
+from nandlab.terminal import shown
 
-CELLS = {"SLC": "slc", "MLC": "mlc", "TLC": "tlc", "QLC": "qlc"}
+CELLS = {"SLC": "slc", "MLC": "mlc", "TLC": "tlc"}
 PAGE_TYPES = ("LSB", "CSB", "MSB")
-BITS = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}
+BITS = {"slc": 1, "mlc": 2, "tlc": 3}
+MAX_ELEMENTS = 100_000
+"""The most XML elements an MQSim file may have (its own have a few hundred)."""
+MAX_DEPTH = 32
+"""How deep its elements may nest (MQSim's files: four levels)."""
 # MQSim's GC_Block_Selection_Policy → nandlab's `gc` (RGA's d is log2 of the blocks per plane).
 GC = {"GREEDY": "greedy", "RANDOM": "random", "RANDOM_P": "random", "RANDOM_PP": "random", "FIFO": "fifo"}
 SUSPEND = {"NONE": "none", "ERASE": "erase", "PROGRAM": "program+erase", "PROGRAM_ERASE": "program+erase"}
@@ -39,7 +44,8 @@ class Toml:
         self.lines.append(f"[[{name}]]" if array else f"[{name}]")
 
     def comment(self, text: str) -> None:
-        self.lines += [f"# {line}" for line in text.splitlines()]
+        # A value from the file may carry control characters, which a TOML comment may not.
+        self.lines += [f"# {shown(line)}" for line in text.splitlines()]
 
     def key(self, name: str, value: object, note: str = "") -> None:
         if note:
@@ -55,9 +61,8 @@ def _value(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_value(v) for v in value) + "]"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return json.dumps(value)
+    # A float stays one (an integer volume is a byte count); JSON escapes what TOML strings may not hold.
+    return json.dumps(value).replace("\x7f", "\\u007f")
 
 
 def _read_xml(path: str | os.PathLike[str], what: str, root: str) -> ElementTree.Element:
@@ -65,10 +70,25 @@ def _read_xml(path: str | os.PathLike[str], what: str, root: str) -> ElementTree
     text = files.read_text(Path(path), what)
     if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise ConfigError(f"{path}: a {what} has no DTD or entities (refused: they can expand without bound)")
+    # Parsed incrementally, counting elements and depth: 16 M elements under the size cap took 2.8 GB.
+    parser = ElementTree.XMLPullParser(events=("start", "end"))
+    elements = depth = 0
+    element = None
     try:
-        element = ElementTree.fromstring(text)
+        for at in range(0, len(text), 1 << 16):
+            parser.feed(text[at:at + (1 << 16)])
+            for event, item in parser.read_events():
+                element = item if element is None else element
+                depth += 1 if event == "start" else -1
+                elements += event == "start"
+                if elements > MAX_ELEMENTS or depth > MAX_DEPTH:
+                    raise ConfigError(f"{path}: more than {MAX_ELEMENTS:,} elements or {MAX_DEPTH} levels of nesting; "
+                                      f"a {what} has a few hundred, four levels deep")
+        parser.close()
     except ElementTree.ParseError as error:
         raise ConfigError(f"{path}: not XML: {error}") from None
+    if element is None:
+        raise ConfigError(f"{path}: not XML: no element")
     if element.tag != root:
         raise ConfigError(f"{path}: expected MQSim's <{root}>, found <{element.tag}>")
     return element
@@ -275,7 +295,8 @@ def _synthetic(out: Toml, flows: list[Params]) -> None:
                          "(note: Priority_Class and the flows' Channel/Chip/Die/Plane_IDs are not modelled: "
                          "every job spans the whole drive)")
     out.key("name", "flows")
-    out.key("duration", f"{stop / 1e9:g}s", "Stop_Time (ns), the earliest flow's")
+    unit, scale = next((u, k) for u, k in (("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1)) if stop % k == 0)
+    out.key("duration", f"{stop // scale}{unit}", "Stop_Time (ns), the earliest flow's")
     for i, f in enumerate(flows, 1):
         out.table("phase.job", array=True)
         out.key("name", f"flow-{i}")

@@ -214,3 +214,25 @@ def test_a_user_s_file_named_like_a_partial_snapshot_is_left_alone(nandlab_cli, 
     result = nandlab_cli("run", config, "--snapshot", tmp_path / "run.snap", "--snapshot-every", "1MiB", "--quiet")
     assert result.exit_code == 0, result.stderr
     assert mine.read_text() == "mine" and not list(tmp_path.glob("run.snap.*-*.partial"))
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[device.timing.mlc]\nerase_us = 1000000000000000\n', "below 100,000,000 (100 s), found 1000000000000000"),
+    ('[device.wear]\nrated = { mlc = 1099511627776 }\n', "from 1 to 1e12, found 1099511627776"),
+    ('[device]\nchannels = 4294967296\n', "from 0 to 4,294,967,295"),
+    ('[device]\ncapacity = "16EiB"\n', "in B, KiB/KB, MiB/MB, GiB/GB or TiB/TB"),
+], ids=["erase time", "cycles", "u32", "unit"])
+def test_messages_state_the_real_limit(tmp_path: Path, text: str, message: str) -> None:
+    """Messages that misled: "above 0" where the limit is 1e8, "at least 1" where it is 1e12, "a whole
+    number" for one too large, "a size like…" for an unknown unit."""
+    base = '[device]\npreset = "snia-mlc"\n'
+    capacity = "" if "capacity" in text else 'capacity = "1GiB"\n'
+    config = base + capacity + (text[len("[device]\n"):] if text.startswith("[device]\n") else text)
+    with pytest.raises(nandlab.ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        nandlab.make_simulator(config + "[[phase]]\nrequests = 10\n")
+
+
+def test_a_toml_integer_past_64_bits_says_so(nandlab_cli, tmp_path: Path) -> None:
+    config = tmp_path / "seed.toml"
+    config.write_text('seed = 9223372036854775808\n[device]\npreset = "snia-mlc"\ncapacity = "1GiB"\n')
+    assert "the largest TOML holds" in _one_error_line(nandlab_cli("run", config))

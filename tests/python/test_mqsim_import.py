@@ -82,3 +82,31 @@ def test_a_bad_value_names_its_parameter(tmp_path: Path) -> None:
     bad.write_text(text)
     with pytest.raises(ConfigError, match=r"<Flash_Channel_Count>: expected a number from 1 to 4096, found 'eight'"):
         mqsim.import_config(bad)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("<Initial_Occupancy_Percentage>75<", "<Initial_Occupancy_Percentage>100<"),  # was volume = 1: one byte
+    ("<Stop_Time>10000000000<", "<Stop_Time>12345<"),  # was duration = "1.2345e-05s"
+], ids=["full occupancy", "short stop time"])
+def test_what_the_importer_writes_loads(tmp_path: Path, old: str, new: str) -> None:
+    workload = tmp_path / "workload.xml"
+    workload.write_text(WORKLOAD.read_text().replace(old, new))
+    nandlab.make_simulator(mqsim.import_config(SSD, workload))
+
+
+def test_control_characters_in_a_value_leave_valid_toml(tmp_path: Path) -> None:
+    ssd = tmp_path / "ssd.xml"
+    ssd.write_text(SSD.read_text().replace("<Plane_Allocation_Scheme>CWDP<", "<Plane_Allocation_Scheme>C\x7fW<"))
+    tomllib.loads(mqsim.import_config(ssd))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("<Execution_Parameter_Set>" + "<a/>" * 200_000 + "</Execution_Parameter_Set>", "more than 100,000 elements"),
+    ("<Execution_Parameter_Set>" + "<a>" * 1000 + "</a>" * 1000 + "</Execution_Parameter_Set>", "levels of nesting"),
+    (SSD.read_text().replace("<Flash_Technology>MLC<", "<Flash_Technology>QLC<"), "expected SLC, MLC or TLC"),
+], ids=["many elements", "deep", "QLC"])
+def test_xml_out_of_bounds_is_refused(tmp_path: Path, text: str, message: str) -> None:
+    bad = tmp_path / "bad.xml"
+    bad.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        mqsim.import_config(bad)

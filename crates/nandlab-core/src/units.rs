@@ -58,8 +58,12 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 
 /// Parses a byte size: "4KiB", "8 KB", "1.5GiB", "512", "512B".
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let expected =
-        || format!("expected a size like \"4KiB\", \"1.5GiB\" or \"8KB\", found \"{s}\"");
+    let expected = || {
+        format!(
+            "expected a size like \"4KiB\", \"1.5GiB\" or \"8KB\" (in B, KiB/KB, MiB/MB, GiB/GB or \
+             TiB/TB), found \"{s}\""
+        )
+    };
     let (n, unit) = split_number(s).ok_or_else(expected)?;
     let mult: f64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,

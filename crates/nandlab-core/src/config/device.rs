@@ -353,7 +353,7 @@ fn mode_timing(mode: CellMode, t: Option<&RawModeTiming>) -> Result<ModeTiming, 
         if !(e.is_finite() && e > 0.0 && e < 1e8) {
             return err(
                 &format!("{table} erase_us"),
-                format!("expected microseconds above 0, found {e}"),
+                format!("expected microseconds above 0 and below 100,000,000 (100 s), found {e}"),
             );
         }
         timing.erase_ns = (e * 1000.0).round() as u64;
@@ -441,7 +441,7 @@ fn rated(w: &RawWear) -> Result<[f64; 4], ConfigError> {
                 let key = format!("[device.wear] rated.{}", CellMode::NAMES[i]);
                 return err(
                     &key,
-                    format!("expected program/erase cycles of at least 1, found {v}"),
+                    format!("expected program/erase cycles from 1 to 1e12, found {v}"),
                 );
             }
             rated[i] = v;

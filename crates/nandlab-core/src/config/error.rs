@@ -101,8 +101,14 @@ pub fn polish_serde_message(msg: &str) -> String {
     }
     let mut m = msg.to_string();
     for (rust, plain) in [
-        ("expected u32", "expected a whole number"),
-        ("expected u64", "expected a whole number"),
+        (
+            "expected u32",
+            "expected a whole number from 0 to 4,294,967,295",
+        ),
+        (
+            "expected u64",
+            "expected a whole number from 0 to 18,446,744,073,709,551,615",
+        ),
         ("expected f64", "expected a number"),
         ("expected a boolean", "expected true or false"),
         ("expected a string", "expected a text value in quotes"),

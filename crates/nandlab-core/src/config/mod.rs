@@ -81,7 +81,13 @@ impl Config {
     pub fn from_toml(text: &str, source: &str) -> Result<Config, ConfigError> {
         let value = tree::from_toml(text).map_err(|e| {
             let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
-            let msg = e.message().trim().to_string();
+            let msg = match e.message().trim() {
+                // toml's own words for an integer past i64 (its integers are 64-bit signed).
+                "u64 value was too large" | "i64 value was too large" => {
+                    "an integer above 9,223,372,036,854,775,807, the largest TOML holds".to_string()
+                }
+                other => other.to_string(),
+            };
             match line {
                 Some(l) => {
                     ConfigError::new(format!("{source}:{l}"), format!("TOML syntax error: {msg}"))
