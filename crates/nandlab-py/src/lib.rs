@@ -195,7 +195,9 @@ impl Simulator {
                 Every::parse(e).map_err(|m| ConfigError::new_err(format!("snapshot_every: {m}")))
             })
             .transpose()?;
-        nandlab_core::sim::snapshot_writable(&path, &self.text, force)
+        // It reads what is at `path` (another run's snapshot, perhaps a damaged one): guarded.
+        guard(|| nandlab_core::sim::snapshot_writable(&path, &self.text, force))
+            .map_err(InternalError::new_err)?
             .map_err(|e| SnapshotError::new_err(e.to_string()))?;
         let extra = self
             .sim
@@ -535,16 +537,17 @@ impl Simulator {
     /// Keeps what power cuts need from the start (the power model, and the integrity oracle with
     /// acknowledgements), for `serve`'s power cuts; before any phase has run.
     fn enable_power_model(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.sim
-            .enable_power_model()
+        let sim = &mut self.sim;
+        guard(|| sim.enable_power_model())
+            .map_err(InternalError::new_err)?
             .map_err(|e| sim_error(py, e, None))
     }
 
     /// JESD218's UBER of reading the whole drive back after `hours` powered
     /// off at `temperature_c`, every block at its initial cycles, expected
     /// over the endurance spread (None without an error model).
-    fn expected_uber(&self, hours: f64, temperature_c: f64) -> Option<f64> {
-        self.sim.expected_uber(hours, temperature_c)
+    fn expected_uber(&self, hours: f64, temperature_c: f64) -> PyResult<Option<f64>> {
+        guard(|| self.sim.expected_uber(hours, temperature_c)).map_err(InternalError::new_err)
     }
 
     /// Erase count of every block.
@@ -554,10 +557,8 @@ impl Simulator {
 
     /// Checks the mapping invariants; raises SimulationError naming the first violation.
     fn check_invariants(&self) -> PyResult<()> {
-        self.sim
-            .drive()
-            .ftl
-            .check_invariants()
+        guard(|| self.sim.drive().ftl.check_invariants())
+            .map_err(InternalError::new_err)?
             .map_err(SimulationError::new_err)
     }
 }
@@ -668,7 +669,8 @@ fn chip_endurance<'py>(
 #[pyfunction]
 fn chip_latency<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     let c = find_chip(name)?;
-    let (read, program, erase) = chip::latency_spectrum(c);
+    let (read, program, erase) =
+        guard(|| chip::latency_spectrum(c)).map_err(InternalError::new_err)?;
     let v = serde_json::json!({
         "chip": c,
         "read_us": read,
