@@ -17,9 +17,14 @@ use std::collections::VecDeque;
 struct Entry {
     lpn: u32,
     version: Option<u32>,
-    /// None for an unwritten unit (zeroes).
+    /// None for zeroes (an unwritten unit, or one written with zeroes: a
+    /// WRITE_ZEROES's versions take no bytes).
     bytes: Option<Box<[u8]>>,
 }
+
+/// What an entry costs besides its bytes: its slot, and the slot's share
+/// of the ring's spare capacity.
+const ENTRY_COST: usize = 2 * std::mem::size_of::<Entry>();
 
 pub(crate) struct CrashLog {
     unit: u64,
@@ -66,7 +71,8 @@ impl CrashLog {
     pub(crate) fn new(unit: u64, units: u64, budget: usize) -> CrashLog {
         CrashLog {
             unit,
-            entries: VecDeque::new(),
+            // Its most entries at once: the ring never grows past them.
+            entries: VecDeque::with_capacity(budget / ENTRY_COST),
             bytes: 0,
             budget,
             held: vec![NOT_HELD; units as usize],
@@ -121,21 +127,22 @@ impl CrashLog {
                     // (after a cut it would read as EIO).
                     return;
                 }
-                Some(b)
+                (!b.iter().all(|&x| x == 0)).then_some(b)
             }
         };
-        self.bytes += bytes.as_ref().map_or(0, |b| b.len()) + 32;
+        let cost = |e: &Option<Box<[u8]>>| e.as_ref().map_or(0, |b| b.len()) + ENTRY_COST;
+        self.bytes += cost(&bytes);
+        while self.bytes > self.budget || self.entries.len() == self.entries.capacity() {
+            let Some(old) = self.entries.pop_front() else {
+                break;
+            };
+            self.bytes -= cost(&old.bytes);
+        }
         self.entries.push_back(Entry {
             lpn,
             version,
             bytes,
         });
-        while self.bytes > self.budget {
-            let Some(old) = self.entries.pop_front() else {
-                break;
-            };
-            self.bytes -= old.bytes.as_ref().map_or(0, |b| b.len()) + 32;
-        }
     }
 
     /// Before the server changes the units of a range: each one's present
@@ -178,11 +185,17 @@ impl CrashLog {
             }
         }
         self.dirty = vec![0; self.held.len().div_ceil(64)];
-        // The newest bytes of each version the log holds.
-        let mut kept: FxHashMap<(u32, u32), &[u8]> = FxHashMap::default();
-        for e in &self.entries {
-            if let (Some(v), Some(b)) = (e.version, &e.bytes) {
-                kept.insert((e.lpn, v), b);
+        // The newest entry of each version wanted back (newest first: a map as
+        // large as the units changed, not as the log).
+        let mut wanted: FxHashMap<u32, (u32, Option<usize>)> = changed
+            .iter()
+            .filter_map(|&(lpn, now)| now.map(|v| (lpn, (v, None))))
+            .collect();
+        for (i, e) in self.entries.iter().enumerate().rev() {
+            if let (Some(v), Some((want, found @ None))) = (e.version, wanted.get_mut(&e.lpn)) {
+                if v == *want {
+                    *found = Some(i);
+                }
             }
         }
         for (lpn, now) in changed {
@@ -190,11 +203,11 @@ impl CrashLog {
             // What the drive kept is what the store holds again (not a change to revert later).
             self.held[lpn as usize] = held_of(now).unwrap_or(NOT_HELD);
             let at = lpn as u64 * self.unit;
-            let restored = match now {
-                None => store.zero(at, self.unit).is_ok(),
-                Some(v) => kept
-                    .get(&(lpn, v))
-                    .is_some_and(|b| store.write(at, b).is_ok()),
+            let kept = wanted.get(&lpn).and_then(|&(_, found)| found);
+            let restored = match (now, kept.map(|i| &self.entries[i].bytes)) {
+                (None, _) | (Some(_), Some(None)) => store.zero(at, self.unit).is_ok(),
+                (Some(_), Some(Some(b))) => store.write(at, b).is_ok(),
+                (Some(_), None) => false,
             };
             if restored {
                 self.lost.remove(&lpn);
@@ -204,5 +217,51 @@ impl CrashLog {
             }
         }
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const UNIT: u64 = 4096;
+
+    #[test]
+    fn a_write_zeroes_keeps_the_bytes_it_replaced_within_the_budget() {
+        // 16 units hold data (written before the log began), then one
+        // WRITE_ZEROES covers 64 units and a cut keeps none of it. Its new
+        // versions are zeroes and take no bytes: the 16 old versions, all the
+        // budget holds of data, stay in the log and come back.
+        let mut oracle = Oracle::new(64, 64);
+        let mut store = Store::new(1 << 30);
+        for lpn in 0..16u32 {
+            store.write(lpn as u64 * UNIT, &[lpn as u8 + 1; 4096]).unwrap();
+            oracle.host_write(lpn, lpn);
+        }
+        let budget = 16 * (4096 + ENTRY_COST) + 128 * ENTRY_COST;
+        let mut log = CrashLog::new(UNIT, 64, budget);
+        log.before(0, 64 * UNIT, &oracle, &store);
+        store.zero(0, 64 * UNIT).unwrap();
+        for lpn in 0..64u32 {
+            oracle.host_write(lpn, lpn);
+        }
+        log.after(0, 64 * UNIT, &oracle, &store);
+        for lpn in 0..64u32 {
+            oracle.recovered(lpn, (lpn < 16).then_some(1), 0);
+        }
+        let r = log.revert(&oracle, &mut store);
+        assert_eq!((r.units, r.unknown), (64, 0));
+        let mut back = vec![0u8; 4096];
+        for lpn in 0..64u32 {
+            store.read(lpn as u64 * UNIT, &mut back).unwrap();
+            let want = if lpn < 16 { lpn as u8 + 1 } else { 0 };
+            assert!(back.iter().all(|&b| b == want), "unit {lpn}");
+        }
+        // The log never holds more entries than its budget allows, whatever comes.
+        for round in 0..10u32 {
+            log.before(0, 64 * UNIT, &oracle, &store);
+            log.after(0, 64 * UNIT, &oracle, &store);
+            assert!(log.entries.len() <= log.entries.capacity() && log.bytes <= budget, "round {round}");
+        }
     }
 }

@@ -220,6 +220,8 @@ fn bind_unix(path: &PathBuf) -> io::Result<UnixListener> {
 const CONTROL_WAIT: Duration = Duration::from_secs(1);
 /// Control connections open at once (past it the oldest is dropped).
 const MAX_CONTROL: usize = 256;
+/// Control connections accepted before those open are looked at again.
+const ACCEPT_BURST: usize = 64;
 
 /// A control connection whose line has not all come.
 struct Pending {
@@ -248,6 +250,27 @@ impl Pending {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Reads what has come if `readable`, and answers the line once it is
+    /// whole (or its time is up); whether the connection is done with. One
+    /// that closed without a word gets no answer.
+    fn settle(&mut self, readable: bool, now: Instant, shared: &Shared) -> bool {
+        let read = if readable { self.read() } else { Ok(false) };
+        let line = match read {
+            Ok(true) if self.line.is_empty() => return true,
+            Ok(true) => Ok(self.text()),
+            Ok(false) if now >= self.until => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "no whole line within a second",
+            )),
+            Ok(false) => return false,
+            Err(e) => Err(e),
+        };
+        if ControlSocket::answer(&self.stream, line, shared) == Control::Stop {
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+        true
     }
 
     /// The line, up to its newline.
@@ -603,32 +626,53 @@ impl Drop for ControlSocket {
 
 impl ControlSocket {
     fn bind(path: &PathBuf) -> io::Result<ControlSocket> {
+        let listener = bind_unix(path)?;
+        // A longer queue than std's 128: a loop connecting and closing must not
+        // leave a `cut` unable to connect at all.
+        // SAFETY: listen on the socket just bound (Linux takes a new backlog).
+        unsafe { libc::listen(listener.as_raw_fd(), 4096) };
         Ok(ControlSocket {
-            listener: bind_unix(path)?,
+            listener,
             path: path.clone(),
         })
     }
 
     /// Answers control connections until the server stops (a `stop` line
     /// sets the server's stop flag): one thread polls them all, so a silent
-    /// one never delays another's `cut` or `stop`. Each has `CONTROL_WAIT`
-    /// to send its line; past `MAX_CONTROL` open at once the oldest is
-    /// dropped (a flood of idle connections cannot lock out a new one).
+    /// one never delays another's `cut` or `stop`. A new connection's line
+    /// is looked for as soon as it is accepted (a `cut` usually comes with
+    /// it); each has `CONTROL_WAIT` to send it. Past `MAX_CONTROL` open at
+    /// once, those with a whole line are answered and then the oldest is
+    /// dropped: neither a flood of idle connections nor a loop connecting
+    /// and closing locks out a `cut` or `stop`.
     fn serve(&self, shared: &Shared) {
         let mut open: std::collections::VecDeque<Pending> = std::collections::VecDeque::new();
         while !shared.stopping() {
-            while let Ok((s, _)) = self.listener.accept() {
+            let mut accepted = 0;
+            while accepted < ACCEPT_BURST {
+                let Ok((s, _)) = self.listener.accept() else {
+                    break;
+                };
+                accepted += 1;
                 if s.set_nonblocking(true).is_err() {
                     continue;
                 }
-                if open.len() >= MAX_CONTROL {
-                    open.pop_front();
-                }
-                open.push_back(Pending {
+                let mut p = Pending {
                     stream: s,
                     line: Vec::new(),
                     until: Instant::now() + CONTROL_WAIT,
-                });
+                };
+                if p.settle(true, Instant::now(), shared) {
+                    continue;
+                }
+                if open.len() >= MAX_CONTROL {
+                    let now = Instant::now();
+                    open.retain_mut(|q| !q.settle(true, now, shared));
+                    if open.len() >= MAX_CONTROL {
+                        open.pop_front();
+                    }
+                }
+                open.push_back(p);
             }
             let mut fds: Vec<libc::pollfd> = std::iter::once(self.listener.as_raw_fd())
                 .chain(open.iter().map(|p| p.stream.as_raw_fd()))
@@ -638,31 +682,13 @@ impl ControlSocket {
                     revents: 0,
                 })
                 .collect();
+            // More may be waiting to be accepted: look without sleeping.
+            let wait = if accepted == ACCEPT_BURST { 0 } else { 50 };
             // SAFETY: poll on descriptors this thread holds open, for at most 50 ms.
-            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 50) };
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait) };
             let now = Instant::now();
-            let mut kept = std::collections::VecDeque::with_capacity(open.len());
-            for (mut p, fd) in open.drain(..).zip(fds.drain(1..)) {
-                let read = if fd.revents != 0 { p.read() } else { Ok(false) };
-                let answer = match read {
-                    Ok(true) => Some(Ok(p.text())),
-                    Ok(false) if now >= p.until => Some(Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "no whole line within a second",
-                    ))),
-                    Ok(false) => None,
-                    Err(e) => Some(Err(e)),
-                };
-                match answer {
-                    None => kept.push_back(p),
-                    Some(line) => {
-                        if Self::answer(&p.stream, line, shared) == Control::Stop {
-                            shared.stop.store(true, Ordering::Relaxed);
-                        }
-                    }
-                }
-            }
-            open = kept;
+            let mut ready = fds[1..].iter().map(|fd| fd.revents != 0);
+            open.retain_mut(|p| !p.settle(ready.next().unwrap_or(false), now, shared));
         }
     }
 
