@@ -153,7 +153,7 @@ def import_config(ssdconfig: str | os.PathLike[str], workload: str | os.PathLike
     _device(out, host, device, flash)
     _ftl(out, device, flash)
     if workload is not None:
-        _workload(out, workload, scenario)
+        _workload(out, workload, scenario, device.flag("Enabled_Preconditioning", True))
     else:
         out.table("phase", array=True, note="No workload.xml given: MQSim's default flows are 4 KiB random I/O at QD 16.")
         out.key("name", "random-write")
@@ -208,6 +208,7 @@ def _device(out: Toml, host: Params, device: Params, flash: Params) -> None:
                     "Suspend_Erase_Time (Suspend_Program_Time "
                     f"{flash.whole('Suspend_Program_Time', 0) / 1000:g} us: nandlab takes one latency for both)")
     out.key("multiplane", True, "MQSim issues multi-plane commands when it can")
+    _unmodelled(out, device, flash)
     bits = BITS[cell]
     out.table(f"device.timing.{cell}", "Page_Read_Latency_*, Page_Program_Latency_*, Block_Erase_Latency (ns)")
     types = PAGE_TYPES[:bits] if bits < 3 else PAGE_TYPES
@@ -219,6 +220,27 @@ def _device(out: Toml, host: Params, device: Params, flash: Params) -> None:
     out.lines.append(f"rated = {{ {cell} = {flash.whole('Block_PE_Cycles_Limit', 10000, 1)} }}")
 
 
+def _unmodelled(out: Toml, device: Params, flash: Params) -> None:
+    """A comment for each MQSim parameter nandlab takes no key for, saying what it does instead."""
+    notes = {
+        "IO_Queue_Depth": "the host's queue depth is each job's queue_depth",
+        "Data_Cache_Sharing_Mode": "one write buffer serves every flow",
+        "Use_Copyback_for_GC": "GC copies always cross the channel (no copyback)",
+        "Preemptible_GC_Enabled": "GC is paced against host writes below gc_start, and reads go ahead of programs "
+                                  "and erases in die queues (read_priority, suspend)",
+        "Dynamic_Wearleveling_Enabled": "a new block is always the least worn free one",
+        "Static_Wearleveling_Threshold": "wear_leveling's usage-table GC has its own rule (life_threshold)",
+        "Flash_Comm_Protocol": "the bus speed is channel_rate",
+        "Page_Metadat_Capacity": "a page's spare area is not modelled",
+    }
+    for name, instead in notes.items():
+        params = next((p for p in (device, flash) if name in p.values), None)
+        if params is not None:
+            out.comment(f"{name} {params.text(name)}: no nandlab key: {instead}")
+    if device.text("Caching_Mechanism", "ADVANCED").upper() == "NONE":
+        out.comment("Caching_Mechanism NONE: no write_buffer set (the drive's own default buffer stays)")
+
+
 def _ftl(out: Toml, device: Params, flash: Params) -> None:
     out.table("ftl")
     policy = device.text("GC_Block_Selection_Policy", "GREEDY").upper()
@@ -227,7 +249,9 @@ def _ftl(out: Toml, device: Params, flash: Params) -> None:
         out.key("gc", f"d-choices:{max(1, round(math.log2(blocks)))}",
                 "GC_Block_Selection_Policy RGA: randomized greedy over log2(blocks per plane) sampled blocks")
     elif policy in GC:
-        out.key("gc", GC[policy], f"GC_Block_Selection_Policy {policy}")
+        out.key("gc", GC[policy], f"GC_Block_Selection_Policy {policy}" + (
+            " (note: MQSim's RANDOM_P and RANDOM_PP skip blocks still being programmed or with a pending erase; "
+            "nandlab's random victim is any full block)" if policy in ("RANDOM_P", "RANDOM_PP") else ""))
     else:
         raise ConfigError(f"{device.source}: <GC_Block_Selection_Policy>: expected GREEDY, RGA, RANDOM, RANDOM_P, "
                           f"RANDOM_PP or FIFO, found {policy!r}")
@@ -256,7 +280,7 @@ def _ftl(out: Toml, device: Params, flash: Params) -> None:
                     "usage-table GC); not set with this victim policy")
 
 
-def _workload(out: Toml, workload: str | os.PathLike[str], scenario: int) -> None:
+def _workload(out: Toml, workload: str | os.PathLike[str], scenario: int, precondition: bool) -> None:
     root = _read_xml(workload, "MQSim workload.xml", "MQSim_IO_Scenarios")
     scenarios = root.findall("IO_Scenario")
     if not 1 <= scenario <= len(scenarios):
@@ -268,7 +292,10 @@ def _workload(out: Toml, workload: str | os.PathLike[str], scenario: int) -> Non
     if not synthetic and not traces:
         raise ConfigError(f"{source}: no IO flow")
     occupancy = max(f.number("Initial_Occupancy_Percentage", 0, 0, 100) for f in synthetic + traces)
-    if occupancy:
+    if occupancy and not precondition:
+        out.comment(f"Enabled_Preconditioning false: MQSim starts from an empty drive (Initial_Occupancy_Percentage "
+                    f"{occupancy:g} is not applied)")
+    elif occupancy:
         out.table("phase", array=True, note="Initial_Occupancy_Percentage: MQSim preconditions the drive this full")
         out.key("name", "precondition")
         out.key("kind", "fill")

@@ -41,16 +41,22 @@ def test_the_device_is_mqsims_default_drive(nandlab_cli) -> None:
     assert "one transaction per die at a time" in result.stdout
 
 
-def test_each_scenario_becomes_phases_that_run() -> None:
-    first = tomllib.loads(mqsim.import_config(SSD, WORKLOAD, 1))
+def test_each_scenario_becomes_phases_that_run(tmp_path: Path) -> None:
+    # MQSim's test ssdconfig.xml says Enabled_Preconditioning false: no fill, and a comment says why.
+    text = mqsim.import_config(SSD, WORKLOAD, 1)
+    assert "Enabled_Preconditioning false" in text
+    assert [p.get("kind") for p in tomllib.loads(text)["phase"]] == [None]
+    ssd = tmp_path / "ssd.xml"
+    ssd.write_text(SSD.read_text().replace("<Enabled_Preconditioning>false<", "<Enabled_Preconditioning>true<"))
+    first = tomllib.loads(mqsim.import_config(ssd, WORKLOAD, 1))
     fill, flows = first["phase"]
     assert fill == {"name": "precondition", "kind": "fill", "volume": 0.75}
     assert [j["queue_depth"] for j in flows["job"]] == [16, 2] and flows["duration"] == "10s"
     assert all(j["read_fraction"] == 0 and j["working_set"] == 0.5 and j["block_size"] == "4096B"
                for j in flows["job"])
-    second = tomllib.loads(mqsim.import_config(SSD, WORKLOAD, 2))
+    second = tomllib.loads(mqsim.import_config(ssd, WORKLOAD, 2))
     assert [j["read_fraction"] for j in second["phase"][1]["job"]] == [1, 1]
-    third = tomllib.loads(mqsim.import_config(SSD, WORKLOAD, 3))
+    third = tomllib.loads(mqsim.import_config(ssd, WORKLOAD, 3))
     assert third["phase"][1]["trace"] == "traces/tpcc-small.trace" and third["phase"][1]["format"] == "mqsim"
     # Scaled down (fewer channels and blocks), the imported experiment runs as it is.
     first["device"].update(capacity="4GiB", channels=2, chips_per_channel=1)
@@ -110,3 +116,22 @@ def test_xml_out_of_bounds_is_refused(tmp_path: Path, text: str, message: str) -
     bad.write_text(text)
     with pytest.raises(ConfigError, match=message):
         mqsim.import_config(bad)
+
+
+def test_every_parameter_nandlab_does_not_take_is_named() -> None:
+    """Dropped without a word before: the TOML was byte-identical when these changed."""
+    text = mqsim.import_config(SSD, WORKLOAD, 1)
+    for name in ("Use_Copyback_for_GC", "Preemptible_GC_Enabled", "Dynamic_Wearleveling_Enabled", "IO_Queue_Depth",
+                 "Data_Cache_Sharing_Mode", "Static_Wearleveling_Threshold", "Flash_Comm_Protocol",
+                 "Page_Metadat_Capacity"):
+        assert f"# {name} " in text, name
+    ssd = SSD.read_text().replace("<GC_Block_Selection_Policy>RGA<", "<GC_Block_Selection_Policy>RANDOM_PP<")
+    assert "RANDOM_P and RANDOM_PP skip" in mqsim.import_config(ssd_file(ssd), WORKLOAD, 1)
+
+
+def ssd_file(text: str) -> Path:
+    import tempfile
+
+    path = Path(tempfile.mkdtemp()) / "ssdconfig.xml"
+    path.write_text(text)
+    return path
