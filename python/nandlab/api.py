@@ -127,6 +127,8 @@ def run(
         Interrupted: a signal (or ``progress``) stopped the run; its state is in ``snapshot``.
         SimulationError: the engine failed during the run.
     """
+    if notes is not None and not isinstance(notes, Mapping):
+        raise ConfigError(f"notes: expected a dict of JSON-able values, found {type(notes).__name__}")
     notes = dict(notes or {})
     try:
         json.dumps(notes)
@@ -204,7 +206,9 @@ def _like(value: Any, template: Any) -> bool:
         return True
     number = (int, float)
     if isinstance(template, number) and not isinstance(template, bool):
-        return isinstance(value, number) and not isinstance(value, bool)
+        # A number a float holds (a 401-digit integer failed only when the run's results were put together).
+        return isinstance(value, number) and not isinstance(value, bool) and \
+            (isinstance(value, float) or abs(value) < 2**1023)
     return type(value) is type(template)
 
 
@@ -295,7 +299,12 @@ def _config_text(config: ConfigSource) -> tuple[str, str, str]:
     if config is None:
         return default_config_toml(), "toml", "<default config>"
     if isinstance(config, Mapping):
-        return json.dumps(config), "json", "<dict>"
+        try:
+            return json.dumps(config, allow_nan=True), "json", "<dict>"
+        except RecursionError:
+            raise ConfigError("<dict>: tables nested thousands of levels deep") from None
+        except (TypeError, ValueError) as error:  # a value JSON (and TOML) has no form for
+            raise ConfigError(f"<dict>: {error}") from None
     if isinstance(config, str) and ("\n" in config or "=" in config):
         return config, "toml", "<string>"
     if isinstance(config, (str, os.PathLike)):

@@ -236,3 +236,29 @@ def test_a_toml_integer_past_64_bits_says_so(nandlab_cli, tmp_path: Path) -> Non
     config = tmp_path / "seed.toml"
     config.write_text('seed = 9223372036854775808\n[device]\npreset = "snia-mlc"\ncapacity = "1GiB"\n')
     assert "the largest TOML holds" in _one_error_line(nandlab_cli("run", config))
+
+
+@pytest.mark.parametrize("notes", ["x", [[1, 2]], object()], ids=["str", "pairs", "object"])
+def test_notes_that_are_not_a_dict_are_a_config_error(notes) -> None:
+    with pytest.raises(nandlab.ConfigError, match="notes: expected a dict"):
+        nandlab.run(None, notes=notes, progress=False)
+
+
+def test_a_config_dict_nested_deep_or_holding_an_object_is_a_config_error() -> None:
+    deep: dict = {}
+    inner = deep
+    for _ in range(100_000):
+        inner["a"] = {}
+        inner = inner["a"]
+    for config, message in [(deep, "nested thousands of levels deep"), ({"device": {"x": object()}}, "not JSON")]:
+        with pytest.raises(nandlab.ConfigError, match=message):
+            nandlab.make_simulator(config)
+
+
+def test_a_directory_named_report_html_is_one_line(nandlab_cli, run_out: Path, tmp_path: Path) -> None:
+    d = tmp_path / "out"
+    shutil.copytree(run_out, d)
+    (d / "report.html").unlink()
+    (d / "report.html").mkdir()
+    assert "a directory, where the report goes" in _one_error_line(nandlab_cli("report", d))
+    assert not list(d.glob(".report.html.*"))

@@ -22,6 +22,8 @@ def report_command(directory: Path, open_it: bool) -> None:
         path = report.write(directory)
     except ValueError as error:
         raise Failure(str(error), 2) from None
+    except IsADirectoryError:
+        raise Failure(f"{directory / report.REPORT_HTML}: a directory, where the report goes", 2) from None
     click.echo(str(path))
     if open_it:
         click.launch(str(path))
