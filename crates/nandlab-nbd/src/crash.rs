@@ -235,7 +235,9 @@ mod tests {
         let mut oracle = Oracle::new(64, 64);
         let mut store = Store::new(1 << 30);
         for lpn in 0..16u32 {
-            store.write(lpn as u64 * UNIT, &[lpn as u8 + 1; 4096]).unwrap();
+            store
+                .write(lpn as u64 * UNIT, &[lpn as u8 + 1; 4096])
+                .unwrap();
             oracle.host_write(lpn, lpn);
         }
         let budget = 16 * (4096 + ENTRY_COST) + 128 * ENTRY_COST;
@@ -261,7 +263,10 @@ mod tests {
         for round in 0..10u32 {
             log.before(0, 64 * UNIT, &oracle, &store);
             log.after(0, 64 * UNIT, &oracle, &store);
-            assert!(log.entries.len() <= log.entries.capacity() && log.bytes <= budget, "round {round}");
+            assert!(
+                log.entries.len() <= log.entries.capacity() && log.bytes <= budget,
+                "round {round}"
+            );
         }
     }
 }
