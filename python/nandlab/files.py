@@ -70,3 +70,25 @@ def read_text(path: str | os.PathLike[str], what: str = "file", cap: int = MAX_F
     except UnicodeDecodeError:
         raise ConfigError(f"{Path(path)}: not UTF-8 text, expected a {what}") from None
 
+
+
+def unlink_links(directory: Path) -> None:
+    """Removes the symbolic links in an output ``directory`` and in its folders, before nandlab writes
+    its results there: a result file is never written through a link into a file elsewhere (the
+    link goes; its target is left alone). ``directory`` itself may be a link (the user named it)."""
+    if not directory.is_dir():
+        return
+    for entry in directory.iterdir():
+        if entry.is_symlink():
+            entry.unlink()
+        elif entry.is_dir():
+            for inner in entry.iterdir():
+                if inner.is_symlink():
+                    inner.unlink()
+
+
+def unlink_link(path: Path) -> Path:
+    """``path``, a symbolic link there removed first (a file written there replaces it, never follows it)."""
+    if path.is_symlink():
+        path.unlink()
+    return path

@@ -831,7 +831,7 @@ def write_logs(jobs: FioJobs, result: api.Result, directory: str | os.PathLike[s
     for name, text in logs(jobs, result).items():
         path = Path(directory) / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        files.unlink_link(path).write_text(text, encoding="utf-8")
         paths.append(path)
     return paths
 

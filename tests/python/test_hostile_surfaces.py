@@ -262,3 +262,27 @@ def test_a_directory_named_report_html_is_one_line(nandlab_cli, run_out: Path, t
     (d / "report.html").mkdir()
     assert "a directory, where the report goes" in _one_error_line(nandlab_cli("report", d))
     assert not list(d.glob(".report.html.*"))
+
+
+def test_results_never_go_through_a_link_in_the_output_directory(nandlab_cli, run_out: Path, tmp_path: Path) -> None:
+    """A link named summary.json, a PNG or a fio log in --out, or a figures/ that is a link, had its target
+    overwritten; the links go, their targets stay."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    for name in ("summary", "png", "log", "drive.png"):
+        (theirs / name).write_text("keep")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").symlink_to(theirs / "summary")
+    (out / "throughput_latency.png").symlink_to(theirs / "png")
+    (out / "x_bw.1.log").symlink_to(theirs / "log")
+    job = tmp_path / "job.fio"
+    job.write_text("[j]\nrw=randwrite\nsize=4m\nlog_avg_msec=10\nwrite_bw_log=x\n")
+    assert nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB", "--out", out).exit_code == 0
+    d = tmp_path / "run"
+    shutil.copytree(run_out, d)
+    shutil.rmtree(d / "figures")
+    (d / "figures").symlink_to(theirs)
+    assert nandlab_cli("report", d).exit_code == 0
+    assert all((theirs / name).read_text() == "keep" for name in ("summary", "png", "log", "drive.png"))
+    assert (d / "figures").is_dir() and not (d / "figures").is_symlink()

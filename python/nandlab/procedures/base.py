@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import click
 import polars as pl
 
-from nandlab import output
+from nandlab import files, output
 
 if TYPE_CHECKING:  # the report page imports matplotlib's helpers lazily; only its type is needed here
     from rich.console import Console
@@ -68,6 +68,7 @@ class ProcedureResult:
         naming them and the kind; returns every path written."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        files.unlink_links(out)
         paths = self.files(out)
         return [*paths, write_manifest(out, self.kind, paths)]
 

@@ -67,6 +67,7 @@ def build(directory: str | os.PathLike[str]) -> Report:
     if not d.is_dir():
         raise ValueError(f"{d}: no such directory")
     kind, wrote_it = _kind(d)
+    files.unlink_links(d)  # a figure is never drawn through a link (figures/ itself, or one of its PNGs)
     procedure = procedures.get(kind)
     if procedure is None:
         raise ValueError(f"{d / MANIFEST_JSON}: kind {kind!r} is no procedure of this nandlab; "
