@@ -92,3 +92,19 @@ def unlink_link(path: Path) -> Path:
     if path.is_symlink():
         path.unlink()
     return path
+
+
+def read_head(path: str | os.PathLike[str], n: int) -> bytes:
+    """The first ``n`` bytes (at most) of the file at ``path``, opened as ``read_bytes`` opens it."""
+    try:
+        fd = os.open(Path(path), os.O_RDONLY | _NONBLOCK)
+    except (OSError, ValueError):
+        return b""
+    try:
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        return os.read(fd, n)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)

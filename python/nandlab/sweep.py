@@ -195,6 +195,11 @@ def __getattr__(name: str) -> Any:
 # --- the sweep file ------------------------------------------------------------------------------
 
 
+MAX_NAME = 64
+"""The longest axis name (it heads a column and names figures: ``heatmap-waf-X-Y.png``)."""
+RESERVED_NAMES = frozenset({"run", "run_id", "status", "error", "wall_seconds"})
+"""Columns every sweep's results have: an axis cannot take their names."""
+
 MAX_DEPTH = 32
 """How deep a sweep file's tables and arrays may nest (a config's deepest is four: base, device,
 errors, a value)."""
@@ -331,6 +336,12 @@ def _axis(raw: Any, i: int, source: str) -> Axis:
     name = raw.get("name", keys[0].split(".")[-1])
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{where} name: expected a non-empty string")
+    # Checked before anything runs: the name heads a column of results.parquet and names figures.
+    if len(name) > MAX_NAME:
+        raise ConfigError(f"{where} name: expected at most {MAX_NAME} characters, found {len(name):,}")
+    if name in RESERVED_NAMES:
+        raise ConfigError(f"{where} name: {name!r} is a column every sweep's results.parquet has "
+                          f"({', '.join(sorted(RESERVED_NAMES))}): name the axis otherwise")
     return Axis(name=name, keys=keys, values=values, labels=labels)
 
 

@@ -84,7 +84,10 @@ SWEEP = ('[sweep]\nprocedure = "run"\n[base.device]\npreset = "snia-mlc"\ncapaci
     (SWEEP + '[[axis]]\nkey = "' + ".".join(["a"] * 5000) + '"\nvalues = [1, 2]\n', "at most 32 parts"),
     (SWEEP + '[[axis]]\nkey = "device.reserve"\nvalues = [0.1]\n[base.x]\n' + ".".join(["a"] * 5000) + " = 1\n",
      "nested more than 32 levels deep"),
-], ids=["overflowing range", "NUL in base", "deep arrays", "long dotted key", "deep base"])
+    (SWEEP + '[[axis]]\nkey = "device.reserve"\nname = "' + "x" * 200 + '"\nvalues = [0.1, 0.2]\n',
+     "at most 64 characters"),
+    (SWEEP + '[[axis]]\nkey = "device.reserve"\nname = "run_id"\nvalues = [0.1, 0.2]\n', "is a column every sweep"),
+], ids=["overflowing range", "NUL in base", "deep arrays", "long dotted key", "deep base", "long name", "run_id"])
 def test_sweep_files_out_of_range(nandlab_cli, tmp_path: Path, text: str, message: str) -> None:
     sweep = tmp_path / "sweep.toml"
     sweep.write_text(text)
@@ -120,10 +123,17 @@ def _damage(d: Path, how: str) -> None:
     elif how == "figures a file":
         shutil.rmtree(d / "figures")
         (d / "figures").write_text("mine")
+    elif how == "zeroes":  # /dev/zero behind the name was read to the 1 GiB cap (1.1 GB of RSS)
+        (d / "summary.json").unlink()
+        (d / "summary.json").symlink_to("/dev/zero")
+    elif how == "long histogram":  # 2 M counts took 728 MB to draw
+        summary = json.loads((d / "summary.json").read_text())
+        summary["erase_count_histogram"] = [[i, 1] for i in range(300_000)]
+        (d / "summary.json").write_text(json.dumps(summary))
 
 
 @pytest.mark.parametrize("how", ["summary.json", "config.json", "manifest.json", "huge number", "no time series",
-                                 "figures a file"])
+                                 "figures a file", "zeroes", "long histogram"])
 def test_a_damaged_result_directory_is_one_line(nandlab_cli, run_out: Path, tmp_path: Path, how: str) -> None:
     """Deep JSON gave a RecursionError, a 400-digit count an OverflowError, a missing time series or a file
     named figures exit 1; a user's PNG in figures/ was deleted even when the report then failed."""

@@ -3,6 +3,8 @@ time-series panels (``timeseries``), grids of runs (``grids``: heatmaps, bars), 
 (``distributions``: histograms, CDFs) and the procedures' own figures (``procedures``). The reports
 and sweeps (``nandlab.report``) and every procedure draw through these names."""
 
+import warnings
+
 from nandlab.plots.distributions import (  # noqa: F401
     cdf,
     cumulative,
@@ -51,3 +53,7 @@ from nandlab.plots.timeseries import (  # noqa: F401
     timeseries_panels,
     with_data,
 )
+
+# A name from a file (a phase, an axis) may hold control characters: matplotlib's warning about their
+# missing glyphs would print them raw on the terminal. Labels escape what they can; this covers the rest.
+warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from (current )?font", category=UserWarning)

@@ -245,6 +245,11 @@ def _stall_lines(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return lines
 
 
+MAX_HISTOGRAM = 200_000
+"""The most distinct erase counts a report draws (a block's erases stay below its rating's few hundred
+thousand)."""
+
+
 def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str = "run") -> Report:
     """A run's report; ``extra`` adds a procedure's own tables after the power cuts (a fio job file's,
     a served drive's connections), ``kind`` names what wrote it."""
@@ -309,6 +314,9 @@ def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str
             r.figure("The drive over the run", path, f"{', '.join(p.label for p in drive)} against {against}"
                      + CLIPPED_CAPTION)
     histogram = summary.get("erase_count_histogram") or []
+    if len(histogram) > MAX_HISTOGRAM:
+        raise ValueError(f"{d / output.SUMMARY_JSON}: an erase-count histogram of {len(histogram):,} counts; a drive's "
+                         f"has at most {MAX_HISTOGRAM:,} (one per erase count its blocks reached)")
     if histogram:
         r.table("Erase counts", [{"blocks": sum(n for _, n in histogram), **(summary.get("erase_count") or {})}])
         path = r.figure_path("erase-counts.png")

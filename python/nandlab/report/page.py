@@ -152,6 +152,10 @@ class Report:
 
 def read_json(path: Path) -> Any:
     """A JSON result file of the directory; ValueError naming it if it is not JSON."""
+    oversize = path.is_file() and path.stat().st_size > files.MAX_RESULT_BYTES  # refused by its size below
+    if not oversize and files.read_head(path, 4096).lstrip()[:1] not in (b"{", b"["):
+        # Looked at before the whole file is: /dev/zero behind the name took 1.1 GB to refuse.
+        raise ValueError(f"{path}: not JSON (a result nandlab writes starts with {{ or [)")
     try:
         return json.loads(files.read_text(path, "result file", files.MAX_RESULT_BYTES))
     except json.JSONDecodeError as error:
