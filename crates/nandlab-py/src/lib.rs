@@ -474,8 +474,16 @@ impl Simulator {
                 }
             }
         };
+        let stop = std::sync::atomic::AtomicBool::new(false);
         if let Some(cb) = &ready {
-            cb.call1(py, (server.uri(),))?;
+            if let Err(e) = cb.call1(py, (server.uri(),)) {
+                // Ctrl-C while the ready line is printed: a stop like any other (the
+                // drive is still served out and saved), not a failure.
+                if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                    return Err(e);
+                }
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
         }
         let opts = nbd::ServeOptions {
             timing,
@@ -486,7 +494,6 @@ impl Simulator {
             client_overhead,
             power_cut_at,
         };
-        let stop = std::sync::atomic::AtomicBool::new(false);
         let sim = &mut self.sim;
         let data = served;
         let outcome = py.detach(|| {
