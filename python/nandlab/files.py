@@ -24,14 +24,25 @@ _CHUNK = 2**20
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
+def _open_for_reading(p: Path) -> int:
+    """A descriptor reading ``p``, opened non-blocking so that a FIFO nobody writes to does not wait for
+    a writer (it then reads as empty); its reads block again. OSError, or ValueError for a NUL in the name."""
+    fd = os.open(p, os.O_RDONLY | _NONBLOCK)
+    if _NONBLOCK:
+        try:
+            os.set_blocking(fd, True)
+        except OSError:
+            os.close(fd)
+            raise
+    return fd
+
+
 def read_bytes(path: str | os.PathLike[str], what: str = "file", cap: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of the file at ``path``, a ``what`` (``"config file"``); ConfigError if it is
     missing, a directory, unreadable, or larger than ``cap`` bytes."""
     p = Path(path)
     try:
-        # Non-blocking, so that opening a FIFO nobody writes to does not wait for a writer (it then
-        # reads as empty); reads block again below.
-        fd = os.open(p, os.O_RDONLY | _NONBLOCK)
+        fd = _open_for_reading(p)
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such {what}") from None
     except OSError as error:
@@ -45,8 +56,6 @@ def read_bytes(path: str | os.PathLike[str], what: str = "file", cap: int = MAX_
         if stat.S_ISDIR(status.st_mode):
             raise ConfigError(f"{p}: a directory, expected a {what}")
         too_large = stat.S_ISREG(status.st_mode) and status.st_size > cap
-        if _NONBLOCK:
-            os.set_blocking(fd, True)
         while not too_large:
             chunk = os.read(fd, min(_CHUNK, cap + 1 - size))
             if not chunk:
@@ -97,12 +106,10 @@ def unlink_link(path: Path) -> Path:
 def read_head(path: str | os.PathLike[str], n: int) -> bytes:
     """The first ``n`` bytes (at most) of the file at ``path``, opened as ``read_bytes`` opens it."""
     try:
-        fd = os.open(Path(path), os.O_RDONLY | _NONBLOCK)
+        fd = _open_for_reading(Path(path))
     except (OSError, ValueError):
         return b""
     try:
-        if _NONBLOCK:
-            os.set_blocking(fd, True)
         return os.read(fd, n)
     except OSError:
         return b""

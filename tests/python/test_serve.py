@@ -52,6 +52,18 @@ def serving(tmp_path: Path, *args: str, stop: int | None = signal.SIGINT,
             server.wait()
 
 
+def silent_connections(path: Path, count: int) -> list:
+    """``count`` unix-socket connections to ``path`` that never send a byte (the caller closes them)."""
+    import socket as sockets
+
+    connections = []
+    for _ in range(count):
+        s = sockets.socket(sockets.AF_UNIX)
+        s.connect(str(path))
+        connections.append(s)
+    return connections
+
+
 def results(tmp_path: Path) -> tuple[dict, list[dict]]:
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     with (tmp_path / "out" / "connections.csv").open() as f:
@@ -366,11 +378,7 @@ def test_control_connections_never_delay_clients_or_a_stop(tmp_path: Path) -> No
 
     control = tmp_path / "control.sock"
     with serving(tmp_path, "--control", str(control), stop=None) as (uri, server):
-        silent = []
-        for _ in range(20):
-            s = sockets.socket(sockets.AF_UNIX)
-            s.connect(str(control))
-            silent.append(s)
+        silent = silent_connections(control, 20)
         began = time.monotonic()
         Client(uri.split("socket=", 1)[1]).close()
         assert time.monotonic() - began < 0.5
@@ -577,11 +585,7 @@ def test_a_silent_control_connection_never_delays_another_s_stop(tmp_path: Path)
             return s.recv(4096)
 
     with serving(tmp_path, "--control", str(control), stop=None) as (_, server):
-        silent = []
-        for _ in range(40):
-            s = sockets.socket(sockets.AF_UNIX)
-            s.connect(str(control))
-            silent.append(s)
+        silent = silent_connections(control, 40)
         began = time.monotonic()
         assert b"connections_dropped" in say(b"cut\n")
         assert b"stopping" in say(b"stop\n")

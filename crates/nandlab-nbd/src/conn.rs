@@ -644,9 +644,11 @@ impl Shared<'_> {
                 break;
             }
             at += len;
-            // The engine's lock is not fair: without a pause this thread takes
-            // it again before a waiting one wakes.
-            std::thread::sleep(PIECE_PAUSE);
+            if !last {
+                // The engine's lock is not fair: without a pause this thread
+                // takes it again before a waiting one wakes.
+                std::thread::sleep(PIECE_PAUSE);
+            }
         }
         whole.expect("a command of more than PIECE bytes has pieces")
     }
