@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, Union
 
 import polars as pl
 
-from nandlab import files
+from nandlab import _core, files
 from nandlab._core import ConfigError, Simulator, SnapshotError, default_config_toml
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
@@ -187,8 +187,8 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
         if not all(_like(phase.get(key), value) for phase in done for key, value in template.items()) or \
                 not all(key in phase for phase in done for key in template):
             raise TypeError
-        for columns in series:  # each finished phase's time series, as _go_on will make it
-            pl.DataFrame(columns)
+        if not all(_is_timeseries(columns) for columns in series):
+            raise TypeError
     except (ValueError, AttributeError, TypeError, RecursionError, pl.exceptions.PolarsError):
         raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (what the run kept with it is not "
                             "its finished phases and notes)") from None
@@ -210,6 +210,23 @@ def _like(value: Any, template: Any) -> bool:
         return isinstance(value, number) and not isinstance(value, bool) and \
             (isinstance(value, float) or abs(value) < 2**1023)
     return type(value) is type(template)
+
+
+def _is_timeseries(columns: dict[str, Any]) -> bool:
+    """``columns`` are a phase's time series as the engine gives it: its columns, in its order, of equal
+    length, whole numbers where it has them, numbers (or null: NaN read back) elsewhere."""
+    if list(columns) != list(_core.TIMESERIES_COLUMNS):
+        return False
+    lengths = {len(values) if isinstance(values, list) else -1 for values in columns.values()}
+    if len(lengths) != 1 or -1 in lengths:
+        return False
+    for name, values in columns.items():
+        if name in _core.TIMESERIES_INTEGER_COLUMNS:
+            if not all(type(value) is int and -(2**63) <= value < 2**63 for value in values):
+                return False
+        elif not all(value is None or _like(value, 0.0) for value in values):
+            return False
+    return True
 
 
 def _dicts(value: Any) -> bool:
@@ -300,6 +317,7 @@ def _config_text(config: ConfigSource) -> tuple[str, str, str]:
         return default_config_toml(), "toml", "<default config>"
     if isinstance(config, Mapping):
         try:
+            _check_whole_numbers(config, "")
             return json.dumps(config, allow_nan=True), "json", "<dict>"
         except RecursionError:
             raise ConfigError("<dict>: tables nested thousands of levels deep") from None
@@ -311,6 +329,23 @@ def _config_text(config: ConfigSource) -> tuple[str, str, str]:
         path = Path(config)
         return files.read_text(path, "config file"), "toml", str(path)
     raise TypeError(f"config must be a dict, TOML text, a path or None, not {type(config).__name__}")
+
+
+def _check_whole_numbers(value: Any, where: str) -> None:
+    """ConfigError naming the key of the first whole number no setting can hold (past 64 bits:
+    JSON would carry it as a float, and the message would show a rounded float)."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_whole_numbers(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _check_whole_numbers(item, f"{where}[{index}]")
+    elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        shown = str(value) if value.bit_length() < 80 else f"a {value.bit_length()}-bit number"
+        raise ConfigError(
+            f"{where}: found {shown}, outside what any setting takes "
+            "(whole numbers from -9,223,372,036,854,775,808 to 18,446,744,073,709,551,615)"
+        )
 
 
 def _phase_progress(progress: ProgressCallback | None, index: int, count: int, name: str) -> ProgressCallback | None:

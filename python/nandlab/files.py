@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 from nandlab._core import ConfigError
@@ -101,6 +102,23 @@ def unlink_link(path: Path) -> Path:
     if path.is_symlink():
         path.unlink()
     return path
+
+
+def write_replacing(path: Path, text: str) -> None:
+    """Writes ``text`` to a new file beside ``path`` and renames it over ``path``: a ``path`` that is a
+    link is replaced, never followed, and no file that is there is written over. The new file gets
+    the mode a file opened for writing would (0o666 less the umask)."""
+    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(partial, 0o666 & ~mask)
+        os.replace(partial, path)
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
 
 
 def read_head(path: str | os.PathLike[str], n: int) -> bytes:

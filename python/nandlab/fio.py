@@ -198,7 +198,7 @@ def _sections(text: str, source: str) -> Iterator[tuple[str, dict[str, str], dic
 MAX_JOBS = 4096
 """The most jobs a job file starts, ``numjobs`` copies included (fio's own limit)."""
 
-_SIZE = re.compile(r"^(\d{1,20})(?:\.(\d{1,20}))?\s*([a-z]*)$")
+_SIZE = re.compile(r"^([0-9]{1,20})(?:\.([0-9]{1,20}))?\s*([a-z]*)$")
 
 _IEC = ("kib", "mib", "gib", "tib", "pib")
 """fio's IEC suffixes, which it reads against its ``kb_base`` (``KiB`` is 1,000 bytes by default!)."""
@@ -208,6 +208,8 @@ MAX_BLOCK = 64 << 20
 """The largest request nandlab models (the engine's ``block_size`` bound)."""
 MAX_SIZES = 1024
 """A ``bsrange`` is modelled with at most this many sizes."""
+MAX_SECONDS = 4_611_686_018
+"""The longest ``runtime`` or ``ramp_time``: 2^62 ns, the longest duration a phase takes."""
 
 
 def _shown(value: str, most: int = 40) -> str:
@@ -241,22 +243,22 @@ def _size(value: str, what: str, kb_base: int = 1024) -> int:
 
 def _whole(value: str, what: str, low: int, high: int) -> int:
     """A whole number from ``low`` to ``high`` (``iodepth``, ``numjobs``, ``randseed``, ...)."""
-    try:
-        number = int(value)
-    except ValueError:
-        number = low - 1
+    number = int(value) if re.fullmatch(r"\s*[0-9]{1,20}\s*", value) else low - 1
     if not low <= number <= high:
-        raise ValueError(f"{what}: expected a whole number from {low} to {high}, found `{value}`")
+        raise ValueError(f"{what}: expected a whole number from {low} to {high}, found `{_shown(value)}`")
     return number
 
 
 def _seconds(value: str, what: str) -> float:
     """fio times: seconds by default, or with us/ms/s/m/h."""
-    m = re.match(r"^(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h)?$", value.strip().lower())
+    m = re.match(r"^([0-9]{1,20}(?:\.[0-9]{1,20})?)\s*(us|usec|ms|msec|s|sec|m|min|h)?$", value.strip().lower())
     if not m:
-        raise ValueError(f"{what}: expected a time like 30, 30s or 500ms, found `{value}`")
+        raise ValueError(f"{what}: expected a time like 30, 30s or 500ms, found `{_shown(value)}`")
     scale = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "m": 60, "min": 60, "h": 3600}
-    return float(m.group(1)) * scale.get(m.group(2) or "s", 1.0)
+    seconds = float(m.group(1)) * scale.get(m.group(2) or "s", 1.0)
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"{what}: at most {MAX_SECONDS:,} s (the simulator's clock, 2^62 ns), found `{_shown(value)}`")
+    return seconds
 
 
 def _flag(value: str | None) -> bool:
@@ -385,7 +387,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     rw = (take("rw", "readwrite") or "read").lower()
     base, _, suffix = rw.partition(":")
     if base not in _RW:
-        raise ValueError(f"rw: expected one of {', '.join(_RW)}, found `{rw}`")
+        raise ValueError(f"rw: expected one of {', '.join(_RW)}, found `{_shown(rw)}`")
     if suffix:
         warnings.append(f"[{name}] rw={rw}: the ':{suffix}' (holes between sequential requests) is not modelled")
     pattern, read_fraction = _RW[base]
@@ -416,7 +418,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
             phase["distribution"] = f"{kind}:{value}"
         else:
             raise ValueError("random_distribution: expected random, zipf:T, pareto:H, normal:DEV or zoned:..., "
-                             f"found `{distribution}`")
+                             f"found `{_shown(distribution)}`")
     else:
         phase["pattern"] = "sequential"
     bs, bsrange, bssplit = take("bs", "blocksize"), take("bsrange", "blocksize_range"), take("bssplit")
@@ -424,7 +426,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         parts = []
         for item in bssplit.split(",")[0].split(":"):
             size, _, weight = item.partition("/")
-            if not re.fullmatch(r"\s*\d{1,9}\s*", weight or "1"):
+            if not re.fullmatch(r"\s*[0-9]{1,9}\s*", weight or "1"):
                 raise ValueError(f"bssplit: expected SIZE/PERCENT items such as 4k/60:64k/40 (a whole number of at "
                                  f"most 9 digits after each /), found `{_shown(item)}`")
             parts.append(f"{bytes_of(size, 'bssplit')}B/{int(weight or 1)}")

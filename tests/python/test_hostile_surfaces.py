@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -60,9 +61,14 @@ def test_an_address_space_limit_below_the_host_s_memory_is_taken_into_account(tm
     ("bsrange=512-1t", "bsrange: expected sizes up to 64MiB"),
     ("bsrange=0-4k", "bsrange: expected LOW-HIGH, multiples of 512 bytes"),
     ("bssplit=4k/" + "9" * 5000, "bssplit: expected SIZE/PERCENT items"),
+    ("runtime=" + "9" * 400 + "h", "runtime: expected a time like 30, 30s or 500ms, found `9999"),
+    ("ramp_time=99999999999999999999h", "ramp_time: at most 4,611,686,018 s"),
+    ("bs=\uff14k", "bs: expected a size like 4k or 1m, found `\uff14k`"),
+    ("iodepth=\uff18", "iodepth: expected a whole number from 1 to 65536"),
 ], ids=lambda v: v[:20])
 def test_fio_job_values_out_of_range(nandlab_cli, tmp_path: Path, line: str, message: str) -> None:
-    """400 digits (OverflowError), a range to 1 TB (5.3 GB, then MemoryError after 19 s), a zero step, 5,000 digits."""
+    """400 digits (OverflowError), a range to 1 TB (5.3 GB, then MemoryError after 19 s), a zero step, 5,000 digits;
+    times past the engine's clock ("found infs"); full-width digits (were read as 4k and 8)."""
     job = tmp_path / "job.fio"
     job.write_text(f"[j]\nrw=randwrite\nsize=16m\n{line}\n")
     began = time.monotonic()
@@ -130,10 +136,16 @@ def _damage(d: Path, how: str) -> None:
         summary = json.loads((d / "summary.json").read_text())
         summary["erase_count_histogram"] = [[i, 1] for i in range(300_000)]
         (d / "summary.json").write_text(json.dumps(summary))
+    elif how == "text histogram":  # "not enough values to unpack (expected 2, got 1)", naming no file
+        summary = json.loads((d / "summary.json").read_text())
+        summary["erase_count_histogram"] = "0123"
+        (d / "summary.json").write_text(json.dumps(summary))
+    elif how == "list summary":  # "AttributeError: 'list' object has no attribute 'get'"
+        (d / "summary.json").write_text("[1, 2]")
 
 
 @pytest.mark.parametrize("how", ["summary.json", "config.json", "manifest.json", "huge number", "no time series",
-                                 "figures a file", "zeroes", "long histogram"])
+                                 "figures a file", "zeroes", "long histogram", "text histogram", "list summary"])
 def test_a_damaged_result_directory_is_one_line(nandlab_cli, run_out: Path, tmp_path: Path, how: str) -> None:
     """Deep JSON gave a RecursionError, a 400-digit count an OverflowError, a missing time series or a file
     named figures exit 1; a user's PNG in figures/ was deleted even when the report then failed."""
@@ -143,7 +155,9 @@ def test_a_damaged_result_directory_is_one_line(nandlab_cli, run_out: Path, tmp_
     if (d / "figures").is_dir():
         shutil.copy(next((d / "figures").glob("*.png")), mine)
     _damage(d, how)
-    _one_error_line(nandlab_cli("report", d))
+    error = _one_error_line(nandlab_cli("report", d))
+    if how in ("huge number", "text histogram", "list summary"):
+        assert "summary.json: " in error
     if how != "figures a file":
         assert mine.exists()
 
@@ -163,6 +177,14 @@ def test_a_report_html_link_is_replaced_not_followed(nandlab_cli, run_out: Path,
 def test_a_python_seed_out_of_range_is_a_config_error(seed) -> None:
     with pytest.raises(nandlab.ConfigError, match="seed: expected a whole number from 0 to 18446744073709551615"):
         nandlab.make_simulator(None, seed=seed)
+
+
+@pytest.mark.parametrize("config, where", [({"seed": 2**64}, "seed"), ({"device": {"channels": [1, -(2**70)]}},
+                                                                         "device.channels[1]")])
+def test_a_dict_config_number_past_64_bits_is_named_as_given(config, where: str) -> None:
+    """Past 64 bits JSON carried it as a float: "found the number `18446744073709552000.0`"."""
+    with pytest.raises(nandlab.ConfigError, match=rf"{re.escape(where)}: found -?1[0-9]+, outside what any setting"):
+        nandlab.make_simulator(config)
 
 
 def test_notes_that_are_not_json_are_a_config_error() -> None:
@@ -190,6 +212,25 @@ def test_fio_logs_stay_inside_the_output_directory_and_are_checked_first(nandlab
     assert keep.read_text() == "mine" and not (out / "summary.json").exists()
 
 
+def _paused_in_phase_2(snapshot: Path, notes: dict, alter=lambda series: None) -> None:
+    """A two-phase run's snapshot, paused in its second phase, kept with ``notes`` and the first phase's
+    time series as ``alter`` leaves it."""
+    sim = nandlab.make_simulator({"device": {"cell": "tlc", "channels": 2, "blocks_per_plane": 64,
+                                             "pages_per_block": 32, "page_size": "16KiB"},
+                                  "phase": [{"name": "a", "requests": 2000}, {"name": "b", "volume": 30.0}]})
+    sim.snapshot_to(str(snapshot))
+    first = sim.run_phase(0)
+    series = {name: column.tolist() for name, column in first["timeseries"].items()}
+    alter(series)
+    sim.snapshot_extra = json.dumps({"phases": [first["summary"]], "timeseries": [series], "notes": notes})
+
+    def stop(fraction: float, info: dict) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(nandlab.Interrupted):
+        sim.run_phase(1, progress=stop)
+
+
 def test_resume_writes_files_only_where_its_command_line_says(nandlab_cli, tmp_path: Path) -> None:
     """A snapshot's notes chose where results went: an altered one wrote summary.json into another run's
     directory with no --out given."""
@@ -197,22 +238,26 @@ def test_resume_writes_files_only_where_its_command_line_says(nandlab_cli, tmp_p
     victim.mkdir()
     (victim / "summary.json").write_text("theirs")
     snapshot = tmp_path / "run.snap"
-    sim = nandlab.make_simulator({"device": {"cell": "tlc", "channels": 2, "blocks_per_plane": 64,
-                                             "pages_per_block": 32, "page_size": "16KiB"},
-                                  "phase": [{"name": "a", "requests": 2000}, {"name": "b", "volume": 30.0}]})
-    sim.snapshot_to(str(snapshot))
-    first = sim.run_phase(0)
-    sim.snapshot_extra = json.dumps({"phases": [first["summary"]], "timeseries": [first["timeseries"]],
-                                     "notes": {"out": str(victim)}}, default=lambda array: array.tolist())
-
-    def stop(fraction: float, info: dict) -> None:
-        raise KeyboardInterrupt
-
-    with pytest.raises(nandlab.Interrupted):
-        sim.run_phase(1, progress=stop)
+    _paused_in_phase_2(snapshot, {"out": str(victim)})
     result = nandlab_cli("resume", snapshot, "--quiet")
     assert result.exit_code == 0, result.stderr
     assert (victim / "summary.json").read_text() == "theirs" and sorted(victim.iterdir()) == [victim / "summary.json"]
+
+
+@pytest.mark.parametrize("alter", [
+    lambda series: series.update(extra=[1.0] * len(series["waf"])),
+    lambda series: series.update(waf=["x"] * len(series["waf"])),
+    lambda series: series[next(iter(series))].append(1),
+    lambda series: series.pop("waf"),
+], ids=["extra column", "text", "ragged", "missing column"])
+def test_a_snapshot_s_altered_time_series_is_refused_before_the_run_goes_on(nandlab_cli, tmp_path: Path,
+                                                                          alter) -> None:
+    """A column added to a finished phase's kept time series failed in pl.concat, after the rest of the run."""
+    snapshot = tmp_path / "run.snap"
+    _paused_in_phase_2(snapshot, {}, alter)
+    began = time.monotonic()
+    assert "not a snapshot of `nandlab run`" in _one_error_line(nandlab_cli("resume", snapshot, "--quiet"))
+    assert time.monotonic() - began < 5
 
 
 def test_a_user_s_file_named_like_a_partial_snapshot_is_left_alone(nandlab_cli, tmp_path: Path) -> None:
@@ -229,9 +274,10 @@ def test_a_user_s_file_named_like_a_partial_snapshot_is_left_alone(nandlab_cli, 
 @pytest.mark.parametrize("text, message", [
     ('[device.timing.mlc]\nerase_us = 1000000000000000\n', "below 100,000,000 (100 s), found 1000000000000000"),
     ('[device.wear]\nrated = { mlc = 1099511627776 }\n', "from 1 to 1e12, found 1099511627776"),
-    ('[device]\nchannels = 4294967296\n', "from 0 to 4,294,967,295"),
+    ('[device]\nchannels = 4294967296\n', "from 1 to 4,294,967,295"),
+    ('[device]\ndies_per_chip = -1\n', "from 1 to 4,294,967,295"),
     ('[device]\ncapacity = "16EiB"\n', "in B, KiB/KB, MiB/MB, GiB/GB or TiB/TB"),
-], ids=["erase time", "cycles", "u32", "unit"])
+], ids=["erase time", "cycles", "u32", "negative count", "unit"])
 def test_messages_state_the_real_limit(tmp_path: Path, text: str, message: str) -> None:
     """Messages that misled: "above 0" where the limit is 1e8, "at least 1" where it is 1e12, "a whole
     number" for one too large, "a size like…" for an unknown unit."""

@@ -145,19 +145,24 @@ def test_a_run_gets_its_configuration_summary_time_series_and_erase_counts(run_d
     assert "randwrite" in page and '"over_provisioning": 0.2' in html.unescape(page)  # a phase, the resolved config
     assert_self_contained(page)
     assert len(images(page)) == 5  # throughput and latency, the drive: against data written and time; erase counts
-    assert {p.name for p in (run_dir / "figures").iterdir()} == {
+    assert {p.name for p in (run_dir / "figures").glob("*.png")} == {
         "throughput-latency-time.png", "drive.png", "drive-time.png", "erase-counts.png"}
     assert (run_dir / "config.json").exists() and (run_dir / "throughput_latency.png").exists()
 
 
 def test_the_report_command_rebuilds_it_and_prints_its_path(nandlab_cli, run_dir: Path, monkeypatch) -> None:
-    (run_dir / "figures" / "stale.png").write_bytes(b"")
+    figures = run_dir / "figures"
+    (figures / "stale.png").write_bytes(b"")  # a figure an earlier report drew, and this one does not
+    (figures / ".drawn").write_text((figures / ".drawn").read_text() + "stale.png\n")
+    (figures / "mine.png").write_bytes(b"")  # a file the user put there
     opened = []
     monkeypatch.setattr(click, "launch", opened.append)
     result = nandlab_cli("report", run_dir, "--open")
     assert result.exit_code == 0 and result.stdout.strip() == str(run_dir / "report.html")
     assert opened == [str(run_dir / "report.html")]
-    assert not (run_dir / "figures" / "stale.png").exists()  # figures/ is the report's own
+    assert not (figures / "stale.png").exists() and (figures / "mine.png").exists()
+    assert "stale.png" not in (figures / ".drawn").read_text()
+    (figures / "mine.png").unlink()  # run_dir is shared
 
 
 def test_a_one_axis_sweep_gets_bar_charts_series_and_erase_count_cdfs(one_axis_sweep: Path) -> None:
@@ -166,7 +171,7 @@ def test_a_one_axis_sweep_gets_bar_charts_series_and_erase_count_cdfs(one_axis_s
                               "Base config"]
     assert "3 of 3 runs finished" in page and "[[axis]]" in page
     assert_self_contained(page)
-    figures = {p.name for p in (one_axis_sweep / "figures").iterdir()}
+    figures = {p.name for p in (one_axis_sweep / "figures").glob("*.png")}
     assert figures == {"bars.png", "timeseries.png", "erase-count-cdf.png"} and len(images(page)) == 3
 
 
@@ -187,7 +192,7 @@ def test_a_lifetime_sweep_gets_faceted_heatmaps_series_and_its_failure(lifetime_
     assert "47 finished, 1 failed" in page and "SimulationError: made up" in page and "most recent call last" in page
     assert_self_contained(page)
     # Numbers with the most points make the maps (reserve across, working set up); the rest facet them.
-    assert {p.name for p in (lifetime_dir / "figures").iterdir()} == {
+    assert {p.name for p in (lifetime_dir / "figures").glob("*.png")} == {
         "heatmap-lifetime_ratio-reserve-working_set.png", "heatmap-latency_ratio-reserve-working_set.png",
         "timeseries.png"}
     assert "a map per cell, read_level, seed" in page
@@ -283,7 +288,7 @@ def test_a_directory_nandlab_did_not_write_is_refused(nandlab_cli, tmp_path: Pat
 
 
 DAMAGED = {  # files as nandlab names them, with contents it never writes; what the line says
-    "a list for an object": ({"stats.json": "[]"}, "a damaged --out of nandlab trace stats: TypeError"),
+    "a list for an object": ({"stats.json": "[]"}, "stats.json: a JSON list, where nandlab writes an object"),
     "a missing key": ({"stats.json": '{"x": 1}'}, "a damaged --out of nandlab trace stats: KeyError: 'format'"),
     "a number for an object": ({"endurance.json": '{"chip": 5}'}, "a damaged --out of nandlab chip endurance"),
     "not Parquet": ({"grid.parquet": "x"}, "a damaged --out of nandlab lifetime-grid: ComputeError"),

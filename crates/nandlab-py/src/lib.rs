@@ -811,6 +811,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(death_causes, m)?)?;
     quiet_panics();
     m.add_class::<Simulator>()?;
+    // A phase's time-series columns, in order, and those of whole numbers (a snapshot's kept series is checked against them).
+    m.add("TIMESERIES_COLUMNS", ROW_COLUMNS.to_vec())?;
+    m.add("TIMESERIES_INTEGER_COLUMNS", ROW_INTEGER_COLUMNS.to_vec())?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

@@ -172,6 +172,22 @@ def _job_row(job: dict[str, Any]) -> list[str]:
     ]
 
 
+def _erase_count_histogram(summary: dict[str, Any], path: Path) -> list[list[int]]:
+    """The summary's ``erase_count_histogram`` ([erase count, blocks] pairs of whole numbers); ValueError
+    naming ``path`` if it is not one a drive could have."""
+    histogram = summary.get("erase_count_histogram") or []
+    if not isinstance(histogram, list) or len(histogram) > MAX_HISTOGRAM:
+        size = f"of {len(histogram):,} counts" if isinstance(histogram, list) else f"that is a {type(histogram).__name__}"
+        raise ValueError(f"{path}: an erase-count histogram {size}; a drive's is a list of at most {MAX_HISTOGRAM:,} "
+                         "[erase count, blocks] pairs (one per erase count its blocks reached)")
+    for pair in histogram:
+        if not (isinstance(pair, list) and len(pair) == 2
+                and all(type(n) is int and 0 <= n < 2**53 for n in pair)):
+            raise ValueError(f"{path}: erase_count_histogram: expected [erase count, blocks] pairs of whole numbers "
+                             f"from 0 to 2^53, found {str(pair)[:60]}")
+    return histogram
+
+
 BIT_ERROR_FIGURES = (("RBER mean", "rber_mean", "{:.2e}"), ("RBER p99", "rber_p99", "{:.2e}"),
                      ("Retries/read", "retries_per_read", "{:.3g}"), ("Soft decodes", "soft_decodes", "{:,}"),
                      ("Uncorrectable", "uncorrectable_reads", "{:,}"), ("UBER", "uber", "{:.2e}"),
@@ -313,10 +329,7 @@ def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str
             plots.timeseries_panels(ts, drive, path, phases=names, x=x, title=f"the drive over the run ({against})")
             r.figure("The drive over the run", path, f"{', '.join(p.label for p in drive)} against {against}"
                      + CLIPPED_CAPTION)
-    histogram = summary.get("erase_count_histogram") or []
-    if len(histogram) > MAX_HISTOGRAM:
-        raise ValueError(f"{d / output.SUMMARY_JSON}: an erase-count histogram of {len(histogram):,} counts; a drive's "
-                         f"has at most {MAX_HISTOGRAM:,} (one per erase count its blocks reached)")
+    histogram = _erase_count_histogram(summary, d / output.SUMMARY_JSON)
     if histogram:
         r.table("Erase counts", [{"blocks": sum(n for _, n in histogram), **(summary.get("erase_count") or {})}])
         path = r.figure_path("erase-counts.png")

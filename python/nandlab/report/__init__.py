@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import polars as pl
 
 from nandlab import files, output
 from nandlab.procedures.base import MANIFEST_JSON
-from nandlab.report.page import FIGURES, REPORT_HTML, Report
+from nandlab.report.page import DRAWN, FIGURES, REPORT_HTML, Report
 
 __all__ = ["FIGURES", "REPORT_HTML", "Report", "build", "write"]
 
@@ -43,19 +42,7 @@ def write(directory: str | os.PathLike[str]) -> Path:
     (or naming the sweep file if its [report] table is wrong)."""
     report = build(directory)
     path = Path(directory) / REPORT_HTML
-    # Written to a new file beside it and renamed over it: a report.html that is a link is replaced, never
-    # followed, and no file that is there is written over.
-    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{REPORT_HTML}.", suffix=".partial")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(report.to_html())
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(partial, 0o666 & ~mask)  # as a file the report opened itself would be
-        os.replace(partial, path)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise
+    files.write_replacing(path, report.to_html())
     return path
 
 
@@ -72,17 +59,32 @@ def build(directory: str | os.PathLike[str]) -> Report:
     if procedure is None:
         raise ValueError(f"{d / MANIFEST_JSON}: kind {kind!r} is no procedure of this nandlab; "
                          f"it knows {', '.join(procedures.PROCEDURES)}")
-    before = list((d / FIGURES).glob("*.png")) if (d / FIGURES).is_dir() else []
+    before = _drawn_before(d)
     try:
         report = procedure.result.report(d)
     except _DAMAGED as error:  # a file without the keys, columns or types nandlab writes
         raise ValueError(f"{d}: a damaged --out of {wrote_it or procedure.title}: "
                          f"{type(error).__name__}: {error}") from None
-    # Figures of an earlier report this one did not draw go, once it has been built.
-    for stale in before:
-        if stale not in report.drawn:
-            stale.unlink(missing_ok=True)
+    # Figures an earlier report drew and this one did not go, once it has been built; any other file in
+    # figures/ is someone else's and stays.
+    for stale in before - {path.name for path in report.drawn}:
+        (d / FIGURES / stale).unlink(missing_ok=True)
+    if report.drawn:
+        names = "".join(f"{path.name}\n" for path in sorted(report.drawn))
+        files.write_replacing(d / FIGURES / DRAWN, names)
     return report
+
+
+def _drawn_before(d: Path) -> set[str]:
+    """The figure names an earlier report recorded drawing in ``figures/`` (none if it kept no record)."""
+    record = d / FIGURES / DRAWN
+    if not record.is_file():
+        return set()
+    try:
+        names = files.read_text(record, "figure list").splitlines()
+    except ValueError:
+        return set()
+    return {name for name in names if name.endswith(".png") and name == Path(name).name}
 
 
 def _kind(d: Path) -> tuple[str, str | None]:

@@ -20,7 +20,10 @@ from nandlab.procedures.base import version
 
 REPORT_HTML = "report.html"
 FIGURES = "figures"
-"""The directory (in the reported one) of the figures a report draws; it owns it and redraws it."""
+"""The directory (in the reported one) of the figures a report draws and redraws."""
+DRAWN = ".drawn"
+"""In ``figures/``: the names of the figures the last report drew (an earlier report's figures that the
+next does not draw are removed; no other file there is touched)."""
 
 MAX_TABLE_ROWS = 500
 LONG_TEXT = 40
@@ -150,18 +153,22 @@ class Report:
         ])
 
 
-def read_json(path: Path) -> Any:
-    """A JSON result file of the directory; ValueError naming it if it is not JSON."""
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON result file of the directory (an object, as nandlab writes them); ValueError naming it if it is
+    not one."""
     oversize = path.is_file() and path.stat().st_size > files.MAX_RESULT_BYTES  # refused by its size below
     if not oversize and files.read_head(path, 4096).lstrip()[:1] not in (b"{", b"["):
         # Looked at before the whole file is: /dev/zero behind the name took 1.1 GB to refuse.
         raise ValueError(f"{path}: not JSON (a result nandlab writes starts with {{ or [)")
     try:
-        return json.loads(files.read_text(path, "result file", files.MAX_RESULT_BYTES))
+        document = json.loads(files.read_text(path, "result file", files.MAX_RESULT_BYTES))
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not JSON: {error}") from None
     except RecursionError:
         raise ValueError(f"{path}: JSON nested thousands of levels deep, not a result nandlab wrote") from None
+    if not isinstance(document, dict):
+        raise ValueError(f"{path}: a JSON {type(document).__name__}, where nandlab writes an object ({{...}})")
+    return document
 
 
 def existing_figure(r: Report, d: Path, heading: str, name: str, caption: str) -> None:

@@ -102,6 +102,10 @@ pub fn polish_serde_message(msg: &str) -> String {
     let mut m = msg.to_string();
     for (rust, plain) in [
         (
+            "expected a nonzero u32",
+            "expected a whole number from 1 to 4,294,967,295",
+        ),
+        (
             "expected u32",
             "expected a whole number from 0 to 4,294,967,295",
         ),

@@ -8,6 +8,7 @@ use crate::units::{
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
+use std::num::NonZeroU32;
 
 /// A number that is either a fraction (float < 1, or "5 %") or a count (integer).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -168,12 +169,12 @@ pub struct RawConfig {
 pub struct RawDevice {
     pub preset: Option<String>,
     pub cell: Option<String>,
-    pub channels: Option<u32>,
-    pub chips_per_channel: Option<u32>,
-    pub dies_per_chip: Option<u32>,
-    pub planes_per_die: Option<u32>,
-    pub blocks_per_plane: Option<u32>,
-    pub pages_per_block: Option<u32>,
+    pub channels: Option<NonZeroU32>,
+    pub chips_per_channel: Option<NonZeroU32>,
+    pub dies_per_chip: Option<NonZeroU32>,
+    pub planes_per_die: Option<NonZeroU32>,
+    pub blocks_per_plane: Option<NonZeroU32>,
+    pub pages_per_block: Option<NonZeroU32>,
     pub page_size: Option<Size>,
     /// Nominal (user) capacity: sizes `blocks_per_plane` to hold it plus the spare.
     pub capacity: Option<Size>,

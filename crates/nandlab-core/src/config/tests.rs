@@ -171,8 +171,13 @@ fn the_users_reserve_replaces_the_presets_over_provisioning() {
 
 #[test]
 fn impossible_geometry_is_refused() {
-    let e = error("dies_per_chip = 0", PHASE);
-    assert_eq!(e, "[device] dies_per_chip: must be at least 1");
+    for v in ["0", "-1"] {
+        let e = error(&format!("dies_per_chip = {v}"), PHASE);
+        let want = format!(
+            "[device] dies_per_chip: found the number `{v}`, expected a whole number from 1 to 4,294,967,295"
+        );
+        assert_eq!(e, want);
+    }
     let e = error(
         "",
         "[ftl]\nmapping_unit = \"3KiB\"\n[[phase]]\nvolume = 1.0\n",

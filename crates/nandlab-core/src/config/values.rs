@@ -6,6 +6,7 @@ use super::ConfigError;
 use crate::geometry::Geometry;
 use crate::units::MAX_BYTES;
 use serde::Serialize;
+use std::num::NonZeroU32;
 
 /// The smallest block a host addresses, bytes: sizes are multiples of it.
 pub(super) const SECTOR: u64 = 512;
@@ -33,14 +34,13 @@ pub(super) fn err<T>(key: &str, msg: impl Into<String>) -> Result<T, ConfigError
     Err(ConfigError::new(key, msg))
 }
 
-/// A count of at least 1, `default` when not given (None: the key is required).
+/// A count (at least 1: serde refuses 0), `default` when not given (None: the key is required).
 pub(super) fn positive(
     key: &str,
-    v: Option<u32>,
+    v: Option<NonZeroU32>,
     default: Option<u32>,
 ) -> Result<u32, ConfigError> {
-    match v.or(default) {
-        Some(0) => err(key, "must be at least 1"),
+    match v.map(NonZeroU32::get).or(default) {
         Some(n) => Ok(n),
         None => err(key, "missing: give a value or choose a `[device] preset`"),
     }
