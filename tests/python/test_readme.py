@@ -41,9 +41,10 @@ def commands() -> list[list[str]]:
 
 
 def unparsed(ctx: click.Context) -> list[str]:
-    """A group's arguments left for its subcommand (click keeps the first apart, as ``_protected_args``
-    since 8.2)."""
-    return [*getattr(ctx, "_protected_args", []), *ctx.args]
+    """A group's arguments left for its subcommand (click keeps the first apart: ``protected_args`` before
+    8.2, ``_protected_args`` since)."""
+    kept = vars(ctx)
+    return [*kept.get("_protected_args", kept.get("protected_args", [])), *ctx.args]
 
 
 def test_the_readme_has_commands() -> None:

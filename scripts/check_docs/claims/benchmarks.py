@@ -16,7 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
 
 from check_docs.claims import common
 from check_docs.model import Cell, Claim, Registry, Run, Table
