@@ -306,10 +306,21 @@ impl Drive {
         Ok(())
     }
 
-    /// Hints the request after this one, so its map entry is in cache in time.
+    /// Hints a request two ahead of the one being issued, so its map entry is
+    /// in cache in time.
     #[inline]
     pub fn prefetch(&self, req: &Request) {
         self.ftl.will_touch(self.unit.of(req.offset) as u32);
+    }
+
+    /// Hints the request after the one being issued (its map entry hinted a
+    /// request ago): a read's first unit's block record in the bit-error
+    /// model, which its decode reads (on a large drive, far from the cache).
+    #[inline]
+    pub fn prefetch_decoding(&self, req: &Request) {
+        if req.op == Op::Read {
+            self.ftl.will_decode(self.unit.of(req.offset) as u32);
+        }
     }
 
     /// The write buffer frees the units of program `p` when it completes;

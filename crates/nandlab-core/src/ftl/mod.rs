@@ -142,6 +142,7 @@ impl Ftl {
 
     /// A host read of `units` units of page `page` of block `b` at `t`: what
     /// its codewords took to decode (None without an error model).
+    #[inline]
     pub fn decode_read(&mut self, b: u32, page: u32, units: u32, t: u64) -> Option<ReadOutcome> {
         let e = self.errors.as_deref_mut()?;
         debug_assert!(
@@ -149,7 +150,7 @@ impl Ftl {
             "block {b} changed since opened"
         );
         let bytes = units as u64 * self.g.unit_size as u64;
-        let codewords = bytes.div_ceil(e.settings.data_bytes() as u64).max(1) as u32;
+        let codewords = e.settings.codewords(bytes);
         Some(e.read(b, page, codewords, t))
     }
 
@@ -206,6 +207,17 @@ impl Ftl {
                 self.map.l2p.as_ptr().wrapping_add(lpn as usize) as *const i8,
                 _MM_HINT_T0,
             );
+        }
+    }
+
+    /// Hints that a read of `lpn` will be decoded soon: its block's record
+    /// in the bit-error model is fetched into cache (nothing without one).
+    #[inline]
+    pub fn will_decode(&self, lpn: u32) {
+        if let (Some(e), Some(&s)) = (&self.errors, self.map.l2p.get(lpn as usize)) {
+            if s != 0 && e.far_from_cache() {
+                e.prefetch(self.g.block_of_slot(s - 1));
+            }
         }
     }
 

@@ -93,6 +93,19 @@ impl ErrorSettings {
         self.data_bits / 8
     }
 
+    /// The codewords `bytes` of data span (at least one).
+    #[inline]
+    pub fn codewords(&self, bytes: u64) -> u32 {
+        let each = self.data_bytes() as u64;
+        let n = if each.is_power_of_two() {
+            // Without a division instruction (this runs per host read).
+            (bytes + each - 1) >> each.trailing_zeros()
+        } else {
+            bytes.div_ceil(each)
+        };
+        n.max(1) as u32
+    }
+
     fn rate(&self, temp_c: f64) -> f64 {
         acceleration(temp_c, self.reference_c, self.activation_ev)
     }
@@ -149,6 +162,10 @@ struct Window {
     /// Retention clock (equivalent ns) and reads since erase up to which it holds.
     until: f64,
     reads_until: u32,
+    /// Reads at its RBER not yet in the tally's RBER histogram (they go in
+    /// together when it closes or the tally is read: recording each read
+    /// cost a fifth of what the model adds to one).
+    pending: u32,
     /// log2 of the relative step its successor tries.
     step: i8,
     /// The page type's RBER and its part retry cannot take back.
@@ -165,6 +182,7 @@ impl Window {
     const NONE: Window = Window {
         until: f64::NEG_INFINITY,
         reads_until: 0,
+        pending: 0,
         step: FIRST_STEP,
         rber: 0.0,
         base: 0.0,
@@ -177,6 +195,10 @@ impl Window {
         at <= self.until && reads <= self.reads_until
     }
 }
+
+/// Blocks up to which the model's tables (64 B a block and a page type, a
+/// few MiB) are taken to stay in the CPU's cache.
+const CACHED_BLOCKS: usize = 16_384;
 
 /// The most data patterns a drive tells apart (more distinct phases' `data`
 /// share the nearest one).
@@ -224,6 +246,7 @@ pub struct ReadErrors {
     /// The next block patrol checks.
     pub patrol_at: u32,
     rng: Xoshiro256PlusPlus,
+    /// Its RBER histogram lacks the reads windows hold (see [`ReadErrors::tally`]).
     pub tally: ErrorTally,
 }
 
@@ -336,7 +359,20 @@ impl ReadErrors {
     /// Block `b`'s data or reads changed: no window of its holds.
     fn close_windows(&mut self, b: u32) {
         let first = (b * self.bits) as usize;
-        self.windows[first..first + self.bits as usize].fill(Window::NONE);
+        for w in &mut self.windows[first..first + self.bits as usize] {
+            self.tally.rber_reads(w.rber, w.pending);
+            *w = Window::NONE;
+        }
+    }
+
+    /// What the model did to host reads so far: the tally with every
+    /// window's reads in its RBER histogram.
+    pub fn tally(&self) -> ErrorTally {
+        let mut tally = self.tally.clone();
+        for w in self.windows.iter().filter(|w| w.pending > 0) {
+            tally.rber_reads(w.rber, w.pending);
+        }
+        tally
     }
 
     /// Block `b` has left the read-reclaim queue (relocated, or not
@@ -378,16 +414,22 @@ impl ReadErrors {
     }
 
     /// The window of page type `page_type` of block `b` that holds at `t`,
-    /// opened there if none does.
+    /// opened there if none does, with a read at its RBER counted.
     #[inline]
     fn window(&mut self, b: u32, page_type: usize, t: u64) -> Window {
         let at = self.clock.at(t);
         let i = (b * self.bits) as usize + page_type;
-        let w = self.windows[i];
-        if w.holds(at, self.blocks[b as usize].reads) {
-            return w;
+        let w = &mut self.windows[i];
+        if w.holds(at, self.blocks[b as usize].reads) && w.pending < u32::MAX {
+            w.pending += 1;
+            return *w;
         }
-        let w = self.open_window(b, page_type, at, &w);
+        let last = *w;
+        self.tally.rber_reads(last.rber, last.pending);
+        let w = Window {
+            pending: 1,
+            ..self.open_window(b, page_type, at, &last)
+        };
         self.windows[i] = w;
         w
     }
@@ -433,6 +475,13 @@ impl ReadErrors {
         w.ln_first = self.hard.ln_fail(w.rber);
         w.fails = self.ln_ladder_fails(w.rber, w.base).exp_d();
         w
+    }
+
+    /// Whether its tables are large enough that a read's block record is
+    /// likely out of the CPU's cache (worth fetching a request ahead).
+    #[inline]
+    pub fn far_from_cache(&self) -> bool {
+        self.blocks.len() > CACHED_BLOCKS
     }
 
     /// Starts loading block `b`'s record and windows into the CPU's cache: a host read
@@ -485,6 +534,7 @@ impl ReadErrors {
     /// The soft decode reads the best step's errors with its higher limit.
     /// The expected uncorrectable codewords are P(the best step fails), per
     /// codeword, whether or not this read failed.
+    #[inline]
     pub fn read(&mut self, b: u32, page: u32, codewords: u32, t: u64) -> ReadOutcome {
         let bits = self.blocks[b as usize].bits as u32;
         let w = self.window(b, ModeTiming::page_type(page, bits), t);
@@ -508,12 +558,12 @@ impl ReadErrors {
         if ln_first + ln_n < NEGLIGIBLE {
             // The best step fails no more often than the first: nothing f64
             // could add to the tally (the common case, fresh data).
-            return self.tally(outcome, 0.0);
+            return self.count(outcome, 0.0);
         }
         let expected = n * w.fails;
         if ln_first + ln_n < NEVER_DRAWN {
             // No draw could find a codeword that fails even the first step.
-            return self.tally(outcome, expected);
+            return self.count(outcome, expected);
         }
         // Each step takes back `retry_factor` of what is left of the shift
         // above its floor: the best read references leave `retry_floor` of it.
@@ -535,14 +585,14 @@ impl ReadErrors {
             };
             if ln_v >= ln_q {
                 outcome.retries = step;
-                return self.tally(outcome, expected);
+                return self.count(outcome, expected);
             }
             shift = floor + (shift - floor) * cfg.retry_factor;
         }
         outcome.retries = cfg.retry_steps;
         outcome.soft = self.soft.is_some();
         outcome.uncorrectable = self.soft.is_none() || ln_v < ln_last;
-        self.tally(outcome, expected)
+        self.count(outcome, expected)
     }
 
     /// ln P(a codeword read at `rber`, `base` of it beyond retry's reach,
@@ -632,7 +682,7 @@ impl ReadErrors {
         p_fail * sectors_per_codeword(self.settings.data_bits) / self.settings.data_bits as f64
     }
 
-    fn tally(&mut self, outcome: ReadOutcome, expected_uncorrectable: f64) -> ReadOutcome {
+    fn count(&mut self, outcome: ReadOutcome, expected_uncorrectable: f64) -> ReadOutcome {
         let t = &mut self.tally;
         t.expected_uncorrectable += expected_uncorrectable;
         t.retries += outcome.retries as u64;
@@ -671,6 +721,10 @@ mod tests {
     use crate::math::Deterministic;
     use crate::media::errors::tests::direct_tail;
     use crate::media::errors::{page_type_factor, DAY_NS, FAST19_MLC};
+    use crate::media::ModeTiming;
+    use crate::stats::Latency;
+    use rand::{RngExt, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
 
     fn errors(ecc: &str) -> ErrorsConfig {
         errors_of("power-law", ecc)
@@ -727,6 +781,38 @@ mod tests {
                 (errors.rber(0, 0, t).0 + errors.rber(0, 1, t).0) / 2.0
             };
             assert_eq!(random, plain, "{model}");
+        }
+    }
+
+    /// The RBER histogram holds every read at the RBER it was decoded at,
+    /// whether its window is still open (counted in `tally()`), closed by a
+    /// later window, or closed by its block's erase or new data.
+    #[test]
+    fn every_read_is_in_the_rber_histogram_once() {
+        for model in ["power-law", "vt"] {
+            let mut errors = ReadErrors::new(&errors_of(model, "bch:40/1KiB"), 4, 2, 25.0, 1);
+            let mut each = Latency::new(3);
+            for b in 0..4 {
+                errors.opened(b, 0, 2, 1000.0 * b as f64);
+            }
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+            for i in 0..20_000u64 {
+                let (b, page) = (rng.random_range(0..4u32), rng.random_range(0..8u32));
+                if i % 5_000 == 4_999 {
+                    errors.erased(b, 2);
+                    errors.opened(b, i * 1_000_000, 2, 2000.0);
+                }
+                errors.read(b, page, 2, i * 1_000_000);
+                let w =
+                    &errors.windows[(b * errors.bits) as usize + ModeTiming::page_type(page, 2)];
+                each.record((w.rber * 1e12).max(1.0) as u64);
+            }
+            let tally = errors.tally();
+            assert_eq!(tally.page_reads, 20_000, "{model}");
+            assert_eq!(tally.rber_bins(), each.bins(), "{model}");
+            // Some reads were still in open windows (the case under test).
+            let recorded: u64 = errors.tally.rber_bins().iter().map(|&(_, n)| n).sum();
+            assert!(recorded < 20_000, "{model}: {recorded}");
         }
     }
 

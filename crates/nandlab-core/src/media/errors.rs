@@ -9,6 +9,7 @@
 use super::vt::{StateShares, VtModel};
 use crate::math::Deterministic;
 use serde::{Deserialize, Serialize};
+use std::sync::{Mutex, OnceLock};
 
 /// RBER = ε + α·cᵏ + β·c̃ᵐ·g(t) + γ·cᵖ·(r / read_unit)^q: c the block's
 /// program/erase cycles, t its retention age in days at the reference
@@ -47,6 +48,9 @@ pub struct PowerLaw {
     /// Retention ages (days) the power of time holds to.
     pub fit_days: f64,
 }
+
+/// Reads since erase up to which [`PowerLaw::disturb_factor`] is tabulated.
+const DISTURB_TABLE: usize = 1 << 14;
 
 /// 2y-nm planar MLC (FAST 2019, Table 2; the set SimpleSSD's read reclaim
 /// uses): t in days, r in reads. At 8,000 cycles and 10⁵ reads the disturb
@@ -228,9 +232,39 @@ impl PowerLaw {
             shift += w.retention * self.age_factor(days);
         }
         if reads > 0.0 && w.disturb > 0.0 {
-            shift += w.disturb * (reads / self.read_unit).pow_d(self.q);
+            shift += w.disturb * self.disturb_factor(reads);
         }
         (w.base, shift)
+    }
+
+    /// (r / read_unit)^q: for a whole number of reads below
+    /// [`DISTURB_TABLE`], of a published set, from a table of the same
+    /// figures (a power per host read was a sixth of a read's cost).
+    #[inline]
+    fn disturb_factor(&self, reads: f64) -> f64 {
+        let r = reads as usize;
+        if r < DISTURB_TABLE && r as f64 == reads {
+            if let Some(table) = self.disturb_table() {
+                return table[r];
+            }
+        }
+        (reads / self.read_unit).pow_d(self.q)
+    }
+
+    /// The table of [`PowerLaw::disturb_factor`] for this set, if it is a
+    /// published one (made at its first use).
+    fn disturb_table(&self) -> Option<&'static [f64]> {
+        static TABLES: [OnceLock<Vec<f64>>; 3] = [const { OnceLock::new() }; 3];
+        let sets = [FAST19_SLC, FAST19_MLC, FAST19_TLC];
+        let i = sets
+            .iter()
+            .position(|s| s.q == self.q && s.read_unit == self.read_unit)?;
+        let table = TABLES[i].get_or_init(|| {
+            (0..DISTURB_TABLE)
+                .map(|r| (r as f64 / self.read_unit).pow_d(self.q))
+                .collect()
+        });
+        Some(table)
     }
 
     /// The two parts at `cycles` (see [`PowerLaw::parts_of`]).
@@ -377,6 +411,12 @@ const PER_DECADE: f64 = 64.0;
 const LOG_MIN: f64 = -9.0;
 const LOG_MAX: f64 = 0.0;
 
+/// The most tail tables a process keeps for drives to come (4.6 KB each).
+const KEPT_TABLES: usize = 64;
+
+/// A tail table made in this process: its (codeword bits, limit) and figures.
+type MadeTable = ((u32, u32), Vec<f64>);
+
 /// P(a codeword has more errors than a limit) against RBER, tabulated on a
 /// log grid and interpolated in log space: O(1) per read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -385,11 +425,25 @@ pub struct TailTable {
 }
 
 impl TailTable {
+    /// The table of codewords of `bits` bits that fail past `limit` errors:
+    /// computed once in a process (a quarter of a second for a strong code)
+    /// and copied for every drive after.
     pub fn new(bits: u32, limit: u32) -> TailTable {
+        static MADE: Mutex<Vec<MadeTable>> = Mutex::new(Vec::new());
+        let mut made = MADE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, ln_tail)) = made.iter().find(|(key, _)| *key == (bits, limit)) {
+            return TailTable {
+                ln_tail: ln_tail.clone(),
+            };
+        }
         let points = ((LOG_MAX - LOG_MIN) * PER_DECADE) as usize + 1;
-        let ln_tail = (0..points)
+        let ln_tail: Vec<f64> = (0..points)
             .map(|i| ln_tail(bits, 10f64.pow_d(LOG_MIN + i as f64 / PER_DECADE), limit))
             .collect();
+        if made.len() == KEPT_TABLES {
+            made.remove(0);
+        }
+        made.push(((bits, limit), ln_tail.clone()));
         TailTable { ln_tail }
     }
 

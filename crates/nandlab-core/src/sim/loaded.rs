@@ -103,6 +103,12 @@ impl IoState {
         };
         ensure(self.next.as_ref().is_none_or(request_fits), || {
             "the next request lies past the drive's end".into()
+        })?;
+        ensure(self.after.as_ref().is_none_or(request_fits), || {
+            "the request after the next lies past the drive's end".into()
+        })?;
+        ensure(self.next.is_some() || self.after.is_none(), || {
+            "a request drawn after the last".into()
         })
     }
 }

@@ -38,8 +38,12 @@ pub(super) struct IoState {
     pub(super) end: u64,
     pub(super) jobs_fraction: f64,
     pub(super) source: Source,
-    /// The next request, drawn ahead (and prefetched) when the last was issued.
+    /// The next request, and the one after it: drawn ahead so that what they
+    /// touch is in the CPU's cache by the time they are simulated (the map
+    /// entry of the one after, prefetched when it is drawn; the bit-error
+    /// model's block record of the next, found through that entry then).
     pub(super) next: Option<(Option<u64>, Request)>,
+    pub(super) after: Option<(Option<u64>, Request)>,
     pub(super) next_idle: u64,
     /// Simulated time of the loop.
     pub(super) t: u64,
@@ -58,6 +62,7 @@ pub(super) struct IoState {
 struct Cursor {
     src: Source,
     next: Option<(Option<u64>, Request)>,
+    after: Option<(Option<u64>, Request)>,
     t: u64,
     queue: BinaryHeap<Reverse<u64>>,
     next_idle: u64,
@@ -69,6 +74,7 @@ impl Cursor {
         Cursor {
             src: std::mem::replace(&mut st.source, Source::Jobs),
             next: st.next,
+            after: st.after,
             t: st.t,
             queue: std::mem::take(&mut st.queue),
             next_idle: st.next_idle,
@@ -79,6 +85,7 @@ impl Cursor {
     fn put_back(self, st: &mut IoState) {
         st.source = self.src;
         st.next = self.next;
+        st.after = self.after;
         st.t = self.t;
         st.queue = self.queue;
         st.next_idle = self.next_idle;
@@ -208,6 +215,10 @@ impl IoState {
             None => Source::Synthetic(Generator::new(p, user, unit, seed)),
         };
         let next = source.next()?;
+        let after = match next {
+            Some(_) => source.next()?,
+            None => None,
+        };
         Ok(IoState {
             issued: 0,
             issued_bytes: 0,
@@ -215,6 +226,7 @@ impl IoState {
             jobs_fraction: 0.0,
             source,
             next,
+            after,
             next_idle: p.idle_every.map_or(u64::MAX, |v| v.bytes(user).max(1)),
             t: start,
             queue: BinaryHeap::new(),
@@ -392,9 +404,13 @@ impl Simulator {
         progress: ProgressFn,
     ) -> Result<u64, SimError> {
         let (_, req) = c.next.expect("the loop checked Cursor::over");
-        c.next = c.src.next()?;
+        c.next = c.after.take();
         if let Some((_, n)) = &c.next {
-            self.drive.prefetch(n);
+            c.after = c.src.next()?;
+            self.drive.prefetch_decoding(n);
+        }
+        if let Some((_, a)) = &c.after {
+            self.drive.prefetch(a);
         }
         self.last_issue = t;
         let done = self.drive.submit(req, t)?;

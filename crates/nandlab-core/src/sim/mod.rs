@@ -260,7 +260,7 @@ impl Simulator {
             .unwrap_or(self.cfg.device.wear.conditions.temperature_c);
         let errors_before = self.drive.ftl.errors.as_deref_mut().map(|e| {
             e.set_temperature(start, temperature);
-            e.tally.clone()
+            e.tally()
         });
         if let Some(death) = &self.death {
             return Err(SimError::Dead {
@@ -565,7 +565,7 @@ impl Simulator {
     fn error_summary(&self, before: Option<&ErrorTally>) -> Option<ErrorSummary> {
         let e = self.drive.ftl().errors.as_deref()?;
         let target = self.cfg.device.errors.as_ref()?.uber_target;
-        Some(e.tally.since(before?).summary(target))
+        Some(e.tally().since(before?).summary(target))
     }
 
     fn integrity_counts(&self) -> Option<IntegrityCounts> {

@@ -54,14 +54,28 @@ impl Default for ErrorTally {
 }
 
 impl ErrorTally {
-    /// A page read at `rber` of `codewords` codewords of `bits_each` data bits.
+    /// A page read at `rber` of `codewords` codewords of `bits_each` data
+    /// bits (its RBER goes into the histogram with [`ErrorTally::rber_reads`]).
     #[inline]
     pub fn page(&mut self, rber: f64, codewords: u32, bits_each: u32) {
         self.page_reads += 1;
         self.codewords += codewords as u64;
         self.bits += codewords as u64 * bits_each as u64;
         self.rber_sum += rber;
-        self.rber.record((rber * RBER_UNIT).max(1.0) as u64);
+    }
+
+    /// `reads` page reads at `rber` into the RBER histogram.
+    pub fn rber_reads(&mut self, rber: f64, reads: u32) {
+        if reads > 0 {
+            let value = (rber * RBER_UNIT).max(1.0) as u64;
+            self.rber.record_n(value, reads as u64);
+        }
+    }
+
+    /// The RBER histogram's (value, count) bins (units of 10⁻¹²).
+    #[cfg(test)]
+    pub fn rber_bins(&self) -> Vec<(u64, u64)> {
+        self.rber.bins()
     }
 
     /// What happened since `before` (an earlier copy of this tally).

@@ -57,6 +57,11 @@ impl Latency {
         self.0.saturating_record(ns);
     }
 
+    /// `n` records of `ns`.
+    pub fn record_n(&mut self, ns: u64, n: u64) {
+        self.0.saturating_record_n(ns, n);
+    }
+
     pub fn add(&mut self, other: &Latency) {
         self.0
             .add(&other.0)
