@@ -56,6 +56,7 @@ import itertools
 import json
 import math
 import os
+import re
 import sys
 import time
 import traceback
@@ -271,8 +272,16 @@ def parse(text: str, source: str = "<sweep>", base_dir: str | os.PathLike[str] =
     for key in keys:
         if keys.count(key) > 1:
             raise ConfigError(f"{source}: two axes set {key!r}; zip them into one axis instead")
+    stem = re.sub(r"[^A-Za-z0-9_.+=,-]+", "-", Path(source).stem).strip("-").lstrip(".-")[:100] or "sweep"
+    name = head.get("name", stem)
+    # The name is the folder under results/ its dataset goes to without --out: one plain name, never a
+    # path (an absolute or ../ name put results, and overwrote files, wherever the file said).
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+=,-]{0,99}", name):
+        raise ConfigError(f"{source}: [sweep] name: expected a plain name (letters, digits and _ . + = , -, "
+                          f"at most 100, not starting with . or -; it names the folder under results/), "
+                          f"found {str(name)[:60]!r}")
     return Sweep(
-        name=str(head.get("name", Path(source).stem)),
+        name=name,
         procedure=procedure,
         base=base,
         axes=axes,
@@ -590,6 +599,8 @@ def _results(directory: Path, sweep: Sweep, grid: Sequence[Point]) -> pl.DataFra
             body = pl.DataFrame()
         head.update(p.coordinates)
         head.update({key: value for key, value in p.settings.items() if key not in p.coordinates})
+        # A figure named as an axis or a setting (an axis called `waf`) keeps its value as `waf (figure)`.
+        body = body.rename({c: f"{c} (figure)" for c in body.columns if c in head})
         rows.append(pl.concat([pl.DataFrame([head]), body], how="horizontal") if body.width else pl.DataFrame([head]))
     if walls:
         _write_atomic(directory / "wall.parquet", _parquet(pl.concat(walls).select("run_id", "wall_seconds")))

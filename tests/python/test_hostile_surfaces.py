@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import nandlab
@@ -343,3 +344,88 @@ def test_results_never_go_through_a_link_in_the_output_directory(nandlab_cli, ru
     assert nandlab_cli("report", d).exit_code == 0
     assert all((theirs / name).read_text() == "keep" for name in ("summary", "png", "log", "drive.png"))
     assert (d / "figures").is_dir() and not (d / "figures").is_symlink()
+
+
+@pytest.mark.parametrize("name", ["/tmp/elsewhere", "../../elsewhere", "..", ".hidden", "a/b", "x" * 101, 5])
+def test_a_sweep_name_is_a_folder_name_under_results_never_a_path(nandlab_cli, tmp_path: Path, monkeypatch,
+                                                                  name) -> None:
+    """An absolute or ../ name put a sweep's results (and its report.html, overwriting the user's) wherever
+    the file said."""
+    monkeypatch.chdir(tmp_path)
+    sweep = tmp_path / "s.toml"
+    value = json.dumps(name)
+    sweep.write_text(SWEEP.replace('[sweep]\n', f'[sweep]\nname = {value}\n') +
+                     '[[axis]]\nkey = "device.reserve"\nvalues = [0.1]\n')
+    assert "[sweep] name: expected a plain name" in _one_error_line(nandlab_cli("sweep", sweep, "--workers", "1"))
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_sweep_file_named_with_spaces_gets_a_plain_folder_name(tmp_path: Path) -> None:
+    text = SWEEP + '[[axis]]\nkey = "device.reserve"\nvalues = [0.1]\n'
+    assert nandlab.sweep.parse(text, str(tmp_path / "my study (v2).toml")).name == "my-study-v2"
+
+
+def test_the_report_reads_result_files_through_links_and_leaves_them(nandlab_cli, run_out: Path,
+                                                                     tmp_path: Path) -> None:
+    """Results checked out as links (git-annex, DVC): the report removed summary.json and
+    timeseries.parquet, then said summary.json was not JSON."""
+    d, store = tmp_path / "out", tmp_path / "store"
+    shutil.copytree(run_out, d)
+    store.mkdir()
+    for name in ("summary.json", "timeseries.parquet"):
+        (d / name).rename(store / name)
+        (d / name).symlink_to(store / name)
+    result = nandlab_cli("report", d)
+    assert result.exit_code == 0, result.stderr
+    assert (d / "summary.json").is_symlink() and (d / "timeseries.parquet").is_symlink()
+
+
+@pytest.mark.parametrize("blocker", ["fifo summary.json", "dir summary.json", "dir report.html", "dir figures/drive.png",
+                                     "fifo figures/drive.png"])
+def test_an_out_directory_that_cannot_take_the_results_is_refused_before_the_run(nandlab_cli, tmp_path: Path,
+                                                                                 blocker: str) -> None:
+    """A FIFO at summary.json hung after the run; a directory there failed after it (exit 1, a raw OS error)."""
+    kind, name = blocker.split()
+    out = tmp_path / "out"
+    (out / "figures").mkdir(parents=True)
+    os.mkfifo(out / name) if kind == "fifo" else (out / name).mkdir()
+    config = tmp_path / "tiny.toml"
+    config.write_text('[device]\npreset = "snia-mlc"\ncapacity = "1GiB"\n[[phase]]\nrequests = 2000\n')
+    began = time.monotonic()
+    assert f"holds '{name}'" in _one_error_line(nandlab_cli("run", config, "--out", out))
+    assert time.monotonic() - began < 5
+
+
+def test_a_fio_log_cannot_take_a_result_files_name(nandlab_cli, tmp_path: Path) -> None:
+    job = tmp_path / "job.fio"
+    job.write_text("[j]\nrw=randwrite\nsize=16m\nwrite_bw_log=summary.json/x\n")
+    error = _one_error_line(nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB", "--out",
+                                        tmp_path / "out"))
+    assert "write_bw_log: a log in summary.json/ would take the name" in error
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+@pytest.mark.parametrize("axis", ['name = "waf"\nkey = "device.reserve"\nvalues = [0.1, 0.2]',
+                                  'key = "phase.0.name"\nvalues = ["a", "b"]'], ids=["waf", "name"])
+def test_an_axis_named_as_a_figure_keeps_both(nandlab_cli, tmp_path: Path, axis: str) -> None:
+    """A DuplicateError traceback after every point had run."""
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(SWEEP + f"[[axis]]\n{axis}\n")
+    result = nandlab_cli("sweep", sweep, "--out", tmp_path / "out", "--workers", "1", "--quiet")
+    assert result.exit_code == 0, result.stderr
+    columns = pl.read_parquet(tmp_path / "out" / "results.parquet").columns
+    figure = "waf" if "waf" in axis else "name"
+    assert figure in columns and f"{figure} (figure)" in columns
+
+
+@pytest.mark.parametrize("cuts, message", [
+    ('power_loss = [' + ", ".join(f'"{n}ns"' for n in range(1, 10_002)) + ']', "at most 10000 cut times"),
+    ('power_loss_every = "1us"', "expected at least 1ms between cuts"),
+], ids=["10,001 times", "every microsecond"])
+def test_power_cuts_are_bounded(nandlab_cli, tmp_path: Path, cuts: str, message: str) -> None:
+    """20,000 listed cuts took 52 s of a 10-request phase; 100,000 over a minute (2.6 ms a cut)."""
+    config = tmp_path / "cuts.toml"
+    config.write_text(f'[device]\npreset = "snia-mlc"\ncapacity = "1GiB"\n[[phase]]\nrequests = 10\n{cuts}\n')
+    began = time.monotonic()
+    assert message in _one_error_line(nandlab_cli("run", config))
+    assert time.monotonic() - began < 5

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,37 @@ class Directory(click.Path):
         path = super().convert(value, param, ctx)
         if os.path.exists(path) and not os.path.isdir(path):
             self.fail(f"{click.format_filename(value)!r} is not a directory", param, ctx)
+        blocking = _blocking_entry(path) if os.path.isdir(path) else None
+        if blocking is not None:
+            self.fail(f"{click.format_filename(value)!r} holds {blocking}, where nandlab writes its results "
+                      "(move it, or choose another --out)", param, ctx)
         return path
+
+
+RESULT_SUFFIXES = (".json", ".csv", ".parquet", ".html", ".png", ".log", ".txt")
+"""Suffixes of the files nandlab writes in an output directory (and its figures/)."""
+
+
+def _blocking_entry(directory: Path) -> str | None:
+    """What in ``directory`` (or its ``figures/``) would stop results being written there, found before
+    the run rather than after it: a FIFO (writing to it blocks for good), a socket or a device, or a
+    directory named like a result file (``summary.json/``)."""
+    for folder in (directory, directory / "figures"):
+        try:
+            entries = list(os.scandir(folder)) if folder.is_dir() and not folder.is_symlink() else []
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            name = click.format_filename(os.path.relpath(entry.path, directory))
+            if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                return f"{name!r}, which is not a regular file"
+            if stat.S_ISDIR(mode) and entry.name.endswith(RESULT_SUFFIXES):
+                return f"{name!r}, a directory named like a result file"
+    return None
 
 
 def numbers(ctx: click.Context, param: click.Parameter, text: str) -> list[float]:

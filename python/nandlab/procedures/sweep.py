@@ -232,7 +232,8 @@ def _sweep_metrics(procedure: str, results: pl.DataFrame, axes: Sequence[str] = 
     wanted = (("lifetime_ratio", "latency_ratio", "latency_ratio_after", "zombie_drive_writes", "baseline_drive_writes")
               if procedure == "lifetime-compare"
               else ("waf", "iops", "mbps", "write_latency_us_p99", "read_latency_us_p99", "erases"))
-    headline = [m for m in wanted if m in results.columns and results[m].null_count() < results.height]
+    headline = [m for m in wanted if m in results.columns and m not in axes
+                and results[m].null_count() < results.height]
     if headline:
         return headline
     return [c for c in results.columns

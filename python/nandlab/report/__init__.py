@@ -54,7 +54,9 @@ def build(directory: str | os.PathLike[str]) -> Report:
     if not d.is_dir():
         raise ValueError(f"{d}: no such directory")
     kind, wrote_it = _kind(d)
-    files.unlink_links(d)  # a figure is never drawn through a link (figures/ itself, or one of its PNGs)
+    # A figure is never drawn through a link: figures/ itself (here) or one of its PNGs (Report.figure_path).
+    # The files the report reads may be links (a git-annex or DVC checkout): they stay.
+    files.unlink_link(d / FIGURES)
     procedure = procedures.get(kind)
     if procedure is None:
         raise ValueError(f"{d / MANIFEST_JSON}: kind {kind!r} is no procedure of this nandlab; "

@@ -116,7 +116,7 @@ class Report:
         path = self.directory / FIGURES / re.sub(r"[^A-Za-z0-9._-]+", "-", name).lstrip(".")
         path.parent.mkdir(exist_ok=True)
         self.drawn.add(path)
-        return path
+        return files.unlink_link(path)
 
     def links(self, heading: str, links: Sequence[tuple[str, str]]) -> None:
         """A list of (text, relative address) links (other reports)."""

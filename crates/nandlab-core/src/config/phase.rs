@@ -335,6 +335,11 @@ fn stop(
     })
 }
 
+/// The most cut times a phase's `power_loss` lists.
+const MAX_LISTED_CUTS: usize = 10_000;
+/// The shortest `power_loss_every`.
+const MIN_CUT_EVERY_NS: u64 = 1_000_000;
+
 /// `power_loss` (times from the phase's start, sorted) and `power_loss_every`.
 fn power_cuts(
     p: &RawPhase,
@@ -343,10 +348,24 @@ fn power_cuts(
     at: Label,
 ) -> Result<(Vec<u64>, Option<u64>), ConfigError> {
     let mut power_loss_ns: Vec<u64> = p.power_loss.iter().flatten().map(|d| d.0).collect();
+    if power_loss_ns.len() > MAX_LISTED_CUTS {
+        return at.err(
+            "power_loss",
+            format!(
+                "at most {MAX_LISTED_CUTS} cut times (each cut costs a recovery: milliseconds of \
+                 wall time), found {}; for many, give power_loss_every",
+                power_loss_ns.len()
+            ),
+        );
+    }
     power_loss_ns.sort_unstable();
     let power_loss_every_ns = p.power_loss_every.map(|d| d.0);
-    if power_loss_every_ns == Some(0) {
-        return at.err("power_loss_every", "must be a time above 0");
+    if power_loss_every_ns.is_some_and(|every| every < MIN_CUT_EVERY_NS) {
+        return at.err(
+            "power_loss_every",
+            "expected at least 1ms between cuts (each costs a recovery: a cut every microsecond \
+             would take hours of wall time a simulated second)",
+        );
     }
     let cuts = !power_loss_ns.is_empty() || power_loss_every_ns.is_some();
     if cuts && !(timed && matches!(kind, PhaseKind::Io | PhaseKind::Trace)) {

@@ -103,6 +103,18 @@ pub(super) fn validate(
         );
     }
     let (working_set, working_set_offset) = working_set(p, kind, block_size, g, at)?;
+    // Requests start on multiples of the alignment (and of the mapping unit) inside the working set.
+    let step = align.max(g.unit_size as u64);
+    let ws_bytes = (working_set * g.user_capacity_bytes as f64) as u64;
+    if kind == PhaseKind::Io && ws_bytes / step * step < block_size {
+        return at.err(
+            "align",
+            format!(
+                "requests start on multiples of {align} bytes: the working set ({ws_bytes} bytes) \
+                 holds none of {block_size} bytes; expected an alignment up to the working set"
+            ),
+        );
+    }
     Ok(Requests {
         pattern,
         distribution,
