@@ -44,10 +44,11 @@ import math
 import os
 import re
 import tempfile
+import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -103,6 +104,7 @@ class FioJob:
         phase: index in ``FioJobs.phases`` of the phase that runs it.
         slot: its place among that phase's ``[[phase.job]]``s (0 in a phase of one job).
         options: its fio options (after ``[global]`` and command-line overrides).
+        own: those of its section and the command line alone (fio's ``job options``).
     """
 
     name: str
@@ -111,6 +113,7 @@ class FioJob:
     phase: int
     slot: int
     options: dict[str, str]
+    own: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -123,12 +126,14 @@ class FioJobs:
         jobs: every job fio would start, in order (each with its options).
         warnings: options nandlab ignored or approximated, one line each.
         seed: ``randseed`` if given.
+        global_options: the ``[global]`` sections' options (fio's ``global options``).
     """
 
     phases: list[dict[str, Any]] = field(default_factory=list)
     jobs: list[FioJob] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seed: int | None = None
+    global_options: dict[str, str] = field(default_factory=dict)
 
     @property
     def reported(self) -> list[str]:
@@ -280,7 +285,7 @@ def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
     global_options: dict[str, str] = {}
     global_lines: dict[str, int] = {}
     # Jobs that run together, each copy (numjobs) with its name, options, phase, ramp phase and group.
-    runs: list[list[tuple[str, dict[str, str], dict[str, Any], dict[str, Any] | None, int]]] = []
+    runs: list[list[_Member]] = []
     group, in_group = 0, 0
     for name, own, lines in _sections(text, source):
         if name.startswith("global"):  # as fio: any section whose name starts so
@@ -309,10 +314,11 @@ def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
         in_group += copies
         if not runs or waits:
             runs.append([])
-        runs[-1] += [(name, options, phase, ramp, group)] * copies
+        runs[-1] += [_Member(name, options, {**own, **(overrides or {})}, phase, ramp, group)] * copies
     if not runs:
         chosen = f" named {', '.join(sorted(sections))}" if sections else ""
         raise ConfigError(f"{source}: no job sections{chosen} (only [global] or nothing)")
+    jobs.global_options = global_options
     for run in runs:
         _add_run(jobs, run)
     for members in entries(jobs):
@@ -323,16 +329,28 @@ def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
     return jobs
 
 
-def _add_run(jobs: FioJobs, run: list[tuple[str, dict[str, str], dict[str, Any], dict[str, Any] | None, int]]) -> None:
+class _Member(NamedTuple):
+    """A job of jobs that run together, as ``parse`` reads it: ``options`` its own after ``[global]``'s,
+    ``own`` its section's (and the command line's) alone."""
+
+    name: str
+    options: dict[str, str]
+    own: dict[str, str]
+    phase: dict[str, Any]
+    ramp: dict[str, Any] | None
+    group: int
+
+
+def _add_run(jobs: FioJobs, run: list[_Member]) -> None:
     """The phases of jobs that run together: their ramp (if a job has one), then the jobs, as one
     phase or one of ``[[phase.job]]``s; and their ``FioJob``s."""
     windows = [ms for ms in (_log_window_ms(options) for _, options, *_ in run) if ms]
     interval = {"interval": f"{min(windows)}ms"} if windows else {}
     if len(run) == 1:
-        name, options, phase, ramp, group = run[0]
-        jobs.phases += [ramp] if ramp else []
-        jobs.jobs.append(FioJob(name, len(jobs.jobs) + 1, group, len(jobs.phases), 0, options))
-        jobs.phases.append({**phase, **interval})
+        job = run[0]
+        jobs.phases += [job.ramp] if job.ramp else []
+        jobs.jobs.append(FioJob(job.name, len(jobs.jobs) + 1, job.group, len(jobs.phases), 0, job.options, job.own))
+        jobs.phases.append({**job.phase, **interval})
         return
     label = "+".join(dict.fromkeys(name for name, *_ in run))
     if len(set(windows)) > 1:
@@ -351,11 +369,11 @@ def _add_run(jobs: FioJobs, run: list[tuple[str, dict[str, str], dict[str, Any],
         if len({ramp["duration"] for ramp in ramps}) > 1 or len(ramps) < len(run):
             jobs.warnings.append(f"[{label}] jobs run together ramp together: {seconds:g}s, the longest ramp_time")
         unstopped = [{k: v for k, v in phase.items() if k not in ("volume", "requests", "duration")}
-                     for _, _, phase, _, _ in run]
+                     for phase in (job.phase for job in run)]
         jobs.phases.append({"name": f"{label} (ramp)", "duration": f"{seconds}s", "job": unstopped})
-    for slot, (name, options, _, _, group) in enumerate(run):
-        jobs.jobs.append(FioJob(name, len(jobs.jobs) + 1, group, len(jobs.phases), slot, options))
-    jobs.phases.append({"name": label, **interval, "job": [phase for _, _, phase, _, _ in run]})
+    for slot, job in enumerate(run):
+        jobs.jobs.append(FioJob(job.name, len(jobs.jobs) + 1, job.group, len(jobs.phases), slot, job.options, job.own))
+    jobs.phases.append({"name": label, **interval, "job": [job.phase for job in run]})
 
 
 def _log_window_ms(options: Mapping[str, str]) -> int | None:
@@ -549,20 +567,29 @@ def report(jobs: FioJobs, result: api.Result, bins: bool = False) -> dict[str, A
     """fio's JSON document for the jobs' phases of a run: an entry per job (``entries``); with
     ``bins``, json+'s: each completion latency's histogram (``clat_ns["bins"]``, ns → count)."""
     reports = []
+    command_ns = result.config["device"]["interface"]["command_overhead_ns"]
     for members in entries(jobs):
         phase = result.phases[members[0].phase]
         together = sum(job.phase == members[0].phase for job in jobs.jobs)
+        samples = None
         if len(members) == together:
             figures = phase  # the phase's own figures: exact percentiles over all its jobs
+            # Its time-series windows are its bandwidth samples (jobs' own series are not kept).
+            samples = _windows(result.timeseries, members[0].phase)
         elif len(members) == 1:
             figures = phase["jobs"][members[0].slot]
         else:
             figures = _pooled([phase["jobs"][job.slot] for job in members])
-        reports.append(_job_report(members[0], figures, phase["waf"], bins))
+        reports.append(_job_report(members[0], figures, phase["waf"], command_ns, samples, bins))
     _share_of_group(reports)
     device = result.device.get("preset") or "custom"
+    now = time.time()
     return {
         "fio version": "nandlab (simulated drive)",
+        "timestamp": int(now),
+        "timestamp_ms": int(now * 1000),
+        "time": time.ctime(now),
+        "global options": jobs.global_options,
         "device": device,
         "warnings": jobs.warnings,
         "jobs": reports,
@@ -605,9 +632,14 @@ def _merged(histograms: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
     return sorted(counts.items())
 
 
-def _job_report(job: FioJob, s: dict[str, Any], waf: float, bins: bool = False) -> dict[str, Any]:
+def _job_report(job: FioJob, s: dict[str, Any], waf: float, command_ns: int,
+                samples: list[dict[str, float]] | None, bins: bool = False) -> dict[str, Any]:
     """One entry: ``job`` the (first) job it reports, ``s`` its figures (a phase's, a job's in a
-    phase, or pooled), ``waf`` the drive's over the phase; ``bins``: json+'s latency histograms."""
+    phase, or pooled), ``waf`` the drive's over the phase, ``command_ns`` the host interface's time
+    per command (fio's submission latency: the rest is the completion latency); ``samples`` its
+    time-series windows (``_windows``), which give its bandwidth and IOPS samples (None: jobs run
+    together, whose own windows are not kept: one sample, their means); ``bins``: json+'s latency
+    histograms. Whole numbers where fio writes them."""
     runtime_ms = s["sim_seconds"] * 1000
 
     def direction(kind: str) -> dict[str, Any]:
@@ -616,57 +648,65 @@ def _job_report(job: FioJob, s: dict[str, Any], waf: float, bins: bool = False) 
         seconds = s["sim_seconds"]
         lat = s[f"{kind}_latency_us"] if kind != "trim" else None
 
-        def ns(key: str) -> float:
-            return lat[key] * 1000 if lat and ios else 0.0
+        def ns(value_us: float, less: int = 0) -> int:
+            return max(0, round(value_us * 1000) - less)
 
-        clat = {
-            "min": ns("min"), "max": ns("max"), "mean": ns("mean"), "stddev": ns("stddev"), "N": ios,
-            "percentile": {f"{q:.6f}": (v * 1000 if ios else 0.0) for q, v in (lat or {}).get("percentiles", [])},
-        }
-        if bins and ios:  # as fio: a direction without I/O has no histogram
-            clat["bins"] = {str(value): count for value, count in s.get("latency_bins", {}).get(kind, [])}
+        def latency(less: int) -> dict[str, Any]:
+            if not (lat and ios):
+                return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
+            return {"min": ns(lat["min"], less), "max": ns(lat["max"], less),
+                    "mean": max(0.0, lat["mean"] * 1000 - less), "stddev": lat["stddev"] * 1000, "N": ios}
+
+        clat = latency(command_ns)
+        if lat and ios:  # as fio: a direction without I/O has no percentiles
+            clat["percentile"] = {f"{q:.6f}": ns(v, command_ns) for q, v in lat.get("percentiles", [])}
+        if bins and ios:  # nor histogram
+            clat["bins"] = {str(max(0, value - command_ns)): count
+                            for value, count in s.get("latency_bins", {}).get(kind, [])}
         bw_kib = io_bytes / 1024 / seconds if seconds else 0.0
         iops = ios / seconds if seconds else 0.0
+        slat = {"min": command_ns, "max": command_ns, "mean": float(command_ns), "stddev": 0.0, "N": ios} \
+            if ios else latency(0)
         return {
             "io_bytes": io_bytes,
             "io_kbytes": io_bytes // 1024,
-            "bw_bytes": io_bytes / seconds if seconds else 0.0,
-            "bw": bw_kib,
+            "bw_bytes": round(io_bytes / seconds) if seconds else 0,
+            "bw": round(bw_kib),
             "iops": iops,
-            "runtime": runtime_ms,
+            "runtime": round(runtime_ms) if ios else 0,
             "total_ios": ios,
             "short_ios": 0,
             "drop_ios": 0,
-            # A simulated command has no submission latency apart from its completion latency.
-            "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+            "slat_ns": slat,
             "clat_ns": clat,
-            "lat_ns": {k: v for k, v in clat.items() if k != "percentile"},
-            # One sample: the run's mean (fio samples every 500 ms of wall time); bw_agg is set
-            # once the group's entries are known.
-            "bw_min": bw_kib, "bw_max": bw_kib, "bw_agg": 100.0 if io_bytes else 0.0, "bw_mean": bw_kib,
-            "bw_dev": 0.0, "bw_samples": 1 if io_bytes else 0,
-            "iops_min": iops, "iops_max": iops, "iops_mean": iops, "iops_stddev": 0.0,
-            "iops_samples": 1 if ios else 0,
+            "lat_ns": latency(0),
+            **_samples(kind, samples, bw_kib, iops, io_bytes > 0),
         }
 
     depth = job.options.get("iodepth", "1")
     levels = {"1": 0.0, "2": 0.0, "4": 0.0, "8": 0.0, "16": 0.0, "32": 0.0, ">=64": 0.0}
+    # fio's submit and complete depth buckets: how many I/Os each submission and reap handled.
+    batches = {"0": 0.0, "4": 0.0, "8": 0.0, "16": 0.0, "32": 0.0, "64": 0.0, ">=64": 0.0}
     try:
         d = max(1, int(depth))
-        # A closed loop keeps its queue full: every I/O at the job's depth.
+        # A closed loop keeps its queue full: every I/O at the job's depth, submitted and completed
+        # one at a time (each as its slot frees).
         levels[">=64" if d >= 64 else str(1 << (d.bit_length() - 1))] = 100.0
     except ValueError:
-        pass
+        d = 1
+    batches["4"] = 100.0
     return {
         "jobname": job.name,
         "groupid": job.group,
         "error": 0,
         "eta": 0,
         "elapsed": round(s["sim_seconds"]),
-        "job options": job.options,
+        "job options": job.own,
         "read": direction("read"),
         "write": direction("write"),
         "trim": direction("trim"),
+        # fio's fsync/fdatasync figures: nandlab's jobs issue none.
+        "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
         "job_runtime": round(runtime_ms),
         "usr_cpu": 0.0,
         "sys_cpu": 0.0,
@@ -674,21 +714,56 @@ def _job_report(job: FioJob, s: dict[str, Any], waf: float, bins: bool = False) 
         "majf": 0,
         "minf": 0,
         "iodepth_level": levels,
-        **_latency_levels(s),
+        "iodepth_submit": dict(batches),
+        "iodepth_complete": dict(batches),
+        **_latency_levels(s, command_ns),
+        # fio's latency_target search (latency_target= not given): as fio reports it then.
+        "latency_depth": d,
+        "latency_target": 0,
+        "latency_percentile": 100.0,
+        "latency_window": 0,
         "waf": waf,
     }
 
 
-def _latency_levels(s: dict[str, Any]) -> dict[str, dict[str, float]]:
+def _samples(kind: str, windows: list[dict[str, float]] | None, bw_kib: float, iops: float,
+             moved: bool) -> dict[str, Any]:
+    """fio's bandwidth and IOPS sample statistics of a direction: over the job's time-series windows
+    that moved data (fio's ``bw_avg_time`` samples), or — without them — one sample, the means."""
+    values = [(w[f"{kind}_bw"], w[f"{kind}_iops"]) for w in windows or [] if w.get(f"{kind}_bw", 0) > 0]
+    if not values:
+        values = [(bw_kib, iops)] if moved else []
+    if not values:
+        return {"bw_min": 0, "bw_max": 0, "bw_agg": 0.0, "bw_mean": 0.0, "bw_dev": 0.0, "bw_samples": 0,
+                "iops_min": 0, "iops_max": 0, "iops_mean": 0.0, "iops_stddev": 0.0, "iops_samples": 0}
+
+    def spread(xs: list[float]) -> tuple[float, float]:
+        mean = sum(xs) / len(xs)
+        deviation = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
+        return mean, deviation
+
+    bws, ioss = [b for b, _ in values], [i for _, i in values]
+    bw_mean, bw_dev = spread(bws)
+    iops_mean, iops_dev = spread(ioss)
+    # bw_agg is set once the group's entries are known.
+    return {"bw_min": round(min(bws)), "bw_max": round(max(bws)), "bw_agg": 100.0, "bw_mean": bw_mean,
+            "bw_dev": bw_dev, "bw_samples": len(values),
+            "iops_min": round(min(ioss)), "iops_max": round(max(ioss)), "iops_mean": iops_mean,
+            "iops_stddev": iops_dev, "iops_samples": len(values)}
+
+
+def _latency_levels(s: dict[str, Any], command_ns: int) -> dict[str, dict[str, float]]:
     """fio's ``latency_ns``, ``latency_us`` and ``latency_ms``: the share (%) of the reads and writes
-    that completed in each level, counted from the latency histograms (``latency_bins``, ns) as fio
+    whose completion latency (the latency less ``command_ns``, as ``clat_ns``) fell in each level,
+    counted from the latency histograms (``latency_bins``, ns) as fio
     counts its completions: below 1 µs by the nanoseconds, below 1 ms by the whole microseconds,
     else by the whole milliseconds; a level ``L`` holds the values from the level before it up to
     below ``L`` (``250`` µs: 100–249 µs), ``>=2000`` ms the rest."""
     bins = s.get("latency_bins", {})
     counts = {unit: [0] * (len(_LATENCY_LEVELS) + (2 if unit == "ms" else 0)) for unit in ("ns", "us", "ms")}
     for kind in ("read", "write"):
-        for ns, count in bins.get(kind, []):
+        for total_ns, count in bins.get(kind, []):
+            ns = max(0, total_ns - command_ns)
             unit, whole = ("ns", ns) if ns < 1000 else ("us", ns // 1000) if ns < 1_000_000 else ("ms", ns // 1_000_000)
             bounds = (*_LATENCY_LEVELS, 2000) if unit == "ms" else _LATENCY_LEVELS
             counts[unit][bisect.bisect_right(bounds, whole)] += count
@@ -766,7 +841,7 @@ def _terse_direction(d: Mapping[str, Any]) -> list[str]:
                 f"{stat['stddev'] / 1000:f}"]
 
     runtime = round(d["runtime"])
-    percentiles = [f"{float(q):f}%={int(v // 1000)}" for q, v in d["clat_ns"]["percentile"].items()]
+    percentiles = [f"{float(q):f}%={int(v // 1000)}" for q, v in d["clat_ns"].get("percentile", {}).items()]
     return [
         str(d["io_kbytes"]),
         str(1000 * d["io_bytes"] // runtime // 1024 if runtime else 0),
@@ -780,6 +855,10 @@ def _terse_direction(d: Mapping[str, Any]) -> list[str]:
 
 
 # --- fio's logs ----------------------------------------------------------------------------------
+
+
+_RESULT_SUFFIXES = (".json", ".csv", ".parquet", ".html", ".png")
+"""Suffixes of the result files nandlab writes beside the logs (no log folder is named so)."""
 
 
 def log_names(jobs: FioJobs) -> list[tuple[int, str, str]]:
@@ -800,6 +879,10 @@ def log_names(jobs: FioJobs) -> list[tuple[int, str, str]]:
             if os.path.isabs(prefix) or ".." in Path(prefix).parts or "\0" in prefix:
                 raise ValueError(f"[{job.name}] {option}: expected a log name inside the directory the logs go "
                                  f"to (--out, or the working directory), found `{_shown(prefix)}`")
+            folders = Path(prefix).parts[:-1]
+            if folders and (folders[0] == "figures" or folders[0].endswith(_RESULT_SUFFIXES)):
+                raise ValueError(f"[{job.name}] {option}: a log in {folders[0]}/ would take the name of a file or "
+                                 f"folder nandlab writes its results to, found `{_shown(prefix)}`")
             names.extend((job.phase, kind, f"{prefix}_{kind}{number}.log") for kind in _LOGS[option])
     return names
 

@@ -207,7 +207,7 @@ def check_table(table: Table, results: Mapping[str, Any]) -> list[Finding]:
     return found
 
 
-WALL = re.compile(r"wall|elapsed|per_wall|seconds_wall|peak_rss")
+WALL = re.compile(r"wall|elapsed|per_wall|seconds_wall|peak_rss|^timestamp|^time$")
 
 
 def _without_wall(value: Any) -> Any:

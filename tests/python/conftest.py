@@ -1,6 +1,6 @@
 """Shared fixtures: a tiny drive config (as TOML text, dict and file) and a CLI runner. Every test
 runs with the integrity oracle on (``NANDLAB_INTEGRITY=1``): any read that does not get the latest
-acknowledged write fails the run that made it."""
+acknowledged write fails the run that made it. The suite runs in parallel (pytest-xdist: ``-n 2``)."""
 
 import os
 from pathlib import Path
@@ -16,6 +16,11 @@ except ModuleNotFoundError:  # Python < 3.11
 from nandlab.cli import cli
 
 os.environ["NANDLAB_INTEGRITY"] = "1"
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest-xdist's workers get COLUMNS=80 and LINES=24: output piped to a test is as wide as when
+    # pytest runs alone (a test that wants a width sets it).
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 TINY_TOML = """\
 seed = 1

@@ -59,8 +59,10 @@ def test_jobs_match_the_same_workload_written_as_phases(jobs: fio.FioJobs) -> No
     ]
     result = nandlab.run({**DEVICE, "phase": phases}, seed=7)
     for job, phase in zip(report["jobs"], result.phases):
-        ios = job["read"]["total_ios"] + job["write"]["total_ios"]
-        assert ios / (job["read"]["runtime"] / 1000) == pytest.approx(phase["iops"], rel=1e-12)
+        assert job["read"]["iops"] + job["write"]["iops"] == pytest.approx(phase["iops"], rel=1e-12)
+        # Whole milliseconds, as fio's; a direction without I/O ran for none.
+        assert job["write"]["runtime"] == round(phase["sim_seconds"] * 1000)
+        assert job["read"]["runtime"] == (round(phase["sim_seconds"] * 1000) if job["read"]["total_ios"] else 0)
     assert report["jobs"][0]["write"]["io_bytes"] == 64 * 2**20
     assert report["jobs"][1]["read"]["total_ios"] + report["jobs"][1]["write"]["total_ios"] == 4000
 
@@ -197,6 +199,27 @@ def _consume(document: dict) -> list[tuple]:
     return rows
 
 
+def _shape(document: dict) -> dict[str, str]:
+    """Every key of a fio JSON document a consumer may read — top level, each job, each direction and
+    its latency and sample figures — with its JSON type (integer and float apart), by path; percentile
+    keys stand for the list (present or not), option values for the table."""
+    kinds = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}
+    shape = {}
+
+    def walk(value: object, path: str) -> None:
+        shape[path] = kinds.get(type(value), type(value).__name__)
+        if isinstance(value, dict) and not path.endswith(("options", "percentile", "bins", "disk_util")):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}")
+
+    for key, value in document.items():
+        if key != "jobs":
+            shape[key] = kinds.get(type(value), type(value).__name__)
+    for number, job in enumerate(document["jobs"]):
+        walk(job, f"jobs[{number}]")
+    return shape
+
+
 def _real_fio(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     """Debian's fio with ``args``, run in ``cwd`` (fio writes state files where it runs); skips the
     test without fio."""
@@ -233,6 +256,13 @@ iodepth=4
     assert _consume(real_doc) == _consume(ours)
     # The options fio read are the ones nandlab read.
     assert [j["jobname"] for j in real_doc["jobs"]] == [j["jobname"] for j in ours["jobs"]]
+    assert ours["global options"] == real_doc["global options"]
+    for mine_job, real_job in zip(ours["jobs"], real_doc["jobs"]):  # (fio leaves out bare flags: stonewall)
+        assert real_job["job options"].items() <= mine_job["job options"].items()
+    # Every key real fio writes, nandlab writes, of the same JSON type (fio's whole numbers are whole
+    # numbers here too; a direction without I/O has no percentiles in either).
+    theirs, mine = _shape(real_doc), _shape(ours)
+    assert {path: (kind, mine.get(path)) for path, kind in theirs.items() if mine.get(path) != kind} == {}
 
 
 def test_fio_command_line_jobs_section_and_runtime(nandlab_cli, tmp_path: Path) -> None:
@@ -397,7 +427,11 @@ def test_group_reporting_joins_a_groups_jobs_into_one_entry() -> None:
     # A whole phase reported together has the phase's own figures, percentiles included.
     phase = result.phases[1]
     assert after["read"]["total_ios"] == phase["host_read_requests"] == 2 * 4096
-    assert after["read"]["clat_ns"]["percentile"]["99.000000"] == pytest.approx(phase["read_latency_us"]["p99"] * 1000)
+    # fio's completion latency: the drive's latency less the host interface's command time (its submission).
+    command_ns = result.config["device"]["interface"]["command_overhead_ns"]
+    assert after["read"]["slat_ns"]["mean"] == command_ns
+    assert after["read"]["clat_ns"]["percentile"]["99.000000"] == round(phase["read_latency_us"]["p99"] * 1000) - command_ns
+    assert after["read"]["lat_ns"]["max"] == round(phase["read_latency_us"]["max"] * 1000)
     shares = [j["write"]["bw_agg"] for j in single[:3]]
     assert all(0 < share < 100 for share in shares)  # each writer's part of its group's bandwidth
 
@@ -604,3 +638,23 @@ def test_sizes_read_as_fio_reads_them(tmp_path: Path, kb_base: str) -> None:
         real = _real_fio(tmp_path, str(job), "--output-format=json")
         read = json.loads(real.stdout)["jobs"][0]["read"]
         assert read["io_bytes"] // read["total_ios"] == expected[size], (size, real.stdout[-300:])
+
+
+def test_the_text_report_has_fios_lines_and_says_when_reads_found_nothing_written(nandlab_cli) -> None:
+    """It lacked the header, slat/lat, sample, distribution, depth, issued and latency lines; a read-only
+    job said "write amplification: 0.00"; reads of a fresh drive (flat 17.6 µs) came with no hint."""
+    result = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", "--name=fresh", "--rw=randread",
+                         "--bs=4k", "--size=64m", "--runtime=1", "--time_based")
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout
+    for line in ("fresh: (g=0): rw=randread, bs=(R) 4096B-4096B", "    slat (nsec): min=4000", "     lat (usec)",
+                 "   bw (  KiB/s): min=", "  IO depths    : 1=100.0%", "     submit    : 0=0.0%, 4=100.0%",
+                 "     issued rwts: total=", "     latency   : target=0, window=0, percentile=100.00%, depth=1",
+                 "Run status group 0", "found addresses never written"):
+        assert line in text, line
+    assert "write amplification" not in text
+    written = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", "--name=fill", "--rw=write",
+                          "--bs=128k", "--size=64m", "--name=read", "--stonewall", "--rw=randread", "--bs=4k",
+                          "--size=64m", "--number_ios=1000")
+    assert written.exit_code == 0, written.stderr
+    assert "never written" not in written.stdout and "write amplification: 1.00" in written.stdout

@@ -32,7 +32,9 @@ def without_wall_clock(value: Any) -> Any:
     """``value`` with every figure measured on the wall clock left out, and the integrity oracle's
     counts (there when ``NANDLAB_INTEGRITY=1`` turns it on: a check, not a result)."""
     if isinstance(value, dict):
-        return {k: without_wall_clock(v) for k, v in value.items() if "wall" not in k and k != "integrity"}
+        # (fio's document also says when it was written: timestamp, timestamp_ms, time.)
+        return {k: without_wall_clock(v) for k, v in value.items()
+                if "wall" not in k and k not in ("integrity", "timestamp", "timestamp_ms", "time")}
     if isinstance(value, list):
         return [without_wall_clock(v) for v in value]
     return value

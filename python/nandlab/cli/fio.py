@@ -81,9 +81,6 @@ def fio_command(ctx: click.Context, device: str, capacity: str | None, seed: int
         jobs = fio.parse(text, "<command line>", sections)
     else:
         jobs = fio.load(jobfile, sections, overrides)
-    stderr = Console(stderr=True)
-    for warning in jobs.warnings:
-        stderr.print(f"[yellow]warning:[/] {safe(printable(warning))}", soft_wrap=True, highlight=False)
     formats = ("json",) if as_json else output_formats
     try:
         fio.check_logs_writable(jobs, out if out is not None else Path.cwd())
@@ -91,6 +88,10 @@ def fio_command(ctx: click.Context, device: str, capacity: str | None, seed: int
         raise ConfigError(str(error)) from None
     except OSError as error:
         raise ConfigError(f"cannot write fio's logs: {error}") from None
+    # Warnings once nothing stops the run (a refusal is one line).
+    stderr = Console(stderr=True)
+    for warning in jobs.warnings:
+        stderr.print(f"[yellow]warning:[/] {safe(printable(warning))}", soft_wrap=True, highlight=False)
     with LazyProgress(Console(stderr=True, quiet=quiet)) as progress:
         result = fio_procedure.run(jobs, device, capacity, seed=seed, progress=progress, bins="json+" in formats)
     if "terse" in formats:

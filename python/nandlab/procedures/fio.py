@@ -39,10 +39,14 @@ class FioResult(ProcedureResult):
         return [out / FIO_JSON, *paths]
 
     def print(self, console: Console) -> None:
-        """fio's text report (its "normal" output format): per job (or jobs reported together) and
-        direction, then each group's "Run status" lines; nandlab adds the drive's write amplification
-        under each job."""
-        lines = []
+        """fio's text report (its "normal" output format): the jobs' header lines, then per job (or
+        jobs reported together) and direction its IOPS and bandwidth, submission, completion and total
+        latency, completion percentiles, bandwidth and IOPS samples, then the job's latency
+        distribution, IO depths and issued counts, then each group's "Run status" lines; nandlab adds
+        the drive's write amplification under each job that wrote, and says when reads found
+        addresses never written (a fresh drive: precondition it, as fio users do)."""
+        lines = [_header(job, members[0]) for job, members in zip(self.document["jobs"], fio.entries(self.jobs))]
+        lines.append("")
         groups: dict[int, list[dict[str, Any]]] = {}
         for job, members in zip(self.document["jobs"], fio.entries(self.jobs)):
             groups.setdefault(job["groupid"], []).append(job)
@@ -50,21 +54,11 @@ class FioResult(ProcedureResult):
                          f"(simulated: {self.document['device']})")
             for kind in ("read", "write", "trim"):
                 d = job[kind]
-                if not d["total_ios"]:
-                    continue
-                lines.append(f"  {kind}: IOPS={_fio_count(d['iops'])}, BW={_fio_bytes(d['bw_bytes'], 1024)}/s "
-                             f"({_fio_bytes(d['bw_bytes'], 1000)}/s)({_fio_bytes(d['io_bytes'], 1024)}/"
-                             f"{d['runtime']:.0f}msec)")
-                clat = d["clat_ns"]
-                if kind != "trim":
-                    lines.append(f"    clat (usec): min={clat['min'] / 1000:.0f}, max={clat['max'] / 1000:.0f}, "
-                                 f"avg={clat['mean'] / 1000:.2f}, stdev={clat['stddev'] / 1000:.2f}")
-                    lines.append("     clat percentiles (usec):")
-                    points = [f"{float(q):5.2f}th=[{v / 1000:5.0f}]" for q, v in clat["percentile"].items()]
-                    for at in range(0, len(points), 4):
-                        lines.append("     | " + ", ".join(points[at:at + 4]) + ",")
-                    lines[-1] = lines[-1].rstrip(",")
-            lines.append(f"  write amplification: {output.fixed(job['waf'])}")
+                if d["total_ios"]:
+                    lines += _direction_lines(kind, d)
+            lines += _job_lines(job)
+            if job["write"]["total_ios"]:
+                lines.append(f"  write amplification: {output.fixed(job['waf'])}")
             lines.append("")
         for group, jobs in groups.items():
             lines.append(f"Run status group {group} (all jobs):")
@@ -82,6 +76,12 @@ class FioResult(ProcedureResult):
                     f"({_fio_bytes(min(bws), 1000)}/s-{_fio_bytes(max(bws), 1000)}/s), "
                     f"io={_fio_bytes(io, 1024)} ({_fio_bytes(io, 1000)}), "
                     f"run={min(d['runtime'] for d in done):.0f}-{run:.0f}msec")
+        unwritten = _unwritten_read_bytes(self.result)
+        if unwritten:
+            lines += ["", f"note: {_fio_bytes(unwritten, 1024)} of the reads found addresses never written: a fresh "
+                      "drive answers them from the controller, without reading flash (as a real drive does). "
+                      "Write the drive first (a job with rw=write, bs=128k, size=100% before a stonewall) "
+                      "to measure reads of flash."]
         for line in lines:
             console.out(line, highlight=False)
 
@@ -103,6 +103,71 @@ def run(jobfile: str | os.PathLike[str] | fio.FioJobs, device: qualify.DeviceSou
     jobs = jobfile if isinstance(jobfile, fio.FioJobs) else fio.load(jobfile)
     result = api.run(fio.to_config(jobs, device, capacity), seed=seed, progress=progress)
     return FioResult(jobs, result, fio.report(jobs, result, bins=bins))
+
+
+def _header(job: Mapping[str, Any], member: fio.FioJob) -> str:
+    """A job's line before the run, as fio prints it: its group, rw, block sizes and depth."""
+    sizes = []
+    for label, key in (("R", "bs"), ("W", "bs"), ("T", "bs")):
+        try:
+            size = fio._size(member.options.get(key) or "4k", key)
+        except ValueError:
+            size = 4096
+        sizes.append(f"({label}) {size}B-{size}B")
+    return (f"{shown(job['jobname'])}: (g={job['groupid']}): rw={shown(member.options.get('rw', 'read'))}, "
+            f"bs={', '.join(sizes)}, ioengine=nandlab, iodepth={job['latency_depth']}")
+
+
+def _latency_line(label: str, stat: Mapping[str, Any]) -> str:
+    """A ``slat``/``clat``/``lat`` line, in the unit fio chooses for its smallest value."""
+    unit, scale = ("nsec", 1) if stat["min"] < 10_000 else ("usec", 1000) if stat["min"] < 10_000_000 else ("msec", 1e6)
+    return (f"{label} ({unit}): min={stat['min'] / scale:.0f}, max={stat['max'] / scale:.0f}, "
+            f"avg={stat['mean'] / scale:.2f}, stdev={stat['stddev'] / scale:.2f}")
+
+
+def _direction_lines(kind: str, d: Mapping[str, Any]) -> list[str]:
+    """A direction's lines of fio's text report."""
+    lines = [f"  {kind}: IOPS={_fio_count(d['iops'])}, BW={_fio_bytes(d['bw_bytes'], 1024)}/s "
+             f"({_fio_bytes(d['bw_bytes'], 1000)}/s)({_fio_bytes(d['io_bytes'], 1024)}/{d['runtime']:.0f}msec)"]
+    if kind == "trim":
+        return lines
+    lines += ["    " + _latency_line("slat", d["slat_ns"]), "    " + _latency_line("clat", d["clat_ns"]),
+              "     " + _latency_line("lat", d["lat_ns"]), "    clat percentiles (usec):"]
+    points = [f"{float(q):5.2f}th=[{v / 1000:5.0f}]" for q, v in d["clat_ns"].get("percentile", {}).items()]
+    for at in range(0, len(points), 4):
+        lines.append("     | " + ", ".join(points[at:at + 4]) + ",")
+    lines[-1] = lines[-1].rstrip(",")
+    if d["bw_samples"]:
+        lines.append(f"   bw (  KiB/s): min={d['bw_min']}, max={d['bw_max']}, per={d['bw_agg']:.2f}%, "
+                     f"avg={d['bw_mean']:.2f}, stdev={d['bw_dev']:.2f}, samples={d['bw_samples']}")
+        lines.append(f"   iops        : min={d['iops_min']}, max={d['iops_max']}, avg={d['iops_mean']:.2f}, "
+                     f"stdev={d['iops_stddev']:.2f}, samples={d['iops_samples']}")
+    return lines
+
+
+def _job_lines(job: Mapping[str, Any]) -> list[str]:
+    """A job's latency distribution, IO depths and issued counts in fio's text report."""
+    lines = []
+    for unit, label in (("ns", "nsec"), ("us", "usec"), ("ms", "msec")):
+        shares = [f"{level}={share:.2f}%" for level, share in job[f"latency_{unit}"].items() if share >= 0.01]
+        if shares:
+            lines.append(f"  lat ({label})   : " + ", ".join(shares))
+
+    def levels(name: str) -> str:
+        return ", ".join(f"{level}={share:.1f}%" for level, share in job[name].items())
+
+    issued = ",".join(str(job[kind]["total_ios"]) for kind in ("read", "write", "trim"))
+    lines += [f"  IO depths    : {levels('iodepth_level')}", f"     submit    : {levels('iodepth_submit')}",
+              f"     complete  : {levels('iodepth_complete')}",
+              f"     issued rwts: total={issued},0 short=0,0,0,0 dropped=0,0,0,0",
+              f"     latency   : target={job['latency_target']}, window={job['latency_window']}, "
+              f"percentile={job['latency_percentile']:.2f}%, depth={job['latency_depth']}"]
+    return lines
+
+
+def _unwritten_read_bytes(result: api.Result) -> int:
+    """Bytes the run's reads found at addresses never written (0 if the summary does not say)."""
+    return sum(int(phase.get("unwritten_read_bytes") or 0) for phase in result.phases)
 
 
 def _row(job: Mapping[str, Any]) -> dict[str, Any]:

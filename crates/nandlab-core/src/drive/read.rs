@@ -120,9 +120,15 @@ impl Drive {
                 );
             let slot = match self.ftl.lookup(lpn as u32) {
                 Some(s) if self.ftl.is_programmed(s) => s,
-                // Never written (zeroes) or still in the write buffer: no flash access.
-                _ => {
+                // Still in the write buffer: no flash access.
+                Some(_) => {
                     from_ram += unit.size;
+                    continue;
+                }
+                // Never written: zeroes, from the controller.
+                None => {
+                    from_ram += unit.size;
+                    self.ftl.counters.unwritten_read_bytes += unit.size;
                     continue;
                 }
             };

@@ -43,6 +43,9 @@ pub struct Counters {
     /// SLC programs backing up lower pages (paired-page backup, drives
     /// without power-loss protection).
     pub backup_programs: u64,
+    /// Bytes of host reads of units never written (or trimmed): zeroes the
+    /// controller returns without reading flash.
+    pub unwritten_read_bytes: u64,
 }
 
 impl Sub for Counters {
@@ -84,6 +87,9 @@ impl Counters {
             folded_units: self.folded_units.checked_sub(o.folded_units)?,
             direct_units: self.direct_units.checked_sub(o.direct_units)?,
             backup_programs: self.backup_programs.checked_sub(o.backup_programs)?,
+            unwritten_read_bytes: self
+                .unwritten_read_bytes
+                .checked_sub(o.unwritten_read_bytes)?,
         })
     }
 }

@@ -118,6 +118,10 @@ pub struct Summary {
     pub energy: EnergySummary,
     /// SLC programs of paired-page backup.
     pub backup_programs: u64,
+    /// Bytes the host read of addresses never written (zeroes, no flash
+    /// read: a fresh drive's reads; left out when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unwritten_read_bytes: u64,
     /// Power cuts and what they did (phases with cuts, and the run of a drive with them).
     pub power_loss: Option<PowerLossSummary>,
     /// A trace phase replayed with `--skip-bad`: what it passed over.
@@ -228,6 +232,7 @@ impl Summary {
             errors: p.errors,
             energy: p.energy,
             backup_programs: c.backup_programs,
+            unwritten_read_bytes: c.unwritten_read_bytes,
             power_loss: p.power_loss.map(|mut cuts| {
                 let programs = c.flash_programs_host + c.flash_programs_gc + c.map_programs;
                 let reached = match programs {
@@ -338,6 +343,11 @@ impl JobSummary {
             sim_seconds: secs,
         }
     }
+}
+
+/// Whether a count is zero (a summary leaves such a figure out).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]
