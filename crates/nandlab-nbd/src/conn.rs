@@ -90,31 +90,56 @@ struct Deadline<'a> {
 }
 
 impl Deadline<'_> {
-    fn arm(&self) -> io::Result<()> {
+    /// The handshake's whole time is spent.
+    fn spent() -> io::Error {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("longer than {} s", HANDSHAKE_TOTAL.as_secs()),
+        )
+    }
+
+    /// Sets the socket's timeouts to what is left (a step's `HANDSHAKE_WAIT` at most); whether the
+    /// deadline, not the step's wait, bounds the next read or write.
+    fn arm(&self) -> io::Result<bool> {
         let left = self.until.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!("longer than {} s", HANDSHAKE_TOTAL.as_secs()),
-            ));
+            return Err(Self::spent());
         }
         let wait = Some(left.min(HANDSHAKE_WAIT));
         self.stream.set_read_timeout(wait)?;
-        self.stream.set_write_timeout(wait)
+        self.stream.set_write_timeout(wait)?;
+        Ok(left <= HANDSHAKE_WAIT)
+    }
+
+    /// `result` of a read or write armed with `last`: a timeout the deadline set is the
+    /// handshake's (the socket says WouldBlock for it).
+    fn checked(result: io::Result<usize>, last: bool) -> io::Result<usize> {
+        match result {
+            Err(e)
+                if last
+                    && matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+            {
+                Err(Self::spent())
+            }
+            other => other,
+        }
     }
 }
 
 impl io::Read for Deadline<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.arm()?;
-        self.stream.read(buf)
+        let last = self.arm()?;
+        Self::checked(self.stream.read(buf), last)
     }
 }
 
 impl io::Write for Deadline<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.arm()?;
-        self.stream.write(buf)
+        let last = self.arm()?;
+        Self::checked(self.stream.write(buf), last)
     }
 
     fn flush(&mut self) -> io::Result<()> {
