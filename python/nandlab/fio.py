@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from nandlab import api, files, qualify
+from nandlab import api, files, output, qualify
 from nandlab._core import ConfigError
 
 __all__ = ["FioJob", "FioJobs", "entries", "load", "logs", "parse", "report", "run", "terse", "to_config",
@@ -857,10 +857,6 @@ def _terse_direction(d: Mapping[str, Any]) -> list[str]:
 # --- fio's logs ----------------------------------------------------------------------------------
 
 
-_RESULT_SUFFIXES = (".json", ".csv", ".parquet", ".html", ".png")
-"""Suffixes of the result files nandlab writes beside the logs (no log folder is named so)."""
-
-
 def log_names(jobs: FioJobs) -> list[tuple[int, str, str]]:
     """The log files the jobs ask for (``write_bw_log``, ``write_lat_log``, ``write_iops_log``), as
     (phase, kind, name): each name as fio makes it, relative to the directory the logs go to. Jobs that
@@ -880,7 +876,7 @@ def log_names(jobs: FioJobs) -> list[tuple[int, str, str]]:
                 raise ValueError(f"[{job.name}] {option}: expected a log name inside the directory the logs go "
                                  f"to (--out, or the working directory), found `{_shown(prefix)}`")
             folders = Path(prefix).parts[:-1]
-            if folders and (folders[0] == "figures" or folders[0].endswith(_RESULT_SUFFIXES)):
+            if folders and (folders[0] == "figures" or folders[0].endswith(output.RESULT_SUFFIXES)):
                 raise ValueError(f"[{job.name}] {option}: a log in {folders[0]}/ would take the name of a file or "
                                  f"folder nandlab writes its results to, found `{_shown(prefix)}`")
             names.extend((job.phase, kind, f"{prefix}_{kind}{number}.log") for kind in _LOGS[option])

@@ -15,6 +15,8 @@ from nandlab._core import death_causes
 from nandlab.api import Result
 
 SUMMARY_JSON = "summary.json"
+RESULT_SUFFIXES = (".json", ".csv", ".parquet", ".html", ".png", ".log", ".txt")
+"""Suffixes of the files nandlab writes in an output directory (and its figures/)."""
 CONFIG_JSON = "config.json"
 TIMESERIES_PARQUET = "timeseries.parquet"
 TIMESERIES_CSV = "timeseries.csv"

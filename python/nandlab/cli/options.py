@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from nandlab import output
 from nandlab._core import parse_share
 from nandlab.procedures.base import QUEUE_DEPTH as QUEUE_DEPTH  # the commands' --queue-depth
 from nandlab.procedures.base import Finite as Finite  # the commands' numbers
@@ -65,10 +66,6 @@ class Directory(click.Path):
         return path
 
 
-RESULT_SUFFIXES = (".json", ".csv", ".parquet", ".html", ".png", ".log", ".txt")
-"""Suffixes of the files nandlab writes in an output directory (and its figures/)."""
-
-
 def _blocking_entry(directory: Path) -> str | None:
     """What in ``directory`` (or its ``figures/``) would stop results being written there, found before
     the run rather than after it: a FIFO (writing to it blocks for good), a socket or a device, or a
@@ -86,7 +83,7 @@ def _blocking_entry(directory: Path) -> str | None:
             name = click.format_filename(os.path.relpath(entry.path, directory))
             if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
                 return f"{name!r}, which is not a regular file"
-            if stat.S_ISDIR(mode) and entry.name.endswith(RESULT_SUFFIXES):
+            if stat.S_ISDIR(mode) and entry.name.endswith(output.RESULT_SUFFIXES):
                 return f"{name!r}, a directory named like a result file"
     return None
 

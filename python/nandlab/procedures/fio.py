@@ -106,16 +106,15 @@ def run(jobfile: str | os.PathLike[str] | fio.FioJobs, device: qualify.DeviceSou
 
 
 def _header(job: Mapping[str, Any], member: fio.FioJob) -> str:
-    """A job's line before the run, as fio prints it: its group, rw, block sizes and depth."""
-    sizes = []
-    for label, key in (("R", "bs"), ("W", "bs"), ("T", "bs")):
-        try:
-            size = fio._size(member.options.get(key) or "4k", key)
-        except ValueError:
-            size = 4096
-        sizes.append(f"({label}) {size}B-{size}B")
+    """A job's line before the run, as fio prints it: its group, rw, block size (one for reads, writes and
+    trims: fio's ``bs``) and depth."""
+    try:
+        size = fio._size(member.options.get("bs") or "4k", "bs")
+    except ValueError:  # (parse read it already)
+        size = 4096
+    sizes = ", ".join(f"({direction}) {size}B-{size}B" for direction in "RWT")
     return (f"{shown(job['jobname'])}: (g={job['groupid']}): rw={shown(member.options.get('rw', 'read'))}, "
-            f"bs={', '.join(sizes)}, ioengine=nandlab, iodepth={job['latency_depth']}")
+            f"bs={sizes}, ioengine=nandlab, iodepth={job['latency_depth']}")
 
 
 def _latency_line(label: str, stat: Mapping[str, Any]) -> str:
