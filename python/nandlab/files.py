@@ -11,16 +11,20 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from nandlab._core import ConfigError
 
-__all__ = ["MAX_FILE_BYTES", "MAX_RESULT_BYTES", "read_bytes", "read_text"]
+__all__ = ["MAX_FILE_BYTES", "MAX_RESULT_BYTES", "MAX_TABLE_ROWS", "read_bytes", "read_table", "read_text"]
 
 MAX_FILE_BYTES = 64 * 2**20
 """The most nandlab reads of a config, job or sweep file (they are KiB) or a figure."""
 MAX_RESULT_BYTES = 2**30
 """The most ``nandlab report`` reads of a result file: a run's summary.json lists every power cut
 (about 700 bytes each), so a long run with frequent cuts writes one of hundreds of MiB."""
+MAX_TABLE_ROWS = 250_000
+"""The most rows ``nandlab report`` reads of a result table: it draws every row of a time series (at
+the cap, 8 s and 0.6 GB; a run's default is 200 rows a phase, a phase's ``interval`` sets more)."""
 _CHUNK = 2**20
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
@@ -71,6 +75,36 @@ def read_bytes(path: str | os.PathLike[str], what: str = "file", cap: int = MAX_
     if too_large:
         raise ConfigError(f"{p}: larger than {cap // 2**20} MiB, the most nandlab reads of a {what}")
     return b"".join(chunks)
+
+
+def read_table(path: str | os.PathLike[str], what: str = "result table", max_rows: int = MAX_TABLE_ROWS) -> Any:
+    """The Parquet (or, named ``.csv``, CSV) table at ``path`` as a polars DataFrame (see
+    ``read_bytes``: Parquet capped at ``MAX_RESULT_BYTES``, CSV at ``MAX_FILE_BYTES``); ConfigError if
+    it is not such a table or holds more than ``max_rows`` rows (a Parquet file's counted from its
+    footer, before any row is read)."""
+    import io
+
+    import polars as pl
+    import pyarrow
+    import pyarrow.parquet
+
+    csv = Path(path).suffix == ".csv"
+    data = read_bytes(path, what, MAX_FILE_BYTES if csv else MAX_RESULT_BYTES)
+    try:
+        if csv:
+            table = pl.read_csv(io.BytesIO(data))
+            rows = table.height
+        else:
+            rows = pyarrow.parquet.ParquetFile(io.BytesIO(data)).metadata.num_rows
+        if rows > max_rows:
+            raise ConfigError(f"{Path(path)}: {rows:,} rows, more than the {max_rows:,} nandlab reads of a {what} "
+                              "(a run's phases with a coarser interval write fewer)")
+        return table if csv else pl.read_parquet(io.BytesIO(data))
+    except (pyarrow.ArrowException, pl.exceptions.PolarsError, OSError, ValueError) as error:
+        if isinstance(error, ConfigError):
+            raise
+        kind = "CSV" if csv else "Parquet"
+        raise ConfigError(f"{Path(path)}: not a {kind} file nandlab wrote, expected a {what}") from None
 
 
 def read_text(path: str | os.PathLike[str], what: str = "file", cap: int = MAX_FILE_BYTES) -> str:

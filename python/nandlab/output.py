@@ -11,7 +11,8 @@ from typing import Any
 
 import polars as pl
 
-from nandlab._core import death_causes
+from nandlab import files
+from nandlab._core import ConfigError, death_causes
 from nandlab.api import Result
 
 SUMMARY_JSON = "summary.json"
@@ -61,6 +62,34 @@ def write(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
         cuts.write_parquet(paths[-2])
         cuts.write_csv(paths[-1])
     return paths
+
+
+def read_timeseries(path: Path) -> pl.DataFrame:
+    """A run's ``timeseries.parquet`` read back (``files.read_parquet``'s bounds); ConfigError naming
+    the file and the column if a column of the engine's is not of its type, or the simulated time
+    or host data written is not a finite number at or above 0 (what every figure's x axis is)."""
+    from nandlab._core import TIMESERIES_COLUMNS, TIMESERIES_INTEGER_COLUMNS
+
+    ts = files.read_table(path, "time series")
+    for name, dtype in ts.schema.items():
+        if name in TIMESERIES_INTEGER_COLUMNS:
+            expected, ok = "whole numbers", dtype.is_integer()
+        elif name in TIMESERIES_COLUMNS:
+            expected, ok = "numbers", dtype.is_numeric()
+        elif name == "phase_name":
+            expected, ok = "text", dtype == pl.String
+        else:
+            continue
+        if not ok:
+            raise ConfigError(f"{path}: column {name} holds {dtype}, expected {expected} as nandlab writes them")
+    for name in ("sim_seconds", "host_write_bytes"):
+        if name not in ts.columns:
+            raise ConfigError(f"{path}: no column {name}, which every time series nandlab writes has")
+        column = ts[name].cast(pl.Float64)
+        if column.null_count() or not column.is_finite().all() or (column < 0).any():
+            raise ConfigError(f"{path}: column {name} holds a value that is not a finite number at or "
+                              "above 0 (nandlab writes none)")
+    return ts
 
 
 def power_loss_table(result: Result) -> pl.DataFrame:

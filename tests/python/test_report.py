@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -291,7 +292,7 @@ DAMAGED = {  # files as nandlab names them, with contents it never writes; what 
     "a list for an object": ({"stats.json": "[]"}, "stats.json: a JSON list, where nandlab writes an object"),
     "a missing key": ({"stats.json": '{"x": 1}'}, "a damaged --out of nandlab trace stats: KeyError: 'format'"),
     "a number for an object": ({"endurance.json": '{"chip": 5}'}, "a damaged --out of nandlab chip endurance"),
-    "not Parquet": ({"grid.parquet": "x"}, "a damaged --out of nandlab lifetime-grid: ComputeError"),
+    "not Parquet": ({"grid.parquet": "x"}, "grid.parquet: not a Parquet file nandlab wrote, expected a lifetime grid"),
     "not JSON": ({"summary.json": "{", "timeseries.parquet": ""}, "summary.json: not JSON"),
 }
 
@@ -303,6 +304,41 @@ def test_a_damaged_directory_is_refused_in_one_line(nandlab_cli, tmp_path: Path,
     result = nandlab_cli("report", tmp_path)
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("nandlab: error: ") and result.stderr.count("\n") == 1 and message in result.stderr
+
+
+TIMESERIES_DAMAGE = {  # a run's time series altered as nandlab never writes it; what the line says
+    "NaN time": (lambda ts: ts.with_columns(sim_seconds=float("nan")), "column sim_seconds holds a value that is not"),
+    "negative bytes": (lambda ts: ts.with_columns(host_write_bytes=-1), "column host_write_bytes holds a value"),
+    "a struct column": (lambda ts: ts.with_columns(waf=pl.struct(a=pl.lit(1))), "column waf holds Struct"),
+    "text for numbers": (lambda ts: ts.with_columns(iops=pl.lit("x")), "column iops holds String, expected numbers"),
+    "floats for counts": (lambda ts: ts.with_columns(erases=pl.lit(0.5)), "column erases holds Float64, expected whole"),
+    "no time": (lambda ts: ts.drop("sim_seconds"), "no column sim_seconds"),
+    "too many rows": (lambda ts: pl.concat([ts] * (250_000 // ts.height + 1)),
+                      "rows, more than the 250,000 nandlab reads of a time series"),
+}
+
+
+@pytest.mark.parametrize(("alter", "message"), TIMESERIES_DAMAGE.values(), ids=TIMESERIES_DAMAGE.keys())
+def test_a_damaged_time_series_is_refused_in_one_line(nandlab_cli, run_dir: Path, tmp_path: Path, alter,
+                                                      message: str) -> None:
+    d = tmp_path / "out"
+    shutil.copytree(run_dir, d)
+    path = d / "timeseries.parquet"
+    alter(pl.read_parquet(path)).write_parquet(path)
+    result = nandlab_cli("report", d)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"nandlab: error: {path}: ") and result.stderr.count("\n") == 1, result.stderr
+    assert message in result.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_for_the_time_series_is_refused_at_once(nandlab_cli, run_dir: Path, tmp_path: Path) -> None:
+    d = tmp_path / "out"
+    shutil.copytree(run_dir, d)
+    (d / "timeseries.parquet").unlink()
+    os.mkfifo(d / "timeseries.parquet")
+    result = nandlab_cli("report", d)
+    assert result.exit_code == 2 and "not a Parquet file nandlab wrote, expected a time series" in result.stderr
 
 
 def test_a_figure_that_is_not_a_png_is_refused_in_one_line(nandlab_cli, tmp_path: Path) -> None:

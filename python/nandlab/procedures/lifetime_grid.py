@@ -11,7 +11,7 @@ import polars as pl
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import lifetime
+from nandlab import files, lifetime
 from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.report.page import Report, existing_figure, fmt
 
@@ -59,7 +59,7 @@ class Grid(ProcedureResult):
     def report(cls, directory: Path) -> Report:
         """The ratios' ranges, the heatmaps and the grid."""
         d = directory
-        table = pl.read_parquet(d / "grid.parquet")
+        table = files.read_table(d / "grid.parquet", "lifetime grid")
         r = Report(d, "ZombieNAND synthetic grid", "lifetime grid, the paper's Fig. 3 (nandlab lifetime-grid)")
         r.fact("grid", " × ".join(f"{c} ({table[c].n_unique()})" for c in ("cell", "reserve", "working_set",
                                                                              "read_level")))

@@ -138,9 +138,9 @@ def sweep_report(d: Path) -> Report:
     from nandlab import plots
 
     about = read_json(d / "sweep.json")
-    results = pl.read_parquet(d / "results.parquet")
+    results = files.read_table(d / "results.parquet", "sweep result table")
     if (d / "wall.parquet").exists():
-        results = results.join(pl.read_parquet(d / "wall.parquet"), on="run_id", how="left")
+        results = results.join(files.read_table(d / "wall.parquet", "sweep wall-time table"), on="run_id", how="left")
     results = results.sort("run")
     axes = about["axes"]
     names = [a["name"] for a in axes]

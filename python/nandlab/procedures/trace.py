@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import api, qualify, traces
+from nandlab import api, files, qualify, traces
 from nandlab.output import number
 from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.procedures.run import RunResult
@@ -125,7 +124,7 @@ class TraceComparison(ProcedureResult):
     def report(cls, directory: Path) -> Report:
         """The traces' Table III rows and reuse curves, linking each trace's own report."""
         d = directory
-        table = pl.read_csv(d / "composition.csv")
+        table = files.read_table(d / "composition.csv", "trace composition")
         names = table["trace"].to_list()
         r = Report(d, f"Traces: {d.resolve().name}", "trace statistics of several traces (nandlab trace stats)")
         r.fact("traces", ", ".join(names))
