@@ -184,8 +184,7 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
         # Each finished phase's figures as the engine gives a phase's (the run summary has the same
         # keys): altered ones would fail only when the rest of the run has been run.
         template = sim.run_summary()
-        if not all(_like(phase.get(key), value) for phase in done for key, value in template.items()) or \
-                not all(key in phase for phase in done for key in template):
+        if not all(_is_phase(phase, template) for phase in done):
             raise TypeError
         if not all(_is_timeseries(columns) for columns in series):
             raise TypeError
@@ -199,17 +198,76 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
     return Paused(simulator=sim, phase=phase, notes=notes, done=done[:phase], series=series[:phase])
 
 
+_OPTIONAL_KINDS = {  # a phase's figures that are null or missing in some runs: the kind each has when there
+    "death": str, "death_cause": str, "capacity_short_since_bytes": int, "capacity_at_death": float,
+    "integrity": dict, "power_loss": dict, "trace_skipped": dict, "latency_bins": dict, "jobs": list,
+    "power_losses": list, "waf": float, "data_waf": float,
+}
+
+
+def _is_phase(phase: dict[str, Any], template: dict[str, Any]) -> bool:
+    """``phase`` holds a finished phase's figures as the engine gives them: every key of
+    ``template`` (the run's summary so far) with a value like it, each figure that a run may leave
+    null of its kind, and jobs and power cuts as lists of figures."""
+    if not all(key in phase and _like(phase[key], value) for key, value in template.items()):
+        return False
+    for key, kind in _OPTIONAL_KINDS.items():
+        value = phase.get(key)
+        if value is None:
+            continue
+        if not (_like(value, kind()) and _figures(value)):
+            return False
+    job = {key: template[key] for key in _JOB_KEYS if key in template}
+    return all(_like(item, job) for item in phase.get("jobs") or []) and \
+        all(_like(item, _CUT) for item in phase.get("power_losses") or [])
+
+
+_JOB_KEYS = ("name", "host_read_bytes", "host_write_bytes", "host_requests", "host_read_requests",
+             "host_write_requests", "mbps", "read_mbps", "write_mbps", "iops", "read_latency_us",
+             "write_latency_us", "sim_seconds")
+"""The figures of a phase's job (a ``[[phase.job]]``) that a phase has too."""
+
+_CUT = {"at_seconds": 0.0, "ready_seconds": 0.0, "recovery_us": 0.0, "in_flight": {}, "scanned_pages": 0,
+        "relocated_units": 0, "acknowledged_lost_units": 0, "lost_by_reason": {}, "lost": [],
+        "unacknowledged_lost_units": 0, "unacknowledged_survived_units": 0}
+"""A power cut's record as the engine gives it (its dicts and list are figures: ``_figures``)."""
+
+
 def _like(value: Any, template: Any) -> bool:
-    """``value`` is of ``template``'s kind: a number (not a bool) for a number, else the same type;
-    None on either side is anything."""
-    if value is None or template is None:
+    """``value`` is of ``template``'s kind, all the way down: a whole number from 0 below 2⁶⁴ for a
+    whole number (the engine's counts), a number for a float (or None: NaN read back), the same
+    type otherwise; a dict with each of the template's keys like it, a list whose items are each
+    like the template's first. A None template is anything."""
+    if template is None:
         return True
-    number = (int, float)
-    if isinstance(template, number) and not isinstance(template, bool):
+    if isinstance(template, bool):
+        return type(value) is bool
+    if isinstance(template, int):
+        return type(value) is int and 0 <= value < 2**64
+    if isinstance(template, float):
         # A number a float holds (a 401-digit integer failed only when the run's results were put together).
-        return isinstance(value, number) and not isinstance(value, bool) and \
-            (isinstance(value, float) or abs(value) < 2**1023)
-    return type(value) is type(template)
+        return value is None or type(value) is float or (type(value) is int and abs(value) < 2**1023)
+    if type(value) is not type(template):
+        return False
+    if isinstance(template, dict):
+        return all(key in value and _like(value[key], item) for key, item in template.items())
+    if isinstance(template, list) and template:
+        return all(_like(item, template[0]) for item in value)
+    return True
+
+
+def _figures(value: Any, depth: int = 0) -> bool:
+    """``value`` is made of what a summary holds: numbers a float holds, text, booleans and nulls,
+    in dicts and lists at most six deep."""
+    if value is None or isinstance(value, (str, bool, float)):
+        return True
+    if type(value) is int:
+        return abs(value) < 2**1023
+    if depth < 6 and isinstance(value, dict):
+        return all(_figures(item, depth + 1) for item in value.values())
+    if depth < 6 and isinstance(value, list):
+        return all(_figures(item, depth + 1) for item in value)
+    return False
 
 
 def _is_timeseries(columns: dict[str, Any]) -> bool:

@@ -273,3 +273,116 @@ def test_resume_refuses_a_fifo(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "nandlab", "resume", str(fifo)], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 2 and done.stderr.startswith("nandlab: error:") and "regular file" in done.stderr
+
+
+CUTS_AND_JOBS = """
+seed = 5
+[device]
+cell = "mlc"
+channels = 2
+blocks_per_plane = 64
+pages_per_block = 32
+page_size = "16KiB"
+over_provisioning = "20 %"
+write_cache = "volatile"
+[[phase]]
+name = "cut"
+volume = 0.5
+power_loss_every = "2ms"
+[[phase.job]]
+name = "a"
+pattern = "random"
+[[phase.job]]
+name = "b"
+pattern = "sequential"
+[[phase]]
+name = "long"
+volume = 200.0
+"""
+
+
+def _with_extra(whole: bytes, alter: Any) -> bytes:
+    """The snapshot ``whole`` with what the run kept beside its state (its finished phases, time series
+    and notes: JSON) changed by ``alter``, its checksum made to match."""
+
+    def varint(at: int) -> tuple[int, int]:
+        value, shift = 0, 0
+        while True:
+            byte = body[at]
+            value, shift, at = value | (byte & 0x7F) << shift, shift + 7, at + 1
+            if not byte & 0x80:
+                return value, at
+
+    def string_end(at: int) -> tuple[int, int]:
+        length, at = varint(at)
+        return at, at + length
+
+    header = 16 + 4 + 4 + int.from_bytes(whole[20:24], "little") + 12
+    body = whole[header:]
+    _, at = string_end(0)  # the config
+    _, at = string_end(at + 1)  # its JSON flag, the source's name
+    at = at + 1 if body[at] == 0 else varint(at + 1)[1]  # the seed
+    start, end = string_end(at)
+    kept = json.loads(body[start:end])
+    alter(kept)
+    text = json.dumps(kept).encode()
+    length, n = bytearray(), len(text)
+    while True:
+        length.append(n & 0x7F | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            break
+    new = body[:at] + bytes(length) + text + body[end:]
+    head = bytearray(whole[:header])
+    head[header - 12 : header - 4] = len(new).to_bytes(8, "little")
+    head[header - 4 :] = zlib.crc32(new).to_bytes(4, "little")
+    return bytes(head) + new
+
+
+def test_finished_phases_altered_in_a_snapshot_are_refused_before_the_run_goes_on(tmp_path: Path) -> None:
+    """Issue 38: a snapshot's finished phases with figures the engine never gives (a death that is no
+    text, jobs and power cuts of another shape, a latency summary of words, a negative count) were
+    taken, and the run failed only after the rest of it had run. They are refused in one line at once;
+    the phase as it was (with jobs and power cuts) resumes."""
+    snapshot = tmp_path / "cut.snap"
+
+    def stop_in_the_long_phase(fraction: float, info: dict[str, Any]) -> None:
+        if info["phase_name"] == "long":
+            raise KeyboardInterrupt
+
+    with pytest.raises(nandlab.Interrupted):
+        nandlab.run(CUTS_AND_JOBS, progress=stop_in_the_long_phase, snapshot=snapshot)
+    whole = snapshot.read_bytes()
+    done = nandlab.open_snapshot(snapshot).done
+    assert done[0]["jobs"] and done[0]["power_losses"]
+
+    def phase(key: str, value: Any) -> Any:
+        return lambda kept: kept["phases"][0].__setitem__(key, value)
+
+    def first_cut(key: str, value: Any) -> Any:
+        return lambda kept: kept["phases"][0]["power_losses"][0].__setitem__(key, value)
+
+    altered = {
+        "a death as a dict": phase("death", {"at": 1}),
+        "a job of other figures": phase("jobs", [{"x": 1}]),
+        "jobs as text": phase("jobs", "abc"),
+        "power cuts as numbers": phase("power_losses", [1, 2, 3]),
+        "a cut without its losses": lambda kept: kept["phases"][0]["power_losses"][0].pop("lost_by_reason"),
+        "a cut's time as text": first_cut("at_seconds", "soon"),
+        "a latency summary of words": phase("write_latency_us", {"p99": "x"}),
+        "no latency summary": phase("read_latency_us", None),
+        "a negative count": phase("host_write_bytes", -1),
+        "a count past 64 bits": phase("erases", 2**64),
+        "a histogram of words": phase("erase_count_histogram", [["a", 1]]),
+        "figures nested past four": phase("power_loss", {"a": [[[[[1]]]]]}),
+    }
+    for case, alter in altered.items():
+        bad = tmp_path / "altered.snap"
+        bad.write_bytes(_with_extra(whole, alter))
+        refused = subprocess.run(nandlab_cli("resume", bad, "-q"), capture_output=True, text=True, timeout=120)
+        assert refused.returncode == 2, (case, refused.stderr)
+        assert refused.stderr.startswith("nandlab: error: ") and refused.stderr.count("\n") == 1, (case, refused.stderr)
+        assert "not a snapshot of `nandlab run`" in refused.stderr, case
+    intact = tmp_path / "intact.snap"
+    intact.write_bytes(_with_extra(whole, lambda kept: None))
+    assert nandlab.open_snapshot(intact).go_on(progress=None).phases[0]["jobs"] == done[0]["jobs"]
