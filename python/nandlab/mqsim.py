@@ -10,17 +10,21 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nandlab import files
-from nandlab._core import ConfigError
+from nandlab._core import ConfigError, check_config
 from nandlab.terminal import shown
 
 CELLS = {"SLC": "slc", "MLC": "mlc", "TLC": "tlc"}
 PAGE_TYPES = ("LSB", "CSB", "MSB")
 BITS = {"slc": 1, "mlc": 2, "tlc": 3}
+MAX_XML_BYTES = 2**20
+"""The most bytes of an MQSim file nandlab reads (its own are a few KiB; 25 MB of attributes took 9 s and
+0.7 GB to parse)."""
 MAX_ELEMENTS = 100_000
 """The most XML elements an MQSim file may have (its own have a few hundred)."""
 MAX_DEPTH = 32
@@ -28,6 +32,10 @@ MAX_DEPTH = 32
 # MQSim's GC_Block_Selection_Policy → nandlab's `gc` (RGA's d is log2 of the blocks per plane).
 GC = {"GREEDY": "greedy", "RANDOM": "random", "RANDOM_P": "random", "RANDOM_PP": "random", "FIFO": "fifo"}
 SUSPEND = {"NONE": "none", "ERASE": "erase", "PROGRAM": "program+erase", "PROGRAM_ERASE": "program+erase"}
+MAX_TEXT = 4096
+"""The most characters of an MQSim parameter's value (a trace's path is the longest MQSim reads)."""
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""A number as MQSim's C++ reads it: ASCII digits only (Python's float() also takes other scripts' digits)."""
 
 
 @dataclass
@@ -65,9 +73,15 @@ def _value(value: object) -> str:
     return json.dumps(value).replace("\x7f", "\\u007f")
 
 
+def _exact(number: float) -> str:
+    """``number`` as the engine reads it back to the bit: whole numbers without a point or exponent."""
+    number = float(number)
+    return str(int(number)) if number.is_integer() and abs(number) < 2**53 else repr(number)
+
+
 def _read_xml(path: str | os.PathLike[str], what: str, root: str) -> ElementTree.Element:
     """The XML file's root element (named ``root``); a ConfigError names the file otherwise."""
-    text = files.read_text(Path(path), what)
+    text = files.read_text(Path(path), what, MAX_XML_BYTES)
     if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise ConfigError(f"{path}: a {what} has no DTD or entities (refused: they can expand without bound)")
     # Parsed incrementally, counting elements and depth: 16 M elements under the size cap took 2.8 GB.
@@ -100,6 +114,10 @@ class Params:
     def __init__(self, element: ElementTree.Element, source: str) -> None:
         self.values = {child.tag: (child.text or "").strip() for child in element}
         self.source = source
+        for name, value in self.values.items():
+            if len(value) > MAX_TEXT:
+                raise ConfigError(f"{source}: <{shown(name)}>: {len(value):,} characters, more than the {MAX_TEXT:,} "
+                                  "an MQSim parameter takes")
 
     def text(self, name: str, default: str | None = None) -> str:
         if name not in self.values:
@@ -110,18 +128,16 @@ class Params:
 
     def number(self, name: str, default: float | None = None, low: float = 0.0, high: float = 1e18) -> float:
         raw = self.text(name, None if default is None else str(default))
-        try:
-            value = float(raw)
-        except ValueError:
-            value = math.nan
+        value = float(raw) if _NUMBER.fullmatch(raw) else math.nan
         if not (math.isfinite(value) and low <= value <= high):
-            raise ConfigError(f"{self.source}: <{name}>: expected a number from {low:g} to {high:g}, found {raw!r}")
+            raise ConfigError(f"{self.source}: <{name}>: expected a number from {_exact(low)} to {_exact(high)}, "
+                              f"found {shown(repr(raw))}")
         return value
 
     def whole(self, name: str, default: int | None = None, low: int = 0, high: int = 2**40) -> int:
         value = self.number(name, default, low, high)
         if not value.is_integer():
-            raise ConfigError(f"{self.source}: <{name}>: expected a whole number, found {self.text(name)!r}")
+            raise ConfigError(f"{self.source}: <{name}>: expected a whole number, found {shown(repr(self.text(name)))}")
         return int(value)
 
     def flag(self, name: str, default: bool = False) -> bool:
@@ -161,7 +177,17 @@ def import_config(ssdconfig: str | os.PathLike[str], workload: str | os.PathLike
         out.key("block_size", "4KiB")
         out.key("queue_depth", 16)
         out.key("duration", "1s")
-    return out.text()
+    text = out.text()
+    # Checked as a run reads it, but for the traces (read where nandlab runs): their phases as plain phases.
+    trace_keys = ("trace = ", 'format = "mqsim"', "replay = ")
+    checked = "\n".join("requests = 1" if line == 'kind = "trace"' else line for line in text.splitlines()
+                         if not line.startswith(trace_keys))
+    try:
+        check_config(checked, "the imported experiment")
+    except ConfigError as error:
+        raise ConfigError(f"{ssdconfig}: MQSim's parameters make a drive nandlab cannot run (see the MQSim name "
+                          f"beside the key in the imported TOML): {error}") from None
+    return text
 
 
 def _device(out: Toml, host: Params, device: Params, flash: Params) -> None:
@@ -180,7 +206,8 @@ def _device(out: Toml, host: Params, device: Params, flash: Params) -> None:
     out.key("page_size", f"{flash.whole('Page_Capacity', low=512, high=1 << 20)}B",
             "Page_Capacity (note: MQSim maps whole pages; nandlab maps 4 KiB units, [ftl] mapping_unit)")
     ratio = device.number("Overprovisioning_Ratio", 0.07, 0.0, 1.0)
-    out.key("over_provisioning", f"{ratio * 100:g} %", "Overprovisioning_Ratio")
+    percent = f"{ratio * 100:g}"  # "7 %" where that reads back as the same ratio, else the ratio itself
+    out.key("over_provisioning", f"{percent} %" if float(percent) / 100 == ratio else ratio, "Overprovisioning_Ratio")
     interface = device.text("HostInterface_Type", "NVME").upper()
     if interface == "SATA":
         out.key("interface", "sata-600", "HostInterface_Type SATA (note: SATA_Processing_Delay "
@@ -190,21 +217,22 @@ def _device(out: Toml, host: Params, device: Params, flash: Params) -> None:
         gbps = host.number("PCIe_Lane_Bandwidth", 1.0, 0.001, 100.0)
         out.key("interface", f"nvme-gen3-x{lanes}" if lanes in (1, 2, 4, 8, 16) else "nvme-gen3-x4",
                 "HostInterface_Type NVME")
-        out.key("link_rate", f"{gbps * lanes * 1000:g}MB/s", f"PCIe_Lane_Bandwidth {gbps:g} GB/s x PCIe_Lane_Count {lanes}")
+        out.key("link_rate", f"{_exact(gbps * lanes * 1000)}MB/s", f"PCIe_Lane_Bandwidth {gbps:g} GB/s x PCIe_Lane_Count {lanes}")
     rate = device.number("Channel_Transfer_Rate", 333, 1, 1e6) * device.number("Flash_Channel_Width", 1, 1, 64)
-    out.key("channel_rate", f"{rate:g}MB/s", "Channel_Transfer_Rate (MT/s) x Flash_Channel_Width (bytes)")
+    out.key("channel_rate", f"{_exact(rate)}MB/s", "Channel_Transfer_Rate (MT/s) x Flash_Channel_Width (bytes)")
     if device.text("Caching_Mechanism", "ADVANCED").upper() != "NONE":
         out.key("write_buffer", f"{device.whole('Data_Cache_Capacity', 256 << 20, 4096)}B",
                 "Data_Cache_Capacity (note: MQSim's cache also serves reads; nandlab's buffer holds writes)")
         dram = device.number("Data_Cache_DRAM_Data_Rate", 100, 1, 1e6) * device.number(
             "Data_Cache_DRAM_Data_Busrt_Size", 1, 1, 64)
-        out.key("dram_rate", f"{dram:g}MB/s", "Data_Cache_DRAM_Data_Rate (MT/s) x Data_Cache_DRAM_Data_Busrt_Size "
+        out.key("dram_rate", f"{_exact(dram)}MB/s", "Data_Cache_DRAM_Data_Rate (MT/s) x Data_Cache_DRAM_Data_Busrt_Size "
                 "(note: MQSim's default DRAM, 100 MT/s, caps large writes)")
     suspension = flash.text("CMD_Suspension_Support", "NONE").upper()
     if suspension in SUSPEND:
         out.key("suspend", SUSPEND[suspension], "CMD_Suspension_Support")
         if suspension != "NONE":
-            out.key("suspend_latency", f"{flash.whole('Suspend_Erase_Time', 0) / 1000:g}us",
+            ns = flash.whole("Suspend_Erase_Time", 0)
+            out.key("suspend_latency", f"{ns // 1000}us" if ns % 1000 == 0 else f"{ns}ns",
                     "Suspend_Erase_Time (Suspend_Program_Time "
                     f"{flash.whole('Suspend_Program_Time', 0) / 1000:g} us: nandlab takes one latency for both)")
     out.key("multiplane", True, "MQSim issues multi-plane commands when it can")
@@ -335,7 +363,7 @@ def _synthetic(out: Toml, flows: list[Params]) -> None:
             out.key("pattern", "random", f"Address_Distribution {distribution}")
             hot = f.number("Percentage_of_Hot_Region", 0, 0, 100) / 100
             if distribution == "RANDOM_HOTCOLD" and 0 < hot < 1:
-                out.key("distribution", f"hotcold:{1 - hot:g}:{hot:g}",
+                out.key("distribution", f"hotcold:{_exact(1 - hot)}:{_exact(hot)}",
                         "Percentage_of_Hot_Region: (100 - hot) % of requests to hot % of the addresses")
         out.key("working_set", f.number("Working_Set_Percentage", 100, 0.001, 100) / 100, "Working_Set_Percentage")
         sectors = f.whole("Average_Request_Size", 8, 1, 1 << 17)

@@ -278,8 +278,9 @@ def test_a_user_s_file_named_like_a_partial_snapshot_is_left_alone(nandlab_cli, 
     ('[device.wear]\nrated = { mlc = 1099511627776 }\n', "from 1 to 1e12, found 1099511627776"),
     ('[device]\nchannels = 4294967296\n', "from 1 to 4,294,967,295"),
     ('[device]\ndies_per_chip = -1\n', "from 1 to 4,294,967,295"),
-    ('[device]\ncapacity = "16EiB"\n', "in B, KiB/KB, MiB/MB, GiB/GB or TiB/TB"),
-], ids=["erase time", "cycles", "u32", "negative count", "unit"])
+    ('[device]\ncapacity = "16ZiB"\n', "in B, KiB/KB, MiB/MB, GiB/GB, TiB/TB, PiB/PB or EiB/EB"),
+    ('[device]\ncapacity = "16EiB"\n', "at most 4 EiB"),  # the unit the limit is given in is one it reads
+], ids=["erase time", "cycles", "u32", "negative count", "unit", "EiB"])
 def test_messages_state_the_real_limit(tmp_path: Path, text: str, message: str) -> None:
     """Messages that misled: "above 0" where the limit is 1e8, "at least 1" where it is 1e12, "a whole
     number" for one too large, "a size like…" for an unknown unit."""

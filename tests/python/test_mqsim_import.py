@@ -135,3 +135,35 @@ def ssd_file(text: str) -> Path:
     path = Path(tempfile.mkdtemp()) / "ssdconfig.xml"
     path.write_text(text)
     return path
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("<Overprovisioning_Ratio>0.07<", "<Overprovisioning_Ratio>1e-300<", "over_provisioning: spare space too small"),
+    ("<Overprovisioning_Ratio>0.07<", "<Overprovisioning_Ratio>0<", "over_provisioning: spare space too small"),
+    ("<Suspend_Erase_Time>700000<", "<Suspend_Erase_Time>700001<", None),
+    ("<Suspend_Erase_Time>700000<", "<Suspend_Erase_Time>4294967296<", "suspend_latency: expected at most 100 ms"),
+    ("<Block_No_Per_Plane>2048<", "<Block_No_Per_Plane>\u0663<", r"<Block_No_Per_Plane>: expected a number .* found '\u0663'"),
+    ("<Block_No_Per_Plane>2048<", "<Block_No_Per_Plane>2_048<", r"<Block_No_Per_Plane>: expected a number"),
+    ("<Channel_Transfer_Rate>333<", "<Channel_Transfer_Rate>333.3333333<", None),
+    ("<Execution_Parameter_Set>", "<Execution_Parameter_Set " + " ".join(f'a{i}="1"' for i in range(200_000)) + ">",
+     "larger than 1 MiB"),
+], ids=["OP 1e-300", "OP 0", "suspend in ns", "suspend 2^32 ns", "Arabic-Indic digit", "underscore", "fine rate",
+        "2M attributes"])
+def test_an_imported_experiment_runs_or_the_import_says_why(tmp_path: Path, old: str, new: str,
+                                                             message: str | None) -> None:
+    """Issue 38: the importer wrote configs that did not load (over_provisioning "1e-298 %", a suspend
+    latency "4.29497e+06us", a drive without spare space) and read other scripts' digits; what it writes
+    now loads, to the bit, or the import stops naming the MQSim parameter or the nandlab key."""
+    assert old in SSD.read_text()
+    ssd = tmp_path / "ssd.xml"
+    ssd.write_text(SSD.read_text().replace(old, new))
+    if message:
+        with pytest.raises(ConfigError, match=message):
+            mqsim.import_config(ssd)
+        return
+    config = tomllib.loads(mqsim.import_config(ssd))
+    nandlab.make_simulator(mqsim.import_config(ssd))
+    if "333.33" in new:
+        assert config["device"]["channel_rate"] == "333.3333333MB/s"
+    if "700001" in new:
+        assert config["device"]["suspend_latency"] == "700001ns"

@@ -39,16 +39,25 @@ fn size_in_range(bytes: f64, found: impl fmt::Display) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
-/// Splits "12.5 KiB" into (12.5, "KiB"). Returns None if there is no number.
+/// Splits "12.5 KiB" into (12.5, "KiB"), "1e-3s" into (0.001, "s"). Returns
+/// None if there is no number. An `e` or `E` is the number's exponent only
+/// when digits (after a sign, if any) follow it: "4EiB" is 4 EiB.
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '_' || *c == 'e' || *c == 'E'))
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
+    let b = s.as_bytes();
+    let mantissa = |c: u8| c.is_ascii_digit() || c == b'.' || c == b'_';
+    let mut end = b.iter().position(|&c| !mantissa(c)).unwrap_or(b.len());
+    if end < b.len() && (b[end] == b'e' || b[end] == b'E') {
+        let sign = matches!(b.get(end + 1), Some(b'+' | b'-')) as usize;
+        let digits = b[end + 1 + sign..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit() || **c == b'_')
+            .count();
+        if digits > 0 {
+            end += 1 + sign + digits;
+        }
+    }
     let (num, unit) = s.split_at(end);
-    // "e" may belong to a unit (none of ours start with e), so a failed parse is an error.
     let num: f64 = num.replace('_', "").parse().ok()?;
     if !num.is_finite() {
         return None;
@@ -60,8 +69,8 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let expected = || {
         format!(
-            "expected a size like \"4KiB\", \"1.5GiB\" or \"8KB\" (in B, KiB/KB, MiB/MB, GiB/GB or \
-             TiB/TB), found \"{s}\""
+            "expected a size like \"4KiB\", \"1.5GiB\" or \"8KB\" (in B, KiB/KB, MiB/MB, GiB/GB, \
+             TiB/TB, PiB/PB or EiB/EB), found \"{s}\""
         )
     };
     let (n, unit) = split_number(s).ok_or_else(expected)?;
@@ -75,6 +84,10 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "gb" => 1e9,
         "t" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
         "tb" => 1e12,
+        "p" | "pib" => (1u64 << 50) as f64,
+        "pb" => 1e15,
+        "e" | "eib" => (1u64 << 60) as f64,
+        "eb" => 1e18,
         _ => return Err(expected()),
     };
     size_in_range(n * mult, format!("\"{s}\""))
@@ -262,7 +275,16 @@ mod tests {
         assert!(parse_size("4 kilo").is_err());
         assert!(parse_size("KiB").is_err());
         assert_eq!(parse_size("4194304TiB"), Ok(MAX_BYTES));
-        for huge in ["4194305TiB", "1e19", "18446744073709551615"] {
+        assert_eq!(parse_size("4EiB"), Ok(MAX_BYTES));
+        assert_eq!(parse_size("2 PiB"), Ok(1 << 51));
+        assert_eq!(parse_size("1.5e3KiB"), Ok(1536000));
+        for huge in [
+            "4194305TiB",
+            "1e19",
+            "18446744073709551615",
+            "5EiB",
+            "4.7 EB",
+        ] {
             let e = parse_size(huge).unwrap_err();
             assert!(e.starts_with("expected a size of at most 4 EiB"), "{e}");
         }
@@ -295,6 +317,11 @@ mod tests {
         assert_eq!(parse_rate("400MB/s"), Ok(400_000_000));
         assert_eq!(parse_rate("6Gb/s"), Ok(750_000_000));
         assert_eq!(parse_rate("333"), Ok(333_000_000));
+        // Exponents as floats write them, signed or not; an `e` that starts a unit is the unit's.
+        assert_eq!(parse_duration_ns("4.29497e+06us"), Ok(4_294_970_000));
+        assert_eq!(parse_duration_ns("1e-3s"), Ok(1_000_000));
+        assert!((parse_fraction("1e-298 %").unwrap() / 1e-300 - 1.0).abs() < 1e-12);
+        assert!(parse_fraction("1e- %").is_err() && parse_duration_ns("1e+s").is_err());
         assert_eq!(transfer_ns(4096, 400_000_000), 10_240);
     }
 }

@@ -759,8 +759,6 @@ fn trace_stats<'py>(
     to_python(py, &stats)
 }
 
-/// Tests only: panics inside the guard every entry point uses, to show that a
-/// Rust panic reaches Python as an `InternalError` with its message.
 /// A size as configs read it (`"4KiB"` is 4,096 bytes, `"8KB"` 8,000), in
 /// bytes; ValueError with the engine's words.
 #[pyfunction]
@@ -785,6 +783,20 @@ fn death_causes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// Checks an experiment's TOML text as a run would read it (every key,
+/// the drive's shape and spare space) without building the drive;
+/// ConfigError with the engine's words.
+#[pyfunction]
+#[pyo3(signature = (config, source = "<config>"))]
+fn check_config(config: &str, source: &str) -> PyResult<()> {
+    guard(|| Config::from_toml(config, source))
+        .map_err(InternalError::new_err)?
+        .map(|_| ())
+        .map_err(|e| ConfigError::new_err(e.to_string()))
+}
+
+/// Tests only: panics inside the guard every entry point uses, to show that a
+/// Rust panic reaches Python as an `InternalError` with its message.
 #[pyfunction]
 fn _panic_for_test(message: &str) -> PyResult<()> {
     guard(|| panic!("{message}")).map_err(InternalError::new_err)
@@ -807,6 +819,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Interrupted", py.get_type::<Interrupted>())?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add_function(wrap_pyfunction!(parse_share, m)?)?;
     m.add_function(wrap_pyfunction!(death_causes, m)?)?;
     quiet_panics();
