@@ -14,6 +14,7 @@ import polars as pl
 
 from nandlab import _core, files
 from nandlab._core import ConfigError, Simulator, SnapshotError, default_config_toml
+from nandlab.terminal import shown
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 """A config: a dict, TOML text, a path to a ``.toml`` file, or None for the built-in default."""
@@ -375,12 +376,9 @@ def _config_text(config: ConfigSource) -> tuple[str, str, str]:
         return default_config_toml(), "toml", "<default config>"
     if isinstance(config, Mapping):
         try:
-            _check_whole_numbers(config, "")
-            return json.dumps(config, allow_nan=True), "json", "<dict>"
+            return json.dumps(_plain(config, ""), allow_nan=True), "json", "<dict>"
         except RecursionError:
             raise ConfigError("<dict>: tables nested thousands of levels deep") from None
-        except (TypeError, ValueError) as error:  # a value JSON (and TOML) has no form for
-            raise ConfigError(f"<dict>: {error}") from None
     if isinstance(config, str) and ("\n" in config or "=" in config):
         return config, "toml", "<string>"
     if isinstance(config, (str, os.PathLike)):
@@ -389,21 +387,40 @@ def _config_text(config: ConfigSource) -> tuple[str, str, str]:
     raise TypeError(f"config must be a dict, TOML text, a path or None, not {type(config).__name__}")
 
 
-def _check_whole_numbers(value: Any, where: str) -> None:
-    """ConfigError naming the key of the first whole number no setting can hold (past 64 bits:
-    JSON would carry it as a float, and the message would show a rounded float)."""
+def _plain(value: Any, where: str) -> Any:
+    """A config dict's ``value`` (at key ``where``) as JSON carries it: NumPy's numbers and arrays as
+    Python's numbers and lists, tuples as lists; ConfigError naming the key of a value no setting can take (bytes, a set, an
+    object, a key that is not text, a whole number past 64 bits: JSON would carry it as a float, and
+    the message would show a rounded float)."""
     if isinstance(value, Mapping):
-        for key, item in value.items():
-            _check_whole_numbers(item, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            _check_whole_numbers(item, f"{where}[{index}]")
-    elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        for key in value:
+            if not isinstance(key, str):
+                raise ConfigError(f"{where or '<dict>'}: a key {type(key).__name__} {_short(key)}; "
+                                  "keys are text")
+        return {key: _plain(item, f"{where}.{key}" if where else key) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, f"{where}[{index}]") for index, item in enumerate(value)]
+    if hasattr(value, "dtype") and hasattr(value, "tolist"):  # a NumPy number, or an array as a list
+        return _plain(value.tolist(), where)
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
         shown = str(value) if value.bit_length() < 80 else f"a {value.bit_length()}-bit number"
         raise ConfigError(
             f"{where}: found {shown}, outside what any setting takes "
             "(whole numbers from -9,223,372,036,854,775,808 to 18,446,744,073,709,551,615)"
         )
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise ConfigError(f"{where or '<dict>'}: found {type(value).__name__} {_short(value)}, expected a number, text, "
+                      "true or false, a list or a table")
+
+
+def _short(value: Any) -> str:
+    """``value`` as a message shows it: its repr, at most 40 characters, without control characters."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a user's object whose repr fails is still named by its type
+        return "(no repr)"
+    return shown(text if len(text) <= 40 else text[:40] + "…")
 
 
 def _phase_progress(progress: ProgressCallback | None, index: int, count: int, name: str) -> ProgressCallback | None:

@@ -54,6 +54,7 @@ import polars as pl
 
 from nandlab import api, files, output, qualify
 from nandlab._core import ConfigError
+from nandlab.terminal import shown
 
 __all__ = ["FioJob", "FioJobs", "entries", "load", "logs", "parse", "report", "run", "terse", "to_config",
            "write_logs"]
@@ -266,6 +267,16 @@ def _seconds(value: str, what: str) -> float:
     return seconds
 
 
+def _decimal(value: str, what: str, low: float, high: float, low_open: bool = False) -> float:
+    """A decimal number (ASCII digits, a point) from ``low`` (excluded with ``low_open``) to ``high``."""
+    m = re.fullmatch(r"\s*([0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})\s*", value)
+    number = float(m.group(1)) if m else math.nan
+    if not ((low < number if low_open else low <= number) and number <= high):
+        bound = f"above {low:g}" if low_open else f"from {low:g}"
+        raise ValueError(f"{what}: expected a number {bound} to {high:g}, found `{_shown(value)}`")
+    return number
+
+
 def _flag(value: str | None) -> bool:
     """A fio switch (``time_based``, ``stonewall``, ``group_reporting``, ...): absent is off; bare or
     ``=1`` is on; ``=0``, false, no or off is off, as fio reads it."""
@@ -430,6 +441,9 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
             phase["pattern"] = uniform
         elif kind in ("zipf", "pareto", "normal"):
             value, _, rest = params.partition(":")
+            # zipf's θ and normal's deviation (a percentage) are above 0; pareto's h lies in (0, 1).
+            _decimal(value, f"random_distribution={_shown(distribution)}", 0, 1 if kind == "pareto" else 100,
+                     low_open=True)
             if rest:
                 warnings.append(f"[{name}] random_distribution={distribution}: the ':{rest}' is not modelled")
             phase["pattern"] = "random"
@@ -479,13 +493,13 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     take("group_reporting")
     size, offset = take("size"), take("offset")
     if size:
-        if size.endswith("%"):
-            phase["working_set"] = float(size[:-1]) / 100
+        if size.endswith("%"):  # of the device: fio's size=N% takes 0 < N <= 100
+            phase["working_set"] = _decimal(size[:-1], "size", 0, 100, low_open=True) / 100
         else:
             phase["working_set"] = _bytes_text(bytes_of(size, "size"))
     if offset:
         if offset.endswith("%"):
-            phase["working_set_offset"] = float(offset[:-1]) / 100
+            phase["working_set_offset"] = _decimal(offset[:-1], "offset", 0, 99.999) / 100
         else:
             phase["working_set_offset"] = _bytes_text(bytes_of(offset, "offset"))
     io_size, number_ios = take("io_size", "io_limit"), take("number_ios")
@@ -817,7 +831,9 @@ def terse(document: Mapping[str, Any]) -> str:
     depths, latency levels, the drive's disk utilization, and the job's description if it has one."""
     lines = []
     for job in document["jobs"]:
-        fields = [str(TERSE_VERSION), document["fio version"], job["jobname"], str(job["groupid"]), str(job["error"])]
+        # The job's name as fio writes it, but that a terminal is sent no control character of a job file's.
+        fields = [str(TERSE_VERSION), document["fio version"], shown(job["jobname"]), str(job["groupid"]),
+                  str(job["error"])]
         for kind in ("read", "write"):
             fields += _terse_direction(job[kind])
         fields += [f"{job['usr_cpu']:f}%", f"{job['sys_cpu']:f}%", str(job["ctx"]), str(job["majf"]), str(job["minf"])]
@@ -827,7 +843,7 @@ def terse(document: Mapping[str, Any]) -> str:
             counts = ("read_ios", "write_ios", "read_merges", "write_merges", "read_ticks", "write_ticks", "in_queue")
             fields += [disk["name"], *(str(disk[key]) for key in counts), f"{disk['util']:3.2f}%"]
         if job["job options"].get("description"):
-            fields.append(job["job options"]["description"])
+            fields.append(shown(job["job options"]["description"]))
         lines.append(";".join(fields) + "\n")
     return "".join(lines)
 

@@ -53,7 +53,7 @@ def test_an_address_space_limit_below_the_host_s_memory_is_taken_into_account(tm
     env = {k: v for k, v in os.environ.items() if k != "NANDLAB_MEMORY_LIMIT"}
     done = subprocess.run([sys.executable, "-m", "nandlab", "run", str(config)], capture_output=True, text=True,
                           timeout=120, preexec_fn=limited, env=env)
-    assert done.returncode == 1 and done.stderr.startswith("nandlab: error: this run needs about"), done.stderr
+    assert done.returncode == 2 and done.stderr.startswith("nandlab: error: this run needs about"), done.stderr
     assert done.stderr.count("\n") == 1
 
 
@@ -309,9 +309,20 @@ def test_a_config_dict_nested_deep_or_holding_an_object_is_a_config_error() -> N
     for _ in range(100_000):
         inner["a"] = {}
         inner = inner["a"]
-    for config, message in [(deep, "nested thousands of levels deep"), ({"device": {"x": object()}}, "not JSON")]:
+    for config, message in [
+        (deep, "nested thousands of levels deep"),
+        ({"device": {"x": object()}}, "device.x: found object <object"),
+        ({"device": {"preset": b"snia-mlc"}}, "device.preset: found bytes b'snia-mlc', expected a number, text"),
+        ({"phase": [{"read_fraction": {1}}]}, r"phase\[0\].read_fraction: found set \{1\}"),
+        ({1: 2}, "<dict>: a key int 1; keys are text"),
+        ({"phase": [1]}, r"\[\[phase\]\] #1: found the number `1`, expected a table"),
+    ]:
         with pytest.raises(nandlab.ConfigError, match=message):
             nandlab.make_simulator(config)
+    # NumPy's numbers and arrays are what a sweep in a notebook hands over: taken as Python's.
+    numpy = pytest.importorskip("numpy")
+    nandlab.make_simulator({"device": {"preset": "snia-mlc", "capacity": "1GiB", "channels": numpy.int64(4)},
+                            "phase": [{"requests": 10, "block_sizes": numpy.array(["4KiB/1", "8KiB/1"])}]})
 
 
 def test_a_directory_named_report_html_is_one_line(nandlab_cli, run_out: Path, tmp_path: Path) -> None:
@@ -430,3 +441,54 @@ def test_power_cuts_are_bounded(nandlab_cli, tmp_path: Path, cuts: str, message:
     began = time.monotonic()
     assert message in _one_error_line(nandlab_cli("run", config))
     assert time.monotonic() - began < 5
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--cycles", "1e400", "--hours", "1"], "'--cycles': expected a finite number, found '1e400'"),
+    (["--cycles", "100", "--hours", "\u0661"], "'--hours': expected a number in ASCII digits"),
+], ids=["1e400", "Arabic-Indic digit"])
+def test_cli_numbers_are_named_as_typed(nandlab_cli, args: list[str], message: str) -> None:
+    """Issue 38: 1e400 was "inf is not in the range"; a bake of 1e-320 h named an internal phase's key."""
+    result = nandlab_cli("test", "retention", "--device", "snia-mlc", "--capacity", "1GiB", *args)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+
+
+def test_a_bake_shorter_than_a_nanosecond_is_none(nandlab_cli) -> None:
+    result = nandlab_cli("test", "retention", "--device", "snia-mlc", "--capacity", "1GiB", "--cycles", "10",
+                         "--hours", "1e-320", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["hours"] == 1e-320
+
+
+@pytest.mark.parametrize("line, message", [
+    ("size=200%", "[j] size: expected a number above 0 to 100, found `200`"),
+    ("offset=100%", "[j] offset: expected a number from 0 to 99.999, found `100`"),
+    ("random_distribution=zipf:nan", "[j] random_distribution=zipf:nan: expected a number above 0"),
+    ("random_distribution=pareto:2", "[j] random_distribution=pareto:2: expected a number above 0 to 1"),
+], ids=["size 200%", "offset 100%", "zipf nan", "pareto 2"])
+def test_fio_values_out_of_range_name_the_job_files_line(nandlab_cli, tmp_path: Path, line: str, message: str) -> None:
+    """Issue 38: these named the engine's key (`[[phase]] #1 working_set`, `distribution`), not the job file's."""
+    job = tmp_path / "job.fio"
+    job.write_text(f"[j]\nrw=randwrite\n{'' if line.startswith('size') else 'size=4m'}\n{line}\n")
+    result = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+    assert f"{job}:" in result.stderr
+
+
+def test_terse_output_sends_no_control_character_of_a_job_file(nandlab_cli, tmp_path: Path) -> None:
+    job = tmp_path / "job.fio"
+    job.write_text("[j\x07\x1b[2J]\nrw=randwrite\nsize=1m\ndescription=a\x07b\n")
+    result = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB", "--output-format=terse")
+    assert result.exit_code == 0, result.stderr
+    assert "\x07" not in result.stdout and "\x1b" not in result.stdout and ";j\\x07" in result.stdout
+
+
+def test_a_result_number_past_64_bits_is_named(nandlab_cli, run_out: Path, tmp_path: Path) -> None:
+    d = tmp_path / "out"
+    shutil.copytree(run_out, d)
+    summary = (d / "summary.json").read_text()
+    (d / "summary.json").write_text(summary.replace('"host_write_bytes": ', '"host_write_bytes": 1' + "0" * 5000 + ", "
+                                                    '"x": ', 1))
+    result = nandlab_cli("report", d)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "summary.json: a whole number of 5,001 digits, where nandlab writes at most 20" in result.stderr

@@ -35,7 +35,7 @@ def test_checks_is_a_config_table() -> None:
 
 def test_a_drive_too_big_for_the_memory_left_is_refused(monkeypatch: pytest.MonkeyPatch, tiny_dict: dict) -> None:
     monkeypatch.setenv("NANDLAB_MEMORY_LIMIT", "16MiB")
-    with pytest.raises(nandlab.SimulationError, match=r"needs about 6\d\.\d MiB, and only 16\.0 MiB of RAM is available"):
+    with pytest.raises(nandlab.ConfigError, match=r"needs about 6\d\.\d MiB, and only 16\.0 MiB of RAM is available"):
         nandlab.make_simulator(tiny_dict)
     monkeypatch.setenv("NANDLAB_MEMORY_LIMIT", "1GiB")
     nandlab.make_simulator(tiny_dict)

@@ -602,7 +602,7 @@ def test_cuts_from_outside_need_memory_for_the_power_model(tmp_path: Path) -> No
                            str(tmp_path / "s.sock"), "--control", str(tmp_path / "c.sock"), "--data",
                            str(tmp_path / "d.img")], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "NANDLAB_MEMORY_LIMIT": "1GiB"})
-    assert done.returncode == 1 and done.stderr.startswith("nandlab: error: this run needs about"), done.stderr
+    assert done.returncode == 2 and done.stderr.startswith("nandlab: error: this run needs about"), done.stderr
     assert not (tmp_path / "d.img").exists()
 
 

@@ -81,7 +81,8 @@ pub fn sim_error(py: Python<'_>, e: SimError, cause: Option<PyErr>) -> PyErr {
     let message = e.to_string();
     match e {
         SimError::Trace(_) => TraceError::new_err(message),
-        SimError::Config(_) => ConfigError::new_err(message),
+        // Too large for this machine: the config asks too much, as a bounded key's value would.
+        SimError::Config(_) | SimError::OutOfMemory { .. } => ConfigError::new_err(message),
         SimError::Snapshot(_) => SnapshotError::new_err(message),
         SimError::Interrupted { snapshot } => {
             let err = Interrupted::new_err(message);

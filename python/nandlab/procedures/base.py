@@ -18,6 +18,7 @@ import click
 import polars as pl
 
 from nandlab import files, output
+from nandlab.terminal import safe
 
 if TYPE_CHECKING:  # the report page imports matplotlib's helpers lazily; only its type is needed here
     from rich.console import Console
@@ -32,10 +33,13 @@ class Finite(click.FloatRange):
     through: it compares false with both ends)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        number = super().convert(value, param, ctx)
+        # Finite before the range: 1e400 was "inf is not in the range" (the range check saw float's inf).
+        if isinstance(value, str) and not value.isascii():  # float() reads other scripts' digits too
+            self.fail(f"expected a number in ASCII digits, found {safe(value)!r}", param, ctx)
+        number = value if isinstance(value, float) else click.FLOAT.convert(value, param, ctx)
         if not math.isfinite(number):
-            self.fail(f"expected a finite number, found {value!r}", param, ctx)
-        return number
+            self.fail(f"expected a finite number, found {safe(str(value))!r}", param, ctx)
+        return super().convert(number, param, ctx)
 
 
 QUEUE_DEPTH = click.IntRange(1, 65_536)

@@ -125,10 +125,11 @@ def run(
     ``temperature`` °C powered off, read it all back; the result's ``pass`` is ``uber_expected`` (over
     the endurance spread) ≤ ``uber_target``: its bit errors alone decide."""
     config = aged_with_errors(device, capacity, cycles, "retention")
-    bake = [{"name": "bake", "kind": "power-off", "duration": f"{hours}h", "temperature_c": temperature}]
+    bake_ns = round(hours * 3600e9)  # a bake shorter than the clock's nanosecond is none
+    bake = [{"name": "bake", "kind": "power-off", "duration": f"{bake_ns}ns", "temperature_c": temperature}]
     phases = [
         {"name": "fill", "kind": "fill"},
-        *(bake if hours > 0 else []),
+        *(bake if bake_ns > 0 else []),
         {"name": "read-back", "read_fraction": 1.0, "pattern": "sequential", "block_size": READ_BLOCK,
          "volume": 1.0, "queue_depth": 1},
     ]
@@ -159,12 +160,13 @@ def _curves(
     """RBER, retries and UBER of sample reads at shares of ``cycles`` (one line each) after each
     spell of the bake split in ``CURVE_STEPS``."""
     sample = {"read_fraction": 1.0, "block_size": "4KiB", "requests": CURVE_READS, "queue_depth": 1}
-    spell = {"kind": "power-off", "duration": f"{hours / CURVE_STEPS}h", "temperature_c": temperature}
+    spell_ns = round(hours * 3600e9 / CURVE_STEPS)  # spells shorter than the clock's nanosecond are none
+    spell = {"kind": "power-off", "duration": f"{spell_ns}ns", "temperature_c": temperature}
     rows = []
     for share in CURVE_CYCLES if cycles > 0 else (1.0,):
         config = aged_with_errors(device, capacity, share * cycles, "retention")
         phases: list[dict[str, Any]] = [{"kind": "fill"}, {"name": "sample-0", **sample}]
-        for k in range(1, CURVE_STEPS + 1 if hours > 0 else 1):
+        for k in range(1, CURVE_STEPS + 1 if spell_ns > 0 else 1):
             phases += [spell, {"name": f"sample-{k}", **sample}]
         result = api.run({**config, "phase": phases}, seed=seed)
         for phase in result.phases:

@@ -153,6 +153,18 @@ class Report:
         ])
 
 
+class _TooLong(Exception):
+    """A JSON integer longer than any nandlab writes (its digits' count is the message)."""
+
+
+def _whole(digits: str) -> int:
+    """A JSON integer as ``read_json`` takes it: at most 20 digits (a 5,000-digit one took Python's
+    digit limit's ValueError, and a 400-digit one failed where it was drawn)."""
+    if len(digits.lstrip("-")) > 20:
+        raise _TooLong(f"{len(digits.lstrip('-')):,}")
+    return int(digits)
+
+
 def read_json(path: Path) -> dict[str, Any]:
     """A JSON result file of the directory (an object, as nandlab writes them); ValueError naming it if it is
     not one."""
@@ -161,9 +173,12 @@ def read_json(path: Path) -> dict[str, Any]:
         # Looked at before the whole file is: /dev/zero behind the name took 1.1 GB to refuse.
         raise ValueError(f"{path}: not JSON (a result nandlab writes starts with {{ or [)")
     try:
-        document = json.loads(files.read_text(path, "result file", files.MAX_RESULT_BYTES))
+        document = json.loads(files.read_text(path, "result file", files.MAX_RESULT_BYTES), parse_int=_whole)
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not JSON: {error}") from None
+    except _TooLong as error:
+        raise ValueError(f"{path}: a whole number of {error} digits, where nandlab writes at most 20 "
+                         "(a 64-bit count)") from None
     except RecursionError:
         raise ValueError(f"{path}: JSON nested thousands of levels deep, not a result nandlab wrote") from None
     if not isinstance(document, dict):

@@ -344,10 +344,10 @@ fn mode_timing(mode: CellMode, t: Option<&RawModeTiming>) -> Result<ModeTiming, 
     let Some(t) = t else { return Ok(timing) };
     let table = format!("[device.timing.{}]", mode.name());
     if let Some(v) = &t.read_us {
-        timing.read_ns = per_page_type(&format!("{table} read_us"), mode, v)?;
+        timing.read_ns = per_page_type(&format!("{table} read_us"), mode, &v.0)?;
     }
     if let Some(v) = &t.program_us {
-        timing.program_ns = per_page_type(&format!("{table} program_us"), mode, v)?;
+        timing.program_ns = per_page_type(&format!("{table} program_us"), mode, &v.0)?;
     }
     if let Some(e) = t.erase_us {
         if !(e.is_finite() && e > 0.0 && e < 1e8) {
@@ -379,7 +379,9 @@ fn per_page_type(key: &str, mode: CellMode, v: &[f64]) -> Result<Vec<u64>, Confi
     {
         return err(
             key,
-            format!("expected latencies in microseconds above 0, found {bad}"),
+            format!(
+                "expected latencies in microseconds above 0 and below 10,000,000 (10 s), found {bad}"
+            ),
         );
     }
     Ok((0..bits)

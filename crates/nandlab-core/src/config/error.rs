@@ -133,12 +133,28 @@ pub fn polish_serde_message(msg: &str) -> String {
     ] {
         m = m.replace(rust, plain);
     }
+    // serde names the table a key takes by its Rust type ("expected struct RawPhase").
+    while let Some(at) = m.find("expected struct ") {
+        let name = &m[at + "expected struct ".len()..];
+        let end = name
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(name.len());
+        m.replace_range(at..at + "expected struct ".len() + end, "expected a table");
+    }
     m
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rust_type_names_become_what_a_config_holds() {
+        assert_eq!(
+            polish_serde_message("invalid type: integer `1`, expected struct RawPhase"),
+            "found the number `1`, expected a table"
+        );
+    }
 
     #[test]
     fn locations() {

@@ -272,9 +272,49 @@ pub struct RawTimingTable {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawModeTiming {
-    pub read_us: Option<Vec<f64>>,
-    pub program_us: Option<Vec<f64>>,
+    pub read_us: Option<Latencies>,
+    pub program_us: Option<Latencies>,
     pub erase_us: Option<f64>,
+}
+
+/// Latencies in µs: a list (one per page type) or one number for all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Latencies(pub Vec<f64>);
+
+impl<'de> Deserialize<'de> for Latencies {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Latencies;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a latency in microseconds or a list of them (one per page type)")
+            }
+            fn visit_f64<E: de::Error>(self, x: f64) -> Result<Latencies, E> {
+                Ok(Latencies(vec![x]))
+            }
+            fn visit_i64<E: de::Error>(self, x: i64) -> Result<Latencies, E> {
+                Ok(Latencies(vec![x as f64]))
+            }
+            fn visit_u64<E: de::Error>(self, x: u64) -> Result<Latencies, E> {
+                Ok(Latencies(vec![x as f64]))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Latencies, A::Error> {
+                let mut v = Vec::new();
+                while let Some(x) = seq.next_element::<f64>()? {
+                    // More than any mode's page types is refused by the caller; a
+                    // list this long is no one's.
+                    if v.len() == 16 {
+                        return Err(de::Error::custom(
+                            "expected one latency per page type (at most 4), found more than 16",
+                        ));
+                    }
+                    v.push(x);
+                }
+                Ok(Latencies(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -266,6 +266,25 @@ fn bad_media_settings_name_the_key() {
     assert!(e.contains("did you mean `ones`"), "{e}");
 }
 
+/// `read_us`/`program_us`: one number for every page type, as the README
+/// says, or one per page type; out of range, the message gives the range.
+#[test]
+fn latencies_are_one_for_all_or_one_per_page_type() {
+    let one = load("[device.timing.mlc]\nread_us = 50", PHASE).unwrap();
+    let each = load("[device.timing.mlc]\nread_us = [50, 50.0]", PHASE).unwrap();
+    assert_eq!(one.device.timing, each.device.timing);
+    let e = error("[device.timing.mlc]\nread_us = [0, 10]", PHASE);
+    assert!(
+        e.starts_with("[device.timing.mlc] read_us: expected latencies in microseconds above 0 and below 10,000,000"),
+        "{e}"
+    );
+    let e = error("[device.timing.mlc]\nprogram_us = \"fast\"", PHASE);
+    assert!(
+        e.contains("a latency in microseconds or a list of them"),
+        "{e}"
+    );
+}
+
 #[test]
 fn order_seed_and_distribution_name_the_pattern_they_need() {
     let e = error(
