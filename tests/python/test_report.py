@@ -290,7 +290,7 @@ def test_a_directory_nandlab_did_not_write_is_refused(nandlab_cli, tmp_path: Pat
 
 DAMAGED = {  # files as nandlab names them, with contents it never writes; what the line says
     "a list for an object": ({"stats.json": "[]"}, "stats.json: a JSON list, where nandlab writes an object"),
-    "a missing key": ({"stats.json": '{"x": 1}'}, "a damaged --out of nandlab trace stats: KeyError: 'format'"),
+    "a missing key": ({"stats.json": '{"x": 1}'}, "a damaged --out of nandlab trace stats: a file lacks the key 'format'"),
     "a number for an object": ({"endurance.json": '{"chip": 5}'}, "a damaged --out of nandlab chip endurance"),
     "not Parquet": ({"grid.parquet": "x"}, "grid.parquet: not a Parquet file nandlab wrote, expected a lifetime grid"),
     "not JSON": ({"summary.json": "{", "timeseries.parquet": ""}, "summary.json: not JSON"),

@@ -28,6 +28,7 @@ import polars as pl
 from nandlab import files, output
 from nandlab.procedures.base import MANIFEST_JSON
 from nandlab.report.page import DRAWN, FIGURES, REPORT_HTML, Report
+from nandlab.terminal import printable
 
 __all__ = ["FIGURES", "REPORT_HTML", "Report", "build", "write"]
 
@@ -65,8 +66,7 @@ def build(directory: str | os.PathLike[str]) -> Report:
     try:
         report = procedure.result.report(d)
     except _DAMAGED as error:  # a file without the keys, columns or types nandlab writes
-        raise ValueError(f"{d}: a damaged --out of {wrote_it or procedure.title}: "
-                         f"{type(error).__name__}: {error}") from None
+        raise ValueError(f"{d}: a damaged --out of {wrote_it or procedure.title}: {_what_is_wrong(error)}") from None
     # Figures an earlier report drew and this one did not go, once it has been built; any other file in
     # figures/ is someone else's and stays.
     for stale in before - {path.name for path in report.drawn}:
@@ -75,6 +75,26 @@ def build(directory: str | os.PathLike[str]) -> Report:
         names = "".join(f"{path.name}\n" for path in sorted(report.drawn))
         files.write_replacing(d / FIGURES / DRAWN, names)
     return report
+
+
+def _what_is_wrong(error: BaseException) -> str:
+    """What a damaged directory's error says is wrong with it, in words (the exception's own text is
+    Python's: kept short, in brackets, for whoever debugs it)."""
+    words = {
+        KeyError: f"a file lacks the key {printable(str(error))}",
+        IndexError: "a list is shorter than nandlab writes it",
+        OverflowError: "a number is too large for what nandlab writes there",
+        RecursionError: "a value is nested deeper than nandlab writes",
+        FileNotFoundError: "a file nandlab writes there is missing",
+        NotADirectoryError: "a file stands where nandlab writes a folder",
+        FileExistsError: "a folder or file stands where nandlab writes another",
+    }
+    for kind, text in words.items():
+        if isinstance(error, kind):
+            return text if kind is KeyError else f"{text} ({printable(str(error))[:120]})"
+    if isinstance(error, pl.exceptions.PolarsError):
+        return f"a table is not as nandlab writes it ({printable(str(error))[:120]})"
+    return f"a value is not of the type nandlab writes there ({type(error).__name__}: {printable(str(error))[:120]})"
 
 
 def _drawn_before(d: Path) -> set[str]:
