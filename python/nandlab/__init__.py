@@ -22,15 +22,15 @@ cluster). ``nandlab.procedures`` registers each as the CLI runs it: a typed resu
 its ``--out`` files (with a ``manifest.json``), its tables and its report.
 """
 
-from importlib import metadata as _metadata
+from typing import Any as _Any
 
 from nandlab._core import (
     ConfigError,
     InternalError,
     Interrupted,
     SimulationError,
-    SnapshotError,
     Simulator,
+    SnapshotError,
     TraceError,
     death_causes,
     default_config_toml,
@@ -39,12 +39,29 @@ from nandlab._core import (
     preset_toml,
     presets,
 )
-from nandlab.api import Paused, Result, make_simulator, open_snapshot, resume, run
 
-try:
-    __version__ = _metadata.version("nandlab")
-except _metadata.PackageNotFoundError:  # run from a source tree without installing
-    __version__ = "0+unknown"
+_API = ("Paused", "Result", "make_simulator", "open_snapshot", "resume", "run")
+"""What ``nandlab.api`` gives the package: imported at first use (with polars), so that a command
+that needs none of it (``nandlab presets``) starts without."""
+
+
+def __getattr__(name: str) -> _Any:
+    if name in _API:
+        from nandlab import api
+
+        return getattr(api, name)
+    if name == "__version__":
+        from importlib import metadata
+
+        try:
+            return metadata.version("nandlab")
+        except metadata.PackageNotFoundError:  # run from a source tree without installing
+            return "0+unknown"
+    raise AttributeError(f"module 'nandlab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
 
 # The engine's classes are nandlab's: tracebacks and reprs name them so (nandlab.ConfigError).
 for _class in (ConfigError, InternalError, Interrupted, SimulationError, SnapshotError, TraceError, Simulator):

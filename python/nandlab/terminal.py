@@ -4,6 +4,9 @@ and an error message stays one line of bounded length."""
 
 from __future__ import annotations
 
+import os
+
+from rich.console import Console
 from rich.markup import escape
 
 MAX_MESSAGE_CHARS = 2000
@@ -31,3 +34,15 @@ def printable(text: str) -> str:
         head, tail = MAX_MESSAGE_CHARS * 3 // 4, MAX_MESSAGE_CHARS // 4
         line = f"{line[:head]} … ({len(line) - head - tail:,} characters left out) … {line[-tail:]}"
     return line
+
+
+PIPED_WIDTH = 120
+"""The width of tables written to a pipe or a file (rich's default there is 80 columns)."""
+
+
+def stdout_console() -> Console:
+    """A console on stdout; when piped, wide enough for the table rather than rich's 80 columns."""
+    console = Console()
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = PIPED_WIDTH
+    return console

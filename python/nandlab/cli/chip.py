@@ -9,10 +9,11 @@ from rich.table import Table
 
 from nandlab import chipbench
 from nandlab.cli import options
-from nandlab.cli.console import show, stdout_console
+from nandlab.cli.console import show
 from nandlab.cli.errors import Cli
 from nandlab.procedures import chip as chip_procedures
 from nandlab.procedures.base import Finite
+from nandlab.terminal import stdout_console
 
 CHIP = click.option("--chip", "name", required=True, metavar="NAME", help="Chip preset (see: nandlab chip list).")
 

@@ -3,7 +3,6 @@ progress bars and the files written on stderr; and the ``--out`` directory's rep
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -14,9 +13,9 @@ from rich.progress import Progress
 
 from nandlab.procedures.base import ProcedureResult
 from nandlab.progress_bars import PhaseBar
+from nandlab.terminal import stdout_console
 
 PROGRESS_DELAY_SECONDS = 1.0
-PIPED_WIDTH = 120
 
 
 def show(result: ProcedureResult, as_json: bool, out: Path | None = None, stderr: Console | None = None) -> None:
@@ -67,9 +66,4 @@ class LazyProgress(PhaseBar):
         super().__call__(fraction, info)
 
 
-def stdout_console() -> Console:
-    """A console on stdout; when piped, wide enough for the table rather than rich's 80 columns."""
-    console = Console()
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console.width = PIPED_WIDTH
-    return console
+

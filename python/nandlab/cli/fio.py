@@ -12,9 +12,9 @@ from rich.console import Console
 from nandlab import fio
 from nandlab._core import ConfigError
 from nandlab.cli import options
-from nandlab.cli.console import LazyProgress, stdout_console, wrote
+from nandlab.cli.console import LazyProgress, wrote
 from nandlab.procedures import fio as fio_procedure
-from nandlab.terminal import printable, safe, shown
+from nandlab.terminal import printable, safe, shown, stdout_console
 
 FORMATS = ("terse", "json", "json+", "normal")
 """fio's output formats, in the order fio prints them when given several."""

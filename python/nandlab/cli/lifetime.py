@@ -15,11 +15,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from nandlab import api, lifetime
 from nandlab._core import ConfigError, presets
 from nandlab.cli import options
-from nandlab.cli.console import LazyProgress, progress_bar, show, stdout_console
+from nandlab.cli.console import LazyProgress, progress_bar, show
 from nandlab.cli.errors import sigterm_stops_run
 from nandlab.procedures import lifetime as lifetime_procedure
 from nandlab.procedures import lifetime_grid, lifetime_traces
-from nandlab.terminal import safe
+from nandlab.terminal import safe, stdout_console
 
 
 @click.command("lifetime", short_help="Run a drive from pristine to dead; ZombieNAND beside a baseline.")

@@ -7,7 +7,7 @@ import click
 from rich.table import Table
 
 from nandlab._core import default_config_toml, preset_toml, presets
-from nandlab.cli.console import stdout_console
+from nandlab.terminal import stdout_console
 
 
 @click.command("presets", short_help="List the device presets, or print one as TOML.")

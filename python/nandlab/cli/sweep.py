@@ -12,11 +12,11 @@ from rich.table import Table
 
 from nandlab import sweep
 from nandlab.cli import options
-from nandlab.cli.console import drawn, stdout_console
+from nandlab.cli.console import drawn
 from nandlab.cli.errors import Failure
 from nandlab.procedures import sweep as sweep_procedure
 from nandlab.progress_bars import RunsBar
-from nandlab.terminal import safe
+from nandlab.terminal import safe, stdout_console
 
 
 @click.command("sweep", short_help="Run a parameter sweep: one run per grid point, on this machine or a dask cluster.")

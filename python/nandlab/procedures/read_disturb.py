@@ -16,7 +16,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import api, plots, qualify
+from nandlab import api, qualify
 from nandlab.output import number
 from nandlab.procedures.base import DocumentResult, Finite, Procedure
 from nandlab.procedures.retention import aged_with_errors
@@ -44,6 +44,8 @@ class ReadDisturb(DocumentResult):
         [path] = super().files(out)
         curves = pl.DataFrame(self.document["curves"])
         curves.write_csv(out / "curves.csv")
+        from nandlab import plots  # matplotlib loads only to draw
+
         plots.read_disturb(curves, self.document, out / FIGURE)
         return [path, out / "curves.csv", out / FIGURE]
 

@@ -20,7 +20,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import api, plots, qualify
+from nandlab import api, qualify
 from nandlab._core import ConfigError
 from nandlab.output import number
 from nandlab.procedures.base import DocumentResult, Finite, Procedure
@@ -53,6 +53,8 @@ class Retention(DocumentResult):
     def files(self, out: Path) -> list[Path]:
         """result.json and the figure of RBER against cycles and retention."""
         paths = super().files(out)
+        from nandlab import plots  # matplotlib loads only to draw
+
         plots.retention(self.document, out / FIGURE)
         return [*paths, out / FIGURE]
 
