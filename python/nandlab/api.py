@@ -433,3 +433,21 @@ def _phase_progress(progress: ProgressCallback | None, index: int, count: int, n
 
     return report
 
+
+
+def _public_face() -> None:
+    """``help(nandlab.run)`` shows the types, not their names as strings (this module's annotations are
+    written lazily); Result and Paused print as ``nandlab.Result`` and ``nandlab.Paused``, where users
+    find them. Python 3.9 cannot evaluate ``X | None``: there the names stay."""
+    import typing
+
+    for function in (make_simulator, run, open_snapshot, resume, Paused.go_on, Result.to_dict):
+        try:
+            function.__annotations__ = typing.get_type_hints(function)
+        except TypeError:
+            pass
+    for kind in (Result, Paused):
+        kind.__module__ = "nandlab"
+
+
+_public_face()

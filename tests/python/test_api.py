@@ -1,5 +1,6 @@
 """The Python API: config sources, the Result's parts, determinism."""
 
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -112,3 +113,19 @@ def test_the_time_series_goes_to_pandas_out_of_the_box(tiny_dict) -> None:
     result = nandlab.run(tiny_dict, progress=None)
     frame = result.timeseries.to_pandas()
     assert len(frame) == result.timeseries.height and "waf" in frame.columns
+
+
+def test_help_shows_types_and_where_results_live() -> None:
+    """Issue 40: help(nandlab.run) showed 'ConfigSource' (a string), and the result type printed as
+    nandlab.api.Result."""
+    import pickle
+    import pydoc
+
+    text = pydoc.render_doc(nandlab.run, renderer=pydoc.plaintext)
+    if sys.version_info < (3, 10):
+        pytest.skip("Python 3.9 cannot evaluate `X | None` annotations: they stay names")
+    assert "'ConfigSource'" not in text and "config: Union[" in text and "-> nandlab.Result" in text
+    assert repr(nandlab.Result) == "<class 'nandlab.Result'>" and repr(nandlab.Paused) == "<class 'nandlab.Paused'>"
+    result = nandlab.run({"device": {"preset": "snia-mlc", "capacity": "1GiB"}, "phase": [{"requests": 10}]},
+                         progress=False)
+    assert pickle.loads(pickle.dumps(result)).summary == result.summary  # sweeps send results between processes
