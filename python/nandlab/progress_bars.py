@@ -36,6 +36,10 @@ from nandlab.output import number
 from nandlab.terminal import safe
 
 GIB = 2**30
+BAR_WIDTH = 24
+"""Characters of a phase bar's bar."""
+FIXED_COLUMNS = BAR_WIDTH + len(" 100% ") + len("0:00:00 ") + 1
+"""What a phase bar's line takes before its text (bar, percentage, time left), with a spare column."""
 FILE_WIDTH = 120
 """The width of a bar whose stderr is a file or a pipe (rich would take 80 columns)."""
 
@@ -65,16 +69,19 @@ class PhaseBar:
             return
         if error_type is None and self._task is not None:
             self.bar.update(self._task, completed=1.0)
+            self.bar.refresh()  # the last frame drawn shows 100 % (a notebook's widget keeps it)
         self.bar.stop()
 
     def __call__(self, fraction: float, info: dict[str, Any]) -> None:
         if self.bar is None:
+            # The bar, percentage and time left first, at fixed widths: an 80-column terminal cuts
+            # what follows (the phase's name, the data written), never them.
             self.bar = Progress(
-                TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                TextColumn("{task.fields[detail]}"), TimeRemainingColumn(),
+                BarColumn(bar_width=BAR_WIDTH), TaskProgressColumn(), TimeRemainingColumn(),
+                TextColumn("{task.description}"),
                 console=self.console, transient=self.transient, auto_refresh=False,
             )
-            self._task = self.bar.add_task("", total=1.0, detail="")
+            self._task = self.bar.add_task("", total=1.0)
         elif info["phase"] != self._phase:
             self.bar.reset(self._task)  # the time left is estimated per phase
         self._phase = info["phase"]
@@ -82,7 +89,11 @@ class PhaseBar:
         detail = f"{info['host_write_bytes'] / GIB:.2f} GiB written, {number(info['sim_seconds'])} s simulated"
         if info.get("wear_used"):
             detail += f", wear {info['wear_used']:.0%} of rating, spare lost {info['reserve_used']:.0%}"
-        self.bar.update(self._task, completed=fraction, description=safe(description), detail=detail)
+        # Cut to what the line has left after the bar, percentage and time (rich would drop those first).
+        room = max(0, self.console.width - FIXED_COLUMNS)
+        text = f"{description}  {detail}"
+        text = text if len(text) <= room else text[:max(0, room - 1)] + "…"
+        self.bar.update(self._task, completed=fraction, description=safe(text))
         if not self.bar.live.is_started:
             self.bar.start()  # once the task is labelled
         self.bar.refresh()

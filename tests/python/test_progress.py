@@ -184,3 +184,20 @@ def test_a_lifetime_run_and_a_sweep_take_progress_true(recorded, monkeypatch, tm
     monkeypatch.setattr(progress_bars, "RunsBar", Runs)
     sweep.run(sweep.load(quick(tmp_path, runs=2, volume=0.05)), tmp_path / "out", workers=1, progress=True)
     assert counts == [(0, 2, 0), (1, 2, 0), (2, 2, 0)]
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_a_narrow_terminal_keeps_the_bar_percentage_and_time(width: int) -> None:
+    """Issue 40: at 80 columns the line showed only "phase 2/3 rando… 19.66 GiB written, … spar…"."""
+    out = io.StringIO()
+    console = Console(file=out, width=width, force_terminal=True, color_system=None)
+    info = {"phase": 1, "phases": 3, "phase_name": "random-write", "host_write_bytes": 21 * 2**30,
+            "sim_seconds": 1234.5, "wear_used": 0.5, "reserve_used": 0.25}
+    with progress_bars.PhaseBar(console, transient=False) as bar:
+        bar(0.42, info)
+        frame = out.getvalue().split("\r")[-1]
+    last = out.getvalue().split("\r")[-1]
+    for line in (frame, last):
+        text = line.replace("\x1b[2K", "").split("\n")[0]
+        assert len(text) <= width and "━" in text and "phase 2/3" in text, text
+    assert " 42% -:--:--" in frame and " 100% 0:00:00" in last  # a finished run's last frame is full
