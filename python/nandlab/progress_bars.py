@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any, Callable, Union
@@ -110,16 +111,27 @@ class RunsBar:
             TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=transient,
         )
         self._task = self.bar.add_task("", total=None, failed="")
+        # Without a terminal (a pipe, a log file, CI) a line per finished run instead of frames.
+        self._lines = not (console.is_terminal or console.is_jupyter)
+        self._done = 0
+        self._started = time.monotonic()
 
     def __enter__(self) -> RunsBar:
-        self.bar.start()
+        if not self._lines:
+            self.bar.start()
         return self
 
     def __exit__(self, *_: Any) -> None:
-        self.bar.stop()
+        if not self._lines:
+            self.bar.stop()
 
     def __call__(self, done: int, total: int, failed: int) -> None:
         self.bar.update(self._task, completed=done, total=total, failed=f"{failed} failed" if failed else "")
+        if self._lines and done > self._done:
+            self._done = done
+            elapsed = int(time.monotonic() - self._started)
+            self.bar.console.print(f"runs {done}/{total} done" + (f", {failed} failed" if failed else "")
+                                   + f", {elapsed // 60}:{elapsed % 60:02d} elapsed", highlight=False)
 
 
 @contextlib.contextmanager

@@ -317,3 +317,25 @@ def test_the_watchdog_ends_a_worker_whose_parent_dies_where_prctl_is_missing(tmp
         except ProcessLookupError:
             pass
         parent.wait()
+
+
+def test_without_a_terminal_each_finished_run_is_a_line(nandlab_cli, tmp_path: Path) -> None:
+    """Issue 40: `nandlab sweep` in a pipe or a log printed nothing for minutes."""
+    result = nandlab_cli("sweep", quick(tmp_path, 3, 0.05), "--out", tmp_path / "out", "--workers", "1")
+    assert result.exit_code == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("runs ")]
+    assert [line.split(" done")[0] for line in lines] == ["runs 1/3", "runs 2/3", "runs 3/3"], result.stderr
+    assert "elapsed" in lines[-1]
+
+
+def test_an_interrupted_sweep_says_where_its_runs_are_and_how_to_go_on(nandlab_cli, tmp_path: Path,
+                                                                      monkeypatch) -> None:
+    from nandlab.procedures import sweep as sweep_procedure
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_procedure, "run", stopped)
+    result = nandlab_cli("sweep", quick(tmp_path, 3, 0.05), "--out", tmp_path / "out")
+    assert result.exit_code == 130 and result.stderr.count("\n") == 1, result.stderr
+    assert f"the finished runs are in {tmp_path / 'out'}; the same command goes on from them" in result.stderr

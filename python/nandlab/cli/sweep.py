@@ -12,11 +12,10 @@ from rich.table import Table
 
 from nandlab import sweep
 from nandlab.cli import options
-from nandlab.cli.console import drawn
-from nandlab.cli.errors import Failure
+from nandlab.cli.errors import Failure, Terminated
 from nandlab.procedures import sweep as sweep_procedure
 from nandlab.progress_bars import RunsBar
-from nandlab.terminal import safe, stdout_console
+from nandlab.terminal import printable, safe, stdout_console
 
 
 @click.command("sweep", short_help="Run a parameter sweep: one run per grid point, on this machine or a dask cluster.")
@@ -57,9 +56,15 @@ def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: 
     if list_points:
         _print_points(study, directory)
         return
-    with RunsBar(drawn(Console(stderr=True, quiet=quiet))) as progress:
-        result = sweep_procedure.run(study, directory, workers=workers, scheduler=scheduler,
-                                     local_cluster=local_cluster, progress=progress)
+    try:
+        # On a terminal a bar; elsewhere (a pipe, a log) a line per finished run.
+        with RunsBar(Console(stderr=True, quiet=quiet)) as progress:
+            result = sweep_procedure.run(study, directory, workers=workers, scheduler=scheduler,
+                                         local_cluster=local_cluster, progress=progress)
+    except (KeyboardInterrupt, Terminated) as stop:
+        click.echo(f"nandlab: interrupted: the finished runs are in {printable(str(directory))}; the same command "
+                   "goes on from them (finished runs are not run again)", err=True)
+        raise click.exceptions.Exit(143 if isinstance(stop, Terminated) else 130) from None
     from nandlab import report
 
     try:
