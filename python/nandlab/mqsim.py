@@ -295,6 +295,8 @@ def _ftl(out: Toml, device: Params, flash: Params) -> None:
     if not device.flag("Ideal_Mapping_Table"):
         out.key("map_cache", f"{device.whole('CMT_Capacity', 2 << 20, 4096)}B",
                 "CMT_Capacity: cached mapping table (Ideal_Mapping_Table false)")
+        out.key("map_extents", False, "MQSim's CMT is a page-level DFTL: every lookup goes through it (nandlab's "
+                "default keeps data written in order as extents in RAM, which never miss)")
     out.key("read_priority",
             device.text("Transaction_Scheduling_Policy", "OUT_OF_ORDER").upper() != "FIFO",
             "Transaction_Scheduling_Policy (note: MQSim dispatches one transaction per die at a time; nandlab's "

@@ -184,6 +184,20 @@ def skipped_trace_lines(phases: list[dict[str, Any]]) -> list[str]:
     return notes
 
 
+def map_extent_lines(phases: list[dict[str, Any]]) -> list[str]:
+    """For phases of a DRAM-less drive whose map lookups extents answered for the most part: how many
+    (data written in order needs no translation page; a page-level DFTL such as MQSim's CMT would
+    have missed), and the key that turns extents off."""
+    lines = []
+    for phase in phases:
+        lookups, extents = phase.get("map_lookups") or 0, phase.get("map_extent_lookups") or 0
+        if lookups and extents * 2 > lookups:
+            lines.append(f"{phase['name']}: extents answered {extents / lookups:.0%} of {number(lookups)} map lookups "
+                         "(data written in order reads no translation page; [ftl] map_extents = false makes every "
+                         "lookup go through the map cache, as a page-level DFTL such as MQSim's does)")
+    return lines
+
+
 def wear_out_lines(summary: dict[str, Any]) -> list[str]:
     """When and why the drive died, and since when it no longer holds its advertised capacity (under
     ``death = "dead-blocks"`` a ZombieNAND drive lives on with less flash than it advertised)."""

@@ -86,7 +86,8 @@ class RunResult(ProcedureResult):
         console.print(table)
         _latency_table(console, self.result)
         _bit_error_table(console, self.result)
-        for note in output.skipped_trace_lines(self.result.phases) + output.wear_out_lines(self.result.summary):
+        for note in (output.skipped_trace_lines(self.result.phases) + output.map_extent_lines(self.result.phases)
+                     + output.wear_out_lines(self.result.summary)):
             console.print(safe(note), style="yellow", highlight=False)
         _power_cut_tables(console, self.result)
 
@@ -299,7 +300,7 @@ def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str
     r.table("Summary", rows,
             note=" ".join(["Written: host writes and fill. WAF: flash pages programmed per page the host wrote. "
                            "Latencies in µs. MB/s = 10^6 bytes per simulated second.",
-                           *(f"{n}." for n in output.skipped_trace_lines(phases))]))
+                           *(f"{n}." for n in output.skipped_trace_lines(phases) + output.map_extent_lines(phases))]))
     for phase in phases:
         if phase.get("jobs"):
             r.table(f"Jobs of {phase['name']}", [_summary_row(j) for j in phase["jobs"]])

@@ -92,6 +92,11 @@ pub struct FtlConfig {
     /// DRAM-less drive: bytes of controller RAM caching translation pages
     /// (None: the whole mapping table is in DRAM).
     pub map_cache: Option<u64>,
+    /// With `map_cache`: translation pages written in order are kept as
+    /// extents in RAM (a hybrid map, no lookup misses on them); false, every
+    /// entry goes through the cache (a page-level DFTL, as MQSim's CMT).
+    #[serde(skip_serializing_if = "is_true")]
+    pub map_extents: bool,
     /// Bytes read ahead of a detected sequential read stream (0: off).
     pub read_ahead: u64,
     pub pslc: PslcConfig,
@@ -290,10 +295,28 @@ pub(super) fn validate(f: &RawFtl, shape: &Shape) -> Result<FtlConfig, ConfigErr
         gc_scope: shape.gc_scope,
         wear,
         map_cache,
+        map_extents: map_extents(f)?,
         read_ahead: f.read_ahead.map_or(0, |s| s.0),
         pslc,
         paired_page_backup: f.paired_page_backup.unwrap_or(true),
     })
+}
+
+/// `[ftl] map_extents`: only a drive with a map cache keeps extents.
+fn map_extents(f: &RawFtl) -> Result<bool, ConfigError> {
+    match (f.map_extents, f.map_cache) {
+        (Some(_), None) => err(
+            "[ftl] map_extents",
+            "only a DRAM-less drive ([ftl] map_cache) keeps extents; \
+             without map_cache the whole map is in DRAM"
+                .to_string(),
+        ),
+        (extents, _) => Ok(extents.unwrap_or(true)),
+    }
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// `[ftl] die_queue_depth`: operations issued to a die at once.

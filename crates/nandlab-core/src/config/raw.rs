@@ -342,6 +342,7 @@ pub struct RawFtl {
     pub life_skip: Option<String>,
     pub death: Option<String>,
     pub map_cache: Option<Size>,
+    pub map_extents: Option<bool>,
     pub read_ahead: Option<Size>,
     pub pslc: Option<String>,
     pub pslc_size: Option<RawVolume>,

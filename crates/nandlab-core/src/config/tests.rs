@@ -266,6 +266,26 @@ fn bad_media_settings_name_the_key() {
     assert!(e.contains("did you mean `ones`"), "{e}");
 }
 
+#[test]
+fn map_extents_need_a_map_cache() {
+    let e = error("", "[ftl]\nmap_extents = false\n[[phase]]\nvolume = 1.0\n");
+    assert!(
+        e.starts_with("[ftl] map_extents: only a DRAM-less drive ([ftl] map_cache) keeps extents"),
+        "{e}"
+    );
+    let off = load(
+        "",
+        "[ftl]\nmap_cache = \"64KiB\"\nmap_extents = false\n[[phase]]\nvolume = 1.0\n",
+    );
+    assert!(!off.unwrap().ftl.map_extents);
+    let on = load(
+        "",
+        "[ftl]\nmap_cache = \"64KiB\"\n[[phase]]\nvolume = 1.0\n",
+    )
+    .unwrap();
+    assert!(on.ftl.map_extents);
+}
+
 /// `read_us`/`program_us`: one number for every page type, as the README
 /// says, or one per page type; out of range, the message gives the range.
 #[test]

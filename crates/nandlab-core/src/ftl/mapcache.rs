@@ -72,6 +72,8 @@ pub struct MapCache {
     user_units: u64,
     /// Preconditioning: accesses only track extents (no flash, no cache).
     pub untimed: bool,
+    /// Pages written in order become extents (`[ftl] map_extents`).
+    extents: bool,
 }
 
 impl MapCache {
@@ -83,6 +85,7 @@ impl MapCache {
         user_units: u64,
         dies: u32,
         timing: &ModeTiming,
+        extents: bool,
     ) -> MapCache {
         let entries = page_size / ENTRY_BYTES;
         let tpages = user_units.div_ceil(entries as u64) as usize;
@@ -102,6 +105,7 @@ impl MapCache {
             entries,
             user_units,
             untimed: false,
+            extents,
         }
     }
 
@@ -111,7 +115,14 @@ impl MapCache {
     pub fn check_loaded(&self, fresh: &MapCache) -> Checked {
         let settings = |m: &MapCache| {
             let fixed = (m.entries_per_page, m.dies, m.read_ns, m.program_ns);
-            (fixed, m.page_units, m.entries, m.user_units, m.room)
+            (
+                fixed,
+                m.page_units,
+                m.entries,
+                m.user_units,
+                m.room,
+                m.extents,
+            )
         };
         same(
             "the map cache's settings",
@@ -179,7 +190,8 @@ impl MapCache {
                 };
                 // The last translation page may cover fewer entries.
                 let first = tpage as u64 * self.entries as u64;
-                if next as u64 == (self.user_units - first).min(self.entries as u64) {
+                if self.extents && next as u64 == (self.user_units - first).min(self.entries as u64)
+                {
                     self.linear[tp] = true;
                 }
                 self.in_order[tp] = next;
@@ -209,7 +221,15 @@ impl MapCache {
         c: &mut Counters,
     ) -> u64 {
         let tpage = self.entries_per_page.quotient(lpn);
-        if self.track(tpage, lpn, access) || self.untimed {
+        let linear = self.track(tpage, lpn, access);
+        if self.untimed {
+            return t;
+        }
+        if access == MapAccess::Lookup {
+            c.map_lookups += 1;
+            c.map_extent_lookups += linear as u64;
+        }
+        if linear {
             return t;
         }
         let update = access != MapAccess::Lookup;
@@ -270,6 +290,10 @@ mod tests {
     use super::*;
 
     fn cache(pages: u64) -> (MapCache, Timeline) {
+        cache_with(pages, true)
+    }
+
+    fn cache_with(pages: u64, extents: bool) -> (MapCache, Timeline) {
         let cfg = crate::config::Config::from_toml(
             "[device]\ncell = \"slc\"\nchannels = 2\nblocks_per_plane = 1024\npages_per_block = 16\npage_size = \"4KiB\"\n[[phase]]\nrequests = 1\n",
             "test",
@@ -277,7 +301,7 @@ mod tests {
         .unwrap();
         let g = &cfg.geometry;
         let timing = &cfg.device.timing[g.cell.index()];
-        let c = MapCache::new(pages * 4096, 4096, 1, g.user_units, g.dies, timing);
+        let c = MapCache::new(pages * 4096, 4096, 1, g.user_units, g.dies, timing, extents);
         (c, Timeline::new(&cfg))
     }
 
@@ -349,5 +373,24 @@ mod tests {
             m.access(6, MapAccess::Lookup, 5_000_000, &mut tl, &mut c),
             5_000_000
         );
+    }
+
+    /// `[ftl] map_extents = false` (MQSim's page-level CMT): a page written
+    /// in order is looked up through the cache like any other, and the
+    /// counters say how many lookups extents answered.
+    #[test]
+    fn without_extents_every_lookup_goes_through_the_cache() {
+        for extents in [true, false] {
+            let (mut m, mut tl) = cache_with(1, extents);
+            let mut c = Counters::default();
+            for lpn in 2048..3072 {
+                m.access(lpn, MapAccess::HostWrite, 0, &mut tl, &mut c);
+            }
+            m.access(10, MapAccess::Lookup, 0, &mut tl, &mut c); // evicts page 2
+            let before = c;
+            m.access(2050, MapAccess::Lookup, 0, &mut tl, &mut c);
+            assert_eq!(c.map_reads - before.map_reads, !extents as u64);
+            assert_eq!((c.map_lookups, c.map_extent_lookups), (2, extents as u64));
+        }
     }
 }

@@ -113,6 +113,7 @@ impl Ftl {
                     g.user_units,
                     g.dies,
                     &cfg.device.timing[g.cell.index()],
+                    cfg.ftl.map_extents,
                 )
             }),
             power: None,

@@ -36,6 +36,10 @@ pub struct Counters {
     pub map_reads: u64,
     pub map_programs: u64,
     pub flash_units_map: u64,
+    /// A DRAM-less drive's map lookups (host reads), and those a linear
+    /// extent answered without the cache.
+    pub map_lookups: u64,
+    pub map_extent_lookups: u64,
     /// Units folded out of pSLC cache blocks (part of `flash_units_gc`), and
     /// host units programmed to native blocks on a drive with a pSLC cache.
     pub folded_units: u64,
@@ -84,6 +88,8 @@ impl Counters {
             map_reads: self.map_reads.checked_sub(o.map_reads)?,
             map_programs: self.map_programs.checked_sub(o.map_programs)?,
             flash_units_map: self.flash_units_map.checked_sub(o.flash_units_map)?,
+            map_lookups: self.map_lookups.checked_sub(o.map_lookups)?,
+            map_extent_lookups: self.map_extent_lookups.checked_sub(o.map_extent_lookups)?,
             folded_units: self.folded_units.checked_sub(o.folded_units)?,
             direct_units: self.direct_units.checked_sub(o.direct_units)?,
             backup_programs: self.backup_programs.checked_sub(o.backup_programs)?,

@@ -74,6 +74,12 @@ pub struct Summary {
     /// Map-cache misses (translation pages read) and write-backs (programmed).
     pub map_reads: u64,
     pub map_programs: u64,
+    /// A DRAM-less drive's map lookups, and those its extents answered
+    /// (left out when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub map_lookups: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub map_extent_lookups: u64,
     /// pSLC: data folded into native blocks, and host data written straight to them.
     pub folded_bytes: u64,
     pub direct_bytes: u64,
@@ -203,6 +209,8 @@ impl Summary {
             flash_reads_host: c.flash_reads_host,
             flash_reads_gc: c.flash_reads_gc,
             map_reads: c.map_reads,
+            map_lookups: c.map_lookups,
+            map_extent_lookups: c.map_extent_lookups,
             map_programs: c.map_programs,
             folded_bytes: c.folded_units * p.unit_bytes,
             direct_bytes: c.direct_units * p.unit_bytes,
