@@ -261,6 +261,46 @@ def number(value: float | None) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
+_SIZE_KEYS = ("page_size", "unit_size", "write_buffer", "map_cache", "read_ahead")
+"""A drive's figures in bytes whose names do not end in ``_bytes``."""
+
+
+def as_toml(document: dict[str, Any]) -> str:
+    """A JSON document (a resolved config) as TOML text: what a config file looks like; nulls, which
+    TOML has no form for, left out."""
+    import tomli_w
+
+    def kept(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): kept(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list):
+            return [kept(v) for v in value if v is not None]
+        return value
+
+    return tomli_w.dumps(kept(document))
+
+
+def device_value(key: str, value: Any) -> Any:
+    """A drive's figure as a table shows it: rates in MB/s (``channel_rate`` 400,000,000 → 400 MB/s),
+    sizes in binary units (268,435,456 → 256 MiB), anything else as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    if key.endswith("_rate"):
+        return f"{value / 1e6:,.6g} MB/s"
+    if key.endswith("_bytes") or key in _SIZE_KEYS:
+        return binary_size(value)
+    return value
+
+
+def binary_size(size: float) -> str:
+    """``size`` bytes in the largest binary unit below it, to four significant digits (1 GiB, 1.07 GiB)."""
+    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    step = 0
+    while abs(size) >= 1024 and step < len(units) - 1:
+        size, step = size / 1024, step + 1
+    return f"{size:,.4g} {units[step]}"
+
+
 def fixed(value: float | None, digits: int = 2) -> str:
     """``value`` with ``digits`` decimals (a WAF: ``9.31``), ``NONE`` for ``None`` or NaN."""
     return NONE if value is None or value != value else f"{value:.{digits}f}"
