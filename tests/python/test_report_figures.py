@@ -150,6 +150,29 @@ def test_a_read_only_phase_has_a_width_against_time(tmp_path: Path) -> None:
     assert spans["time"][0] > 15 and spans["time"][1] == "simulated time (s)"
 
 
+def test_phase_by_phase_every_phase_that_takes_time_has_the_same_width(tmp_path: Path) -> None:
+    """Issue 40: a short phase after a long one was a sliver against either axis. Against "phase" each
+    phase that took simulated time spans one unit (a 2 s phase after 200 s as wide), and one that took
+    none (a fill) is a line where the next begins."""
+    ts = series([(10, 2**26, 0.0, 0.0), (100, 2**26, 2.0, 32.0), (10, 0, 0.2, 0.0)])  # a fill, 200 s, 2 s
+    figure = plots.timeseries_panels(ts, (plots.THROUGHPUT,), tmp_path / "phases.png", phases=["f", "w", "r"],
+                                     x="phase")
+    (axes,) = figure.axes
+    read = next(line for line in axes.get_lines() if line.get_label() == "read")
+    xs = np.asarray(read.get_xdata(), dtype=float)[np.isfinite(np.asarray(read.get_ydata(), dtype=float))]
+    assert xs.min() > 1.0 and xs.max() == pytest.approx(2.0)  # the 2 s phase spans 1 to 2
+    write = next(line for line in axes.get_lines() if line.get_label() == "write")
+    assert np.nanmin(np.asarray(write.get_xdata(), dtype=float)) == pytest.approx(0.0)
+    assert list(axes.get_xticks()) == [0, 1, 2] and "phases the same width" in axes.get_xlabel()
+
+
+def test_panels_of_counts_have_whole_number_ticks(tmp_path: Path) -> None:
+    ts = series([(20, 2**26, 1.0, 64.0)]).with_columns(free_blocks=pl.Series([1, 2, 3] * 6 + [2, 3]))
+    figure = plots.timeseries_panels(ts, (plots.FREE_BLOCKS,), tmp_path / "free.png")
+    (axes,) = figure.axes
+    assert all(float(tick).is_integer() for tick in axes.get_yticks())
+
+
 def test_a_burst_is_clipped_and_said_but_a_phase_of_its_own_is_not(tmp_path: Path) -> None:
     # A write buffer takes 1 GiB at 2 GB/s in 0.7 s, the drive writes 9 GiB at 20 MB/s in 10 minutes,
     # then reads at 100 MB/s for 10 s: on either x axis, the reads set the scale and the burst is clipped.

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator
 
+from nandlab._core import TIMESERIES_INTEGER_COLUMNS
 from nandlab.api import Result
 from nandlab.output import number
 from nandlab.terminal import shown
@@ -31,8 +32,9 @@ MAX_LEGEND = 12
 LEGEND_ROWS = 40
 """Entries a column of a legend beside the panels holds."""
 
-X_AXES = ("written", "time")
-"""What ``timeseries_panels`` draws against: host data written, or simulated time."""
+X_AXES = ("written", "time", "phase")
+"""What ``timeseries_panels`` draws against: host data written, simulated time, or each phase's share
+of its simulated time (every phase the same width: a short one is no sliver)."""
 X_COLUMN = "_x"  # the column of the x values while drawing
 
 TIME_UNITS = ((2 * 86400, 86400, "days"), (2 * 3600, 3600, "h"), (120, 60, "min"), (0, 1, "s"))
@@ -206,6 +208,8 @@ def timeseries_panels(
         else:
             axes.set_ylim(bottom=0)
             clip_bursts(axes, drawn)
+            if all(name in TIMESERIES_INTEGER_COLUMNS for name in panel.columns):
+                axes.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no 2.5 blocks
         axes.grid(True, alpha=0.3)
         labels = axes.get_legend_handles_labels()[1]
         if by is None and labels and (len(labels) > 1 or labels[0] != panel.label):
@@ -219,6 +223,9 @@ def timeseries_panels(
     if phases and by is None:
         mark_starts(_phase_starts(ts, phases), *column)
     column[-1].set_xlabel(x_label)
+    if x == "phase" and series.height:  # a tick where each phase starts and ends; the names are on top
+        bounds = range(sum(span > 0 for span in _phase_widths(series)[1].values()) + 1)
+        column[-1].set_xticks(list(bounds), [""] * len(bounds))
     if title:
         fig.suptitle(title, fontsize="medium")
     fig.savefig(path, dpi=110)
@@ -234,7 +241,30 @@ def _x_axis(series: pl.DataFrame, x: str) -> tuple[pl.Expr, str]:
         end = series["sim_seconds"].max() if series.height else 0.0
         scale, unit = next((scale, unit) for least, scale, unit in TIME_UNITS if end >= least)
         return pl.col("sim_seconds") / scale, f"simulated time ({unit})"
+    if x == "phase":
+        # Each phase that takes simulated time spans one unit: from where the phase before ended to its
+        # own last row's time; one that takes none (a fill) is a line where the next begins.
+        offsets, spans, starts = _phase_widths(series)
+        start = pl.col("phase").replace_strict(starts, return_dtype=pl.Float64)
+        span = pl.col("phase").replace_strict(spans, return_dtype=pl.Float64)
+        share = pl.when(span > 0).then((pl.col("sim_seconds") - start) / span).otherwise(0.0)
+        offset = pl.col("phase").replace_strict(offsets, return_dtype=pl.Float64)
+        return offset + share, "each phase's simulated time, 0 to 100 % (phases the same width)"
     raise ValueError(f"x = {x!r}: expected one of {', '.join(X_AXES)}")
+
+
+def _phase_widths(series: pl.DataFrame) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
+    """Per phase of ``series``: where it starts on a phase-by-phase axis (how many phases before it took
+    simulated time), how long it lasted, and when it began (where the phase before ended)."""
+    ends = series.group_by("phase", maintain_order=True).agg(pl.col("sim_seconds").max())
+    phases, last = ends["phase"].to_list(), ends["sim_seconds"].to_list()
+    starts = dict(zip(phases, [0.0, *last[:-1]]))
+    spans = {p: end - starts[p] for p, end in zip(phases, last)}
+    offsets, before = {}, 0
+    for p in phases:
+        offsets[p] = float(before)
+        before += spans[p] > 0
+    return offsets, spans, starts
 
 
 def run_colours(count: int) -> list[Any]:

@@ -321,6 +321,12 @@ def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str
                                 title="throughput and latency over simulated time")
         r.figure(heading, path, "the same against simulated time, where a phase that only reads (or waits) has its "
                  "width" + CLIPPED_CAPTION)
+        if ts["phase"].n_unique() > 1:
+            path = r.figure_path("throughput-latency-phases.png")
+            plots.timeseries_panels(ts, (plots.THROUGHPUT, plots.LATENCY), path, phases=names, x="phase",
+                                    title="throughput and latency phase by phase")
+            r.figure(heading, path, "the same with every phase the same width, from its start to its end in "
+                     "simulated time: a short phase is no sliver" + CLIPPED_CAPTION)
     drive = plots.with_data(ts, (plots.WAF, plots.FREE_BLOCKS, plots.BIT_MODES, plots.WEAR, plots.PSLC,
                                  plots.POWER, plots.BIT_ERRORS, plots.RETRIES))
     if ts.height and drive:
