@@ -143,11 +143,14 @@ def test_a_run_gets_its_configuration_summary_time_series_and_erase_counts(run_d
     page = (run_dir / "report.html").read_text()
     assert headings(page) == ["Summary", "Throughput and latency", "The drive over the run", "Erase counts", "Device",
                               "Configuration (resolved)"]
-    assert "randwrite" in page and '"over_provisioning": 0.2' in html.unescape(page)  # a phase, the resolved config
+    assert "randwrite" in page and "over_provisioning = 0.2" in html.unescape(page)  # a phase, the resolved config (TOML)
     assert_self_contained(page)
-    assert len(images(page)) == 5  # throughput and latency, the drive: against data written and time; erase counts
+    # Throughput and latency against data written, time and phase by phase; the drive against data written
+    # and time; erase counts.
+    assert len(images(page)) == 6
     assert {p.name for p in (run_dir / "figures").glob("*.png")} == {
-        "throughput-latency-time.png", "drive.png", "drive-time.png", "erase-counts.png"}
+        "throughput-latency-time.png", "throughput-latency-phases.png", "drive.png", "drive-time.png",
+        "erase-counts.png"}
     assert (run_dir / "config.json").exists() and (run_dir / "throughput_latency.png").exists()
 
 
