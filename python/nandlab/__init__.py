@@ -40,7 +40,7 @@ from nandlab._core import (
     presets,
 )
 
-_API = ("Paused", "Result", "make_simulator", "open_snapshot", "resume", "run")
+_API = ("Paused", "Result", "check_config", "make_simulator", "open_snapshot", "resume", "run")
 """What ``nandlab.api`` gives the package: imported at first use (with polars), so that a command
 that needs none of it (``nandlab presets``) starts without."""
 
@@ -79,6 +79,7 @@ __all__ = [
     "SnapshotError",
     "Simulator",
     "TraceError",
+    "check_config",
     "death_causes",
     "default_config_toml",
     "make_simulator",

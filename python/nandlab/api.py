@@ -4,6 +4,7 @@ Result; with a snapshot file, stop on a signal and go on later (``resume``)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -81,6 +82,19 @@ def make_simulator(config: ConfigSource = None, seed: int | None = None) -> Simu
     return Simulator(text, format=fmt, source=source, seed=seed)
 
 
+def check_config(config: ConfigSource = None) -> None:
+    """Check a config (as ``make_simulator`` takes it) as a run reads it, without building the drive:
+    every key, the drive's shape and spare space. Raises ConfigError naming what is wrong."""
+    text, form, source = _config_text(config)
+    _core.check_config(text, source, form)
+
+
+def _check_argument(name: str, value: Any, kinds: tuple[type, ...], expected: str) -> None:
+    """ConfigError naming the argument ``name`` unless ``value`` is None or of ``kinds``."""
+    if value is not None and not isinstance(value, kinds):
+        raise ConfigError(f"{name}: expected {expected} or None, found {type(value).__name__} {_short(value)}")
+
+
 def _check_seed(seed: Any) -> None:
     """``seed``: None or a whole number from 0 to 2⁶⁴ − 1 (a bool is none); ConfigError otherwise."""
     if seed is None:
@@ -128,6 +142,8 @@ def run(
         Interrupted: a signal (or ``progress``) stopped the run; its state is in ``snapshot``.
         SimulationError: the engine failed during the run.
     """
+    _check_argument("snapshot", snapshot, (str, os.PathLike), "a path")
+    _check_argument("snapshot_every", snapshot_every, (str,), 'text like "10s" or "50GiB"')
     if notes is not None and not isinstance(notes, Mapping):
         raise ConfigError(f"notes: expected a dict of JSON-able values, found {type(notes).__name__}")
     notes = dict(notes or {})
@@ -173,6 +189,8 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
     Raises:
         SnapshotError: the file is missing, damaged, not a snapshot, or from another version.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise SnapshotError(f"path: expected a snapshot's path, found {type(path).__name__} {_short(path)}")
     if os.path.exists(path) and not os.path.isfile(path):
         # A FIFO or a device would block the read (deaf to Ctrl-C), or never hold a snapshot.
         raise SnapshotError(f"{path}: not a regular file")
@@ -189,6 +207,11 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
             raise TypeError
         if not all(_is_timeseries(columns) for columns in series):
             raise TypeError
+        rows = sum(len(columns["sim_seconds"]) for columns in series)
+        if rows > MAX_KEPT_ROWS:
+            raise SnapshotError(f"{path}: its finished phases keep {rows:,} time-series rows, more than the "
+                                f"{MAX_KEPT_ROWS:,} nandlab takes back (a run's phases with a coarser interval "
+                                "keep fewer)")
     except (ValueError, AttributeError, TypeError, RecursionError, pl.exceptions.PolarsError):
         raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (what the run kept with it is not "
                             "its finished phases and notes)") from None
@@ -199,11 +222,20 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
     return Paused(simulator=sim, phase=phase, notes=notes, done=done[:phase], series=series[:phase])
 
 
-_OPTIONAL_KINDS = {  # a phase's figures that are null or missing in some runs: the kind each has when there
-    "death": str, "death_cause": str, "capacity_short_since_bytes": int, "capacity_at_death": float,
-    "integrity": dict, "power_loss": dict, "trace_skipped": dict, "latency_bins": dict, "jobs": list,
-    "power_losses": list, "waf": float, "data_waf": float,
+MAX_KEPT_ROWS = files.MAX_TABLE_ROWS
+"""The most time-series rows the finished phases of a snapshot may keep: what ``nandlab report`` reads
+of a time series (a run's default is 200 a phase; a million rows took 2.8 GB to take back and draw)."""
+
+_OPTIONAL = {  # a phase's figures that are null or missing in some runs: what each is like when there
+    "capacity_short_since_bytes": 0, "capacity_at_death": 0.0, "integrity": {"stamped": 0, "checked_reads": 0},
+    "power_loss": {"cuts": 0, "acknowledged_lost_units": 0, "lost_by_reason": {}, "relocated_units": 0,
+                   "in_flight": {}}, "trace_skipped": {"lines": 0}, "latency_bins": {}, "jobs": [],
+    "power_losses": [], "waf": 0.0, "data_waf": 0.0,
 }
+
+MAX_HISTOGRAM = 200_000
+"""The most distinct erase counts a summary's histogram holds (a block's erases stay below its rating's
+few hundred thousand)."""
 
 
 def _is_phase(phase: dict[str, Any], template: dict[str, Any]) -> bool:
@@ -212,11 +244,15 @@ def _is_phase(phase: dict[str, Any], template: dict[str, Any]) -> bool:
     null of its kind, and jobs and power cuts as lists of figures."""
     if not all(key in phase and _like(phase[key], value) for key, value in template.items()):
         return False
-    for key, kind in _OPTIONAL_KINDS.items():
+    if not (_figures(phase) and len(phase["name"]) <= _core.MAX_NAME_CHARS):
+        return False
+    if phase.get("death") is not None or phase.get("death_cause") is not None:
+        return False  # a drive that died ends the run: no phase after it was kept
+    if len(phase["erase_count_histogram"]) > MAX_HISTOGRAM:
+        return False
+    for key, like in _OPTIONAL.items():
         value = phase.get(key)
-        if value is None:
-            continue
-        if not (_like(value, kind()) and _figures(value)):
+        if value is not None and not _like(value, like):
             return False
     job = {key: template[key] for key in _JOB_KEYS if key in template}
     return all(_like(item, job) for item in phase.get("jobs") or []) and \
@@ -246,8 +282,10 @@ def _like(value: Any, template: Any) -> bool:
     if isinstance(template, int):
         return type(value) is int and 0 <= value < 2**64
     if isinstance(template, float):
-        # A number a float holds (a 401-digit integer failed only when the run's results were put together).
-        return value is None or type(value) is float or (type(value) is int and abs(value) < 2**1023)
+        # A number a float holds (a 401-digit integer failed only when the run's results were put
+        # together), not below 0 nor infinite: no figure of the engine's is (NaN is: WAF without writes).
+        return value is None or (type(value) in (float, int) and not value < 0 and value != math.inf
+                                 and (type(value) is float or value < 2**1023))
     if type(value) is not type(template):
         return False
     if isinstance(template, dict):
@@ -258,12 +296,19 @@ def _like(value: Any, template: Any) -> bool:
 
 
 def _figures(value: Any, depth: int = 0) -> bool:
-    """``value`` is made of what a summary holds: numbers a float holds, text, booleans and nulls,
-    in dicts and lists at most six deep."""
-    if value is None or isinstance(value, (str, bool, float)):
+    """``value`` is made of what a summary holds: numbers (whole ones within 64 bits), text that
+    UTF-8 can write (no lone surrogate) of at most 64 KiB, booleans and nulls, in dicts and lists at
+    most six deep."""
+    if value is None or isinstance(value, (bool, float)):
         return True
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return len(value) <= 65_536
     if type(value) is int:
-        return abs(value) < 2**1023
+        return -(2**63) <= value < 2**64
     if depth < 6 and isinstance(value, dict):
         return all(_figures(item, depth + 1) for item in value.values())
     if depth < 6 and isinstance(value, list):

@@ -413,6 +413,16 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     def bytes_of(value: str, what: str) -> int:
         return _size(value, what, kb_base)
 
+    def block_of(value: str, what: str) -> int:
+        """A request size: whole 512-byte sectors, up to ``MAX_BLOCK`` (what the drive takes)."""
+        size = bytes_of(value, what)
+        if size < 512 or size % 512 or size > MAX_BLOCK:
+            decimal = (f" (with kb_base={kb_base}, {'KiB, MiB' if kb_base == 1024 else 'k, m'} and the like "
+                       "are powers of 1,000)" if size % 512 and size % 1000 == 0 else "")
+            raise ValueError(f"{what}: expected a request size in whole 512-byte sectors, from 512 bytes to 64MiB, "
+                             f"found `{_shown(value)}`, which fio reads as {size:,} bytes{decimal}")
+        return size
+
     rw = (take("rw", "readwrite") or "read").lower()
     base, _, suffix = rw.partition(":")
     if base not in _RW:
@@ -461,7 +471,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
             if not re.fullmatch(r"\s*[0-9]{1,9}\s*", weight or "1"):
                 raise ValueError(f"bssplit: expected SIZE/PERCENT items such as 4k/60:64k/40 (a whole number of at "
                                  f"most 9 digits after each /), found `{_shown(item)}`")
-            parts.append(f"{bytes_of(size, 'bssplit')}B/{int(weight or 1)}")
+            parts.append(f"{block_of(size, 'bssplit')}B/{int(weight or 1)}")
         if "," in bssplit:
             warnings.append(f"[{name}] bssplit: separate read/write splits are not modelled; "
                             f"using `{bssplit.split(',')[0]}`")
@@ -485,7 +495,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         sizes = (bs or "4k").split(",")
         if len(set(sizes)) > 1:
             warnings.append(f"[{name}] bs={bs}: separate read/write sizes are not modelled; using {sizes[0]}")
-        phase["block_size"] = _bytes_text(bytes_of(sizes[0], "bs"))
+        phase["block_size"] = _bytes_text(block_of(sizes[0], "bs"))
     phase["queue_depth"] = _whole(take("iodepth") or "1", "iodepth", 1, 65_536)  # the engine's most
     numjobs = _whole(take("numjobs") or "1", "numjobs", 1, MAX_JOBS)
     take("stonewall", "wait_for_previous")
@@ -495,6 +505,8 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     if size:
         if size.endswith("%"):  # of the device: fio's size=N% takes 0 < N <= 100
             phase["working_set"] = _decimal(size[:-1], "size", 0, 100, low_open=True) / 100
+        elif bytes_of(size, "size") == 0:
+            raise ValueError(f"size: expected a size above 0 (or N% of the drive), found `{_shown(size)}`")
         else:
             phase["working_set"] = _bytes_text(bytes_of(size, "size"))
     if offset:

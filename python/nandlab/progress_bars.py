@@ -33,8 +33,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from nandlab._core import ConfigError
 from nandlab.output import number
-from nandlab.terminal import safe
+from nandlab.terminal import safe, shown
 
 GIB = 2**30
 BAR_WIDTH = 24
@@ -160,7 +161,7 @@ def _opened(progress: ProgressOption, bar: type[PhaseBar] | type[RunsBar]) -> It
         yield progress
         return
     if progress not in (True, False, None, "auto"):
-        raise ValueError(f'progress: expected True, False, None, "auto" or a callable, found {progress!r}')
+        raise ConfigError(f'progress: expected True, False, None, "auto" or a callable, found {shown(repr(progress))[:80]}')
     console = Console(stderr=True)
     if not progress or (progress == "auto" and not console.is_jupyter):
         yield None

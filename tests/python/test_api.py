@@ -129,3 +129,26 @@ def test_help_shows_types_and_where_results_live() -> None:
     result = nandlab.run({"device": {"preset": "snia-mlc", "capacity": "1GiB"}, "phase": [{"requests": 10}]},
                          progress=False)
     assert pickle.loads(pickle.dumps(result)).summary == result.summary  # sweeps send results between processes
+
+
+def test_arguments_of_the_wrong_kind_are_nandlabs_errors(tmp_path: Path) -> None:
+    """Issue 38: run_phase(-1) was pyo3's OverflowError, snapshot_every=nan a TypeError naming no
+    parameter, resume(None) a TypeError from os.stat."""
+    config = {"device": {"preset": "snia-mlc", "capacity": "1GiB"}, "phase": [{"requests": 10}]}
+    sim = nandlab.make_simulator(config)
+    for index in (-1, 2**64, 0.0, True, "0"):
+        with pytest.raises(nandlab.ConfigError, match="index: expected a phase's number"):
+            sim.run_phase(index)
+    for arguments, message in [
+        ({"snapshot": tmp_path / "s.snap", "snapshot_every": float("nan")}, "snapshot_every: expected text"),
+        ({"snapshot": b"path"}, "snapshot: expected a path or None, found bytes"),
+        ({"progress": "yes"}, "progress: expected True, False"),
+    ]:
+        with pytest.raises(nandlab.ConfigError, match=message):
+            nandlab.run(config, **arguments)
+    for path in (None, 5):
+        with pytest.raises(nandlab.SnapshotError, match="path: expected a snapshot's path"):
+            nandlab.resume(path)
+    nandlab.check_config(config)
+    with pytest.raises(nandlab.ConfigError, match=r"\[\[phase\]\] #1 name: at most 256 characters"):
+        nandlab.check_config({**config, "phase": [{"requests": 10, "name": "x" * 257}]})

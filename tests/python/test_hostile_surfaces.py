@@ -330,8 +330,13 @@ def test_a_directory_named_report_html_is_one_line(nandlab_cli, run_out: Path, t
     shutil.copytree(run_out, d)
     (d / "report.html").unlink()
     (d / "report.html").mkdir()
-    assert "a directory, where the report goes" in _one_error_line(nandlab_cli("report", d))
+    assert "report.html: a directory, where the report writes a file" in _one_error_line(nandlab_cli("report", d))
     assert not list(d.glob(".report.html.*"))
+    (d / "report.html").rmdir()
+    (d / "figures" / "drive.png").unlink(missing_ok=True)
+    (d / "figures" / "drive.png").mkdir(parents=True)  # a figure's place: the message names it
+    assert f"{d / 'figures' / 'drive.png'}: a directory, where the report writes a file" in \
+        _one_error_line(nandlab_cli("report", d))
 
 
 def test_results_never_go_through_a_link_in_the_output_directory(nandlab_cli, run_out: Path, tmp_path: Path) -> None:
@@ -465,7 +470,14 @@ def test_a_bake_shorter_than_a_nanosecond_is_none(nandlab_cli) -> None:
     ("offset=100%", "[j] offset: expected a number from 0 to 99.999, found `100`"),
     ("random_distribution=zipf:nan", "[j] random_distribution=zipf:nan: expected a number above 0"),
     ("random_distribution=pareto:2", "[j] random_distribution=pareto:2: expected a number above 0 to 1"),
-], ids=["size 200%", "offset 100%", "zipf nan", "pareto 2"])
+    ("bs=3", "[j] bs: expected a request size in whole 512-byte sectors, from 512 bytes to 64MiB, found `3`"),
+    ("bs=0", "[j] bs: expected a request size in whole 512-byte sectors"),
+    ("bs=1t", "found `1t`, which fio reads as 1,099,511,627,776 bytes"),
+    ("bs=4KiB", "found `4KiB`, which fio reads as 4,000 bytes (with kb_base=1024, KiB, MiB and the like are powers"),
+    ("bssplit=4k/50:3/50", "[j] bssplit: expected a request size in whole 512-byte sectors"),
+    ("size=0", "[j] size: expected a size above 0"),
+], ids=["size 200%", "offset 100%", "zipf nan", "pareto 2", "bs 3", "bs 0", "bs 1t", "bs 4KiB", "bssplit 3",
+        "size 0"])
 def test_fio_values_out_of_range_name_the_job_files_line(nandlab_cli, tmp_path: Path, line: str, message: str) -> None:
     """Issue 38: these named the engine's key (`[[phase]] #1 working_set`, `distribution`), not the job file's."""
     job = tmp_path / "job.fio"
@@ -492,3 +504,38 @@ def test_a_result_number_past_64_bits_is_named(nandlab_cli, run_out: Path, tmp_p
     result = nandlab_cli("report", d)
     assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "summary.json: a whole number of 5,001 digits, where nandlab writes at most 20" in result.stderr
+
+
+def test_a_fio_warning_comes_only_when_the_run_goes_ahead(nandlab_cli, tmp_path: Path) -> None:
+    """Issue 38: a job file that nandlab warns about and whose drive the engine refuses printed the
+    warning, then the error: two lines."""
+    job = tmp_path / "job.fio"
+    job.write_text("[j]\nrw=randwrite\nsize=4m\nioengine=libaio\n")
+    result = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "64MiB")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "too small for this geometry" in result.stderr
+
+
+@pytest.mark.parametrize("every, message", [
+    ("16EiB", "--snapshot-every (snapshot_every): expected a size of at most 4 EiB"),
+    ("99999999999999999999s", "--snapshot-every (snapshot_every): expected a duration of at most 146 years"),
+    ("300years", "(at most 146 years), or bytes moved like \"50GiB\" (at most 4 EiB), found \"300years\""),
+])
+def test_snapshot_every_names_the_flag_and_its_limit(nandlab_cli, tiny_path: Path, tmp_path: Path, every: str,
+                                                    message: str) -> None:
+    result = nandlab_cli("run", tiny_path, "--snapshot", tmp_path / "s.snap", "--snapshot-every", every)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+
+
+def test_a_lone_surrogate_in_a_result_file_is_named(nandlab_cli, run_out: Path, tmp_path: Path) -> None:
+    d = tmp_path / "out"
+    shutil.copytree(run_out, d)
+    summary = json.loads((d / "summary.json").read_text())
+    summary["phases"][0]["name"] = "\ud800"
+    (d / "summary.json").write_text(json.dumps(summary))
+    result = nandlab_cli("report", d)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "summary.json: text with a lone surrogate" in result.stderr
+    summary["phases"][0]["name"] = "\U0001f600 fine"  # a whole pair, escaped the same way, is text
+    (d / "summary.json").write_text(json.dumps(summary))
+    assert nandlab_cli("report", d).exit_code == 0

@@ -237,3 +237,19 @@ def test_phase_starts_follow_the_series_own_phases() -> None:
     later = pl.DataFrame({"phase": [1, 1, 1], "phase_name": ["serve"] * 3, X_COLUMN: [19.8, 21.2, 21.7]})
     (start, name), = _phase_starts(later, ["serve"])
     assert name == "serve" and start == pytest.approx(18.4)
+
+
+def test_a_long_series_is_drawn_in_groups_that_keep_its_spikes(tmp_path: Path) -> None:
+    """Issue 38: a million rows took 2.8 GB to draw. Past MAX_DRAWN_ROWS a figure draws groups of
+    consecutive windows of a phase, each as its maximum (a spike stays), and its title says so."""
+    ts = series([(30_000, 2**20, 0.01, 64.0), (30_000, 0, 0.01, 0.0)])
+    spike = ts.with_columns(write_p99_us=pl.when(pl.int_range(pl.len()) == 12_345).then(9_999.0)
+                            .otherwise(pl.col("write_p99_us")))
+    figure = plots.timeseries_panels(spike, (plots.LATENCY,), tmp_path / "long.png", title="t")
+    (axes,) = figure.axes
+    p99 = next(line for line in axes.get_lines() if line.get_label() == "write p99")
+    assert len(p99.get_xdata()) <= plots.timeseries.MAX_DRAWN_ROWS + 2
+    assert np.nanmax(np.asarray(p99.get_ydata(), dtype=float)) == 9_999.0
+    assert figure._suptitle.get_text() == "t (every 3 windows drawn as their maximum)"
+    reads = next(line for line in figure.axes[0].get_lines() if line.get_label() == "write p50")
+    assert np.nanmax(np.asarray(reads.get_xdata(), dtype=float)) == pytest.approx(ts["host_write_bytes"].max() / 2**30)

@@ -374,7 +374,18 @@ def test_finished_phases_altered_in_a_snapshot_are_refused_before_the_run_goes_o
         "a negative count": phase("host_write_bytes", -1),
         "a count past 64 bits": phase("erases", 2**64),
         "a histogram of words": phase("erase_count_histogram", [["a", 1]]),
-        "figures nested past four": phase("power_loss", {"a": [[[[[1]]]]]}),
+        "figures nested past six": phase("jobs", [{"x": [[[[[[[1]]]]]]]}]),
+        # Found by the outside check (issue 38): each ran, then failed or wrote an impossible result.
+        "a trace's skipped lines as words": phase("trace_skipped", {"lines": "many"}),
+        "a name with a lone surrogate": phase("name", "\ud800"),
+        "a name past 256 characters": phase("name", "x" * 257),
+        "a key of its own holding a 4,000-digit number": phase("zz", 10**4000),
+        "a key of its own nested ten deep": phase("zz", [[[[[[[[[[[]]]]]]]]]]]),
+        "a negative time": phase("sim_seconds", -1e308),
+        "an infinite rate": phase("iops", float("inf")),
+        "a death in a finished phase": phase("death", "dead"),
+        "a death's cause in a finished phase": phase("death_cause", "\x1b[2J"),
+        "an erase-count histogram of 200,001 counts": phase("erase_count_histogram", [[i, 1] for i in range(200_001)]),
     }
     for case, alter in altered.items():
         bad = tmp_path / "altered.snap"
@@ -386,3 +397,22 @@ def test_finished_phases_altered_in_a_snapshot_are_refused_before_the_run_goes_o
     intact = tmp_path / "intact.snap"
     intact.write_bytes(_with_extra(whole, lambda kept: None))
     assert nandlab.open_snapshot(intact).go_on(progress=None).phases[0]["jobs"] == done[0]["jobs"]
+
+
+def test_a_snapshot_keeping_more_rows_than_a_report_reads_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """Issue 38: a snapshot whose finished phases kept a million rows took 2.8 GB and crashed while the
+    resumed run drew them. The finished phases keep at most what `nandlab report` reads of a series."""
+    from nandlab import api
+
+    snapshot = tmp_path / "phases.snap"
+    with pytest.raises(nandlab.Interrupted):
+        nandlab.run(PHASES, progress=lambda f, info: _stop_in(info, "long"), snapshot=snapshot)
+    rows = sum(len(s["sim_seconds"]) for s in nandlab.open_snapshot(snapshot).series)
+    monkeypatch.setattr(api, "MAX_KEPT_ROWS", rows - 1)
+    with pytest.raises(nandlab.SnapshotError, match=f"keep {rows:,} time-series rows, more than the {rows - 1:,}"):
+        nandlab.open_snapshot(snapshot)
+
+
+def _stop_in(info: dict[str, Any], name: str) -> None:
+    if info["phase_name"] == name:
+        raise KeyboardInterrupt

@@ -283,9 +283,10 @@ impl Simulator {
     fn run_phase<'py>(
         &mut self,
         py: Python<'py>,
-        index: usize,
+        index: &Bound<'py, PyAny>,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let index = phase_index(index)?;
         if let Some(message) = &self.broken {
             return Err(InternalError::new_err(format!(
                 "this simulator stopped after an earlier error: {message}"
@@ -379,7 +380,7 @@ impl Simulator {
     fn serve<'py>(
         &mut self,
         py: Python<'py>,
-        index: usize,
+        index: &Bound<'py, PyAny>,
         listen: &str,
         timing: &str,
         once: bool,
@@ -394,6 +395,7 @@ impl Simulator {
         snapshot: Option<std::path::PathBuf>,
         snapshot_extra: String,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let index = phase_index(index)?;
         let power_cut_at = power_cut_at
             .into_iter()
             .map(|s| {
@@ -759,6 +761,26 @@ fn trace_stats<'py>(
     to_python(py, &stats)
 }
 
+/// A phase's index as Python gives it: a whole number from 0 (a bool, a
+/// negative or a float is a ConfigError naming it, not pyo3's conversion error).
+fn phase_index(index: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let whole = if index.is_instance_of::<pyo3::types::PyBool>() {
+        None
+    } else {
+        index.extract::<u64>().ok()
+    };
+    match whole.and_then(|i| usize::try_from(i).ok()) {
+        Some(i) => Ok(i),
+        None => Err(ConfigError::new_err(format!(
+            "index: expected a phase's number, a whole number from 0, found {}",
+            index
+                .repr()
+                .map(|r| r.to_string())
+                .unwrap_or_else(|_| "a value without a repr".into())
+        ))),
+    }
+}
+
 /// A size as configs read it (`"4KiB"` is 4,096 bytes, `"8KB"` 8,000), in
 /// bytes; ValueError with the engine's words.
 #[pyfunction]
@@ -787,9 +809,18 @@ fn death_causes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// the drive's shape and spare space) without building the drive;
 /// ConfigError with the engine's words.
 #[pyfunction]
-#[pyo3(signature = (config, source = "<config>"))]
-fn check_config(config: &str, source: &str) -> PyResult<()> {
-    guard(|| Config::from_toml(config, source))
+#[pyo3(signature = (config, source = "<config>", format = "toml"))]
+fn check_config(config: &str, source: &str, format: &str) -> PyResult<()> {
+    let checked = match format {
+        "toml" => guard(|| Config::from_toml(config, source)),
+        "json" => guard(|| Config::from_json(config)),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "format must be \"toml\" or \"json\", not {other:?}"
+            )))
+        }
+    };
+    checked
         .map_err(InternalError::new_err)?
         .map(|_| ())
         .map_err(|e| ConfigError::new_err(e.to_string()))
@@ -827,6 +858,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // A phase's time-series columns, in order, and those of whole numbers (a snapshot's kept series is checked against them).
     m.add("TIMESERIES_COLUMNS", ROW_COLUMNS.to_vec())?;
     m.add("TIMESERIES_INTEGER_COLUMNS", ROW_INTEGER_COLUMNS.to_vec())?;
+    m.add("MAX_NAME_CHARS", nandlab_core::config::MAX_NAME_CHARS)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

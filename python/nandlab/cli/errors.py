@@ -87,7 +87,7 @@ class Cli(click.Group):
 
 
 # Config keys that a command-line flag sets: an error about the key names the flag too.
-_FLAG_KEYS = {"[device] capacity": "--capacity"}
+_FLAG_KEYS = {"[device] capacity": "--capacity", "snapshot_every": "--snapshot-every"}
 
 
 def _flag_named(given: list[str], message: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from nandlab import fio
+from nandlab import api, fio
 from nandlab._core import ConfigError
 from nandlab.cli import options
 from nandlab.cli.console import LazyProgress, wrote
@@ -88,7 +88,8 @@ def fio_command(ctx: click.Context, device: str, capacity: str | None, seed: int
         raise ConfigError(str(error)) from None
     except OSError as error:
         raise ConfigError(f"cannot write fio's logs: {error}") from None
-    # Warnings once nothing stops the run (a refusal is one line).
+    # Warnings once nothing stops the run (a refusal is one line): the drive's config checked first.
+    api.check_config(fio.to_config(jobs, device, capacity))
     stderr = Console(stderr=True)
     for warning in jobs.warnings:
         stderr.print(f"[yellow]warning:[/] {safe(printable(warning))}", soft_wrap=True, highlight=False)

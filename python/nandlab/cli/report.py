@@ -22,8 +22,9 @@ def report_command(directory: Path, open_it: bool) -> None:
         path = report.write(directory)
     except ValueError as error:
         raise Failure(str(error), 2) from None
-    except IsADirectoryError:
-        raise Failure(f"{directory / report.REPORT_HTML}: a directory, where the report goes", 2) from None
+    except IsADirectoryError as error:  # where the report or one of its figures goes
+        where = error.filename2 or error.filename or directory / report.REPORT_HTML  # a rename names both
+        raise Failure(f"{where}: a directory, where the report writes a file", 2) from None
     click.echo(str(path))
     if open_it:
         click.launch(str(path))

@@ -165,6 +165,9 @@ def timeseries_panels(
     (titled ``legend_title``). ``phases`` (the phase names, in order) mark where each phase starts.
     Samples are interval figures, drawn as steps ending at the data written (or the time) by then.
     A linear panel's burst does not flatten the rest: ``clip_bursts``."""
+    series, thinned = _thinned(series)
+    if thinned > 1:
+        title = f"{title} (every {thinned:,} windows drawn as their maximum)".strip()
     # With nothing to draw (a run without requests), the panels' axes stay empty.
     shown = with_data(series, panels) or [replace(p, columns=tuple(c for c in p.columns if c in series.columns))
                                           for p in panels]
@@ -251,6 +254,27 @@ def _x_axis(series: pl.DataFrame, x: str) -> tuple[pl.Expr, str]:
         offset = pl.col("phase").replace_strict(offsets, return_dtype=pl.Float64)
         return offset + share, "each phase's simulated time, 0 to 100 % (phases the same width)"
     raise ValueError(f"x = {x!r}: expected one of {', '.join(X_AXES)}")
+
+
+MAX_DRAWN_ROWS = 20_000
+"""The most windows a figure draws one by one (a PNG of 1,100 pixels shows no more); a longer series
+is drawn in groups of consecutive windows of a phase, each group as its maximum (``_thinned``)."""
+
+
+def _thinned(series: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """``series`` with at most about ``MAX_DRAWN_ROWS`` rows, and how many windows each row stands for:
+    within each phase, every k consecutive windows as one row that ends where the last of them does
+    and holds each figure's largest value (a latency spike or a burst stays visible; a million rows
+    took 2.8 GB to draw)."""
+    k = -(-series.height // MAX_DRAWN_ROWS)
+    if k <= 1:
+        return series, 1
+    ends = ("sim_seconds", "host_write_bytes", "host_read_bytes")
+    group = pl.int_range(pl.len()).over("phase") // k
+    kept = [pl.col(c).last() if c in ends or c == "phase_name" else pl.col(c).max()
+            for c in series.columns if c != "phase"]
+    thinned = series.with_columns(_group=group).group_by("phase", "_group", maintain_order=True).agg(kept)
+    return thinned.drop("_group").select(series.columns), k
 
 
 def _phase_widths(series: pl.DataFrame) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:

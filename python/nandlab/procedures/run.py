@@ -262,9 +262,8 @@ def _stall_lines(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return lines
 
 
-MAX_HISTOGRAM = 200_000
-"""The most distinct erase counts a report draws (a block's erases stay below its rating's few hundred
-thousand)."""
+MAX_HISTOGRAM = api.MAX_HISTOGRAM
+"""The most distinct erase counts a report draws."""
 
 
 def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str = "run") -> Report:

@@ -153,6 +153,10 @@ class Report:
         ])
 
 
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A JSON escape of a UTF-16 surrogate."""
+
+
 class _TooLong(Exception):
     """A JSON integer longer than any nandlab writes (its digits' count is the message)."""
 
@@ -173,7 +177,13 @@ def read_json(path: Path) -> dict[str, Any]:
         # Looked at before the whole file is: /dev/zero behind the name took 1.1 GB to refuse.
         raise ValueError(f"{path}: not JSON (a result nandlab writes starts with {{ or [)")
     try:
-        document = json.loads(files.read_text(path, "result file", files.MAX_RESULT_BYTES), parse_int=_whole)
+        text = files.read_text(path, "result file", files.MAX_RESULT_BYTES)
+        document = json.loads(text, parse_int=_whole)
+        if _SURROGATE.search(text):  # an escaped half of a pair: whole pairs are fine, a lone one no text
+            json.dumps(document, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{path}: text with a lone surrogate (\\ud800-\\udfff), which no UTF-8 file holds and "
+                         "nandlab never writes") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not JSON: {error}") from None
     except _TooLong as error:

@@ -37,6 +37,11 @@ pub fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    // A typo is a few characters off: a word far longer than any name is
+    // none (a 60 MB one took 15 s to compare).
+    if word.len() > MAX_SUGGESTED_LEN {
+        return None;
+    }
     candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(word, c), c))
@@ -45,9 +50,25 @@ pub fn did_you_mean<'a>(
         .map(|(_, c)| c)
 }
 
+/// The longest word a "did you mean" looks at.
+const MAX_SUGGESTED_LEN: usize = 256;
+
+/// A word from the config as a message quotes it: at most 64 characters,
+/// then how long it was.
+fn quoted(word: &str) -> String {
+    let count = word.chars().count();
+    if count <= 64 {
+        return word.to_string();
+    }
+    let head: String = word.chars().take(64).collect();
+    format!("{head}… ({count} characters)")
+}
+
 /// "unknown X `w`, did you mean `y`?" or "..., expected one of: a, b, c".
 pub fn unknown(what: &str, word: &str, candidates: &[&str]) -> String {
-    match did_you_mean(word, candidates.iter().copied()) {
+    let suggestion = did_you_mean(word, candidates.iter().copied());
+    let word = quoted(word);
+    match suggestion {
         Some(c) => format!("unknown {what} `{word}`, did you mean `{c}`?"),
         None => format!(
             "unknown {what} `{word}`, expected one of: {}",

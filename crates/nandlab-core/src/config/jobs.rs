@@ -116,7 +116,9 @@ fn job(
         // Checked as a phase: stopped by the phase's stop conditions.
         raw.requests = Some(u64::MAX);
     }
-    let name = raw.name.take().unwrap_or_else(|| format!("job-{number}"));
+    let name = phase::named(&Label(label).key("name"), raw.name.take(), || {
+        format!("job-{number}")
+    })?;
     let mut job = phase::validate(label, number, raw, g, None)?;
     if !has_stop {
         job.requests = None;

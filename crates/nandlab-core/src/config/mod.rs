@@ -37,7 +37,7 @@ pub use error::{did_you_mean, ConfigError};
 pub use errors::ErrorsConfig;
 pub use ftl::{CommandOrder, FtlConfig, GcPolicy, GcScope, GcUntil, StripeDim};
 pub use jobs::MAX_JOBS_PER_PHASE;
-pub use phase::{Arrival, PhaseConfig, PhaseKind};
+pub use phase::{Arrival, PhaseConfig, PhaseKind, MAX_NAME_CHARS};
 pub use pslc::{PslcConfig, PslcKind};
 pub use raw::CountOrFraction;
 pub use requests::{Distribution, Pattern};

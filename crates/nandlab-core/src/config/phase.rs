@@ -141,6 +141,29 @@ impl Label<'_> {
     }
 }
 
+/// The most characters of a phase's or a job's name: it heads tables and
+/// labels figures (a 5 MB name took minutes to draw).
+pub const MAX_NAME_CHARS: usize = 256;
+
+/// A phase's or job's `name` (at `key`), or `default` without one.
+pub(super) fn named(
+    key: &str,
+    name: Option<String>,
+    default: impl FnOnce() -> String,
+) -> Result<String, ConfigError> {
+    match name {
+        Some(n) if n.chars().count() > MAX_NAME_CHARS => err(
+            key,
+            format!(
+                "at most {MAX_NAME_CHARS} characters (it heads tables and labels figures), found {}",
+                n.chars().count()
+            ),
+        ),
+        Some(n) => Ok(n),
+        None => Ok(default()),
+    }
+}
+
 /// A phase (or a job of one): `label` names it in errors, `number` names it
 /// by default (`phase-N`); `default_interval` is `[stats] interval`.
 pub(super) fn validate(
@@ -154,7 +177,7 @@ pub(super) fn validate(
     let kind = PHASE_KIND.parse_or(&at.key("kind"), p.kind.as_deref(), PhaseKind::Io)?;
     let trace = replay::validate(&p, kind, at)?;
     let jobs = jobs::validate(at, kind, p.job.take(), g)?;
-    let name = p.name.take().unwrap_or_else(|| format!("phase-{number}"));
+    let name = named(&at.key("name"), p.name.take(), || format!("phase-{number}"))?;
     let requests = requests::validate(&p, kind, g, at)?;
     let arrival = arrival(&p, at)?;
     let volume_of =

@@ -266,6 +266,28 @@ fn bad_media_settings_name_the_key() {
     assert!(e.contains("did you mean `ones`"), "{e}");
 }
 
+/// Names head tables and label figures: a 5 MB one took minutes to draw.
+/// A word far longer than any key gets no "did you mean" (a 60 MB one took
+/// 15 s to compare) and is quoted cut.
+#[test]
+fn names_and_unknown_words_are_bounded() {
+    let long = "x".repeat(257);
+    let e = error("", &format!("[[phase]]\nname = \"{long}\"\nvolume = 1.0\n"));
+    assert!(
+        e.starts_with("[[phase]] #1 name: at most 256 characters"),
+        "{e}"
+    );
+    let e = error(
+        "",
+        &format!("[[phase]]\nvolume = 1.0\n[[phase.job]]\nname = \"{long}\"\n"),
+    );
+    assert!(e.contains("job #1 name: at most 256 characters"), "{e}");
+    let word = "y".repeat(100_000);
+    let e = error(&format!("{word} = 1"), PHASE);
+    assert!(e.contains("… (100000 characters)`, expected one of"), "{e}");
+    assert!(e.len() < 2_000, "{}", e.len());
+}
+
 #[test]
 fn map_extents_need_a_map_cache() {
     let e = error("", "[ftl]\nmap_extents = false\n[[phase]]\nvolume = 1.0\n");

@@ -52,14 +52,22 @@ impl Every {
     /// Parses "10s", "500ms", "1h" (simulated time) or "50GiB", "1TB" (bytes
     /// the host moved); the error says what was expected.
     pub fn parse(s: &str) -> Result<Every, String> {
-        let every = crate::units::parse_duration_ns(s)
-            .map(Every::SimNs)
-            .or_else(|_| crate::units::parse_size(s).map(Every::HostBytes))
-            .map_err(|_| {
-                format!(
-                    "expected simulated time like \"10s\" or \"5min\", or bytes moved like \"50GiB\", found \"{s}\""
-                )
-            })?;
+        // A time or a size past what the clock or a drive holds says so (not that it is neither).
+        let beyond = |m: &String| m.contains("at most");
+        let every = match crate::units::parse_duration_ns(s) {
+            Ok(ns) => Every::SimNs(ns),
+            Err(time) => match crate::units::parse_size(s) {
+                Ok(bytes) => Every::HostBytes(bytes),
+                Err(size) if beyond(&size) => return Err(size),
+                Err(_) if beyond(&time) => return Err(time),
+                Err(_) => {
+                    return Err(format!(
+                        "expected simulated time like \"10s\" or \"5min\" (at most 146 years), or bytes \
+                         moved like \"50GiB\" (at most 4 EiB), found \"{s}\""
+                    ))
+                }
+            },
+        };
         if matches!(every, Every::SimNs(0) | Every::HostBytes(0)) {
             return Err(format!("expected more than zero, found \"{s}\""));
         }
