@@ -153,13 +153,16 @@ impl Simulator {
     ) -> Result<(), SimError> {
         let elapsed = t - tally.start;
         let rec = &mut *tally.rec;
-        if rec.position(elapsed, tally.issued_bytes, tally.issued) >= rec.next_mark {
+        let position = rec.position(elapsed, tally.issued_bytes, tally.issued);
+        if position >= rec.next_mark {
             let step = match rec.interval {
                 Interval::Time(x) | Interval::Bytes(x) | Interval::Requests(x) => x,
-            };
-            while rec.next_mark <= rec.position(elapsed, tally.issued_bytes, tally.issued) {
-                rec.next_mark += step;
             }
+            .max(1);
+            // The first mark past the position, in one step (a loop of steps
+            // took hours on a state whose mark lay far behind).
+            let behind = (position - rec.next_mark) / step + 1;
+            rec.next_mark = rec.next_mark.saturating_add(behind.saturating_mul(step));
             let c = self.drive.counters();
             rec.row(t, c, &tally.run_start, &self.drive);
             // A drive run until it dies also dies of its bit errors.
