@@ -434,8 +434,8 @@ def _config_text(config: ConfigSource) -> tuple[str, str, str]:
 
 def _plain(value: Any, where: str) -> Any:
     """A config dict's ``value`` (at key ``where``) as JSON carries it: NumPy's numbers and arrays as
-    Python's numbers and lists, tuples as lists; ConfigError naming the key of a value no setting can take (bytes, a set, an
-    object, a key that is not text, a whole number past 64 bits: JSON would carry it as a float, and
+    Python's numbers and lists, tuples as lists; ConfigError naming the key of a value no setting can
+    take (bytes, a set, an object, a key that is not text, a whole number past 64 bits: JSON would carry it as a float, and
     the message would show a rounded float)."""
     if isinstance(value, Mapping):
         for key in value:

@@ -161,7 +161,8 @@ def _opened(progress: ProgressOption, bar: type[PhaseBar] | type[RunsBar]) -> It
         yield progress
         return
     if progress not in (True, False, None, "auto"):
-        raise ConfigError(f'progress: expected True, False, None, "auto" or a callable, found {shown(repr(progress))[:80]}')
+        raise ConfigError('progress: expected True, False, None, "auto" or a callable, '
+                          f"found {shown(repr(progress))[:80]}")
     console = Console(stderr=True)
     if not progress or (progress == "auto" and not console.is_jupyter):
         yield None

@@ -143,7 +143,7 @@ def test_a_run_gets_its_configuration_summary_time_series_and_erase_counts(run_d
     page = (run_dir / "report.html").read_text()
     assert headings(page) == ["Summary", "Throughput and latency", "The drive over the run", "Erase counts", "Device",
                               "Configuration (resolved)"]
-    assert "randwrite" in page and "over_provisioning = 0.2" in html.unescape(page)  # a phase, the resolved config (TOML)
+    assert "randwrite" in page and "over_provisioning = 0.2" in html.unescape(page)  # a phase, the config as TOML
     assert_self_contained(page)
     # Throughput and latency against data written, time and phase by phase; the drive against data written
     # and time; erase counts.
@@ -293,7 +293,8 @@ def test_a_directory_nandlab_did_not_write_is_refused(nandlab_cli, tmp_path: Pat
 
 DAMAGED = {  # files as nandlab names them, with contents it never writes; what the line says
     "a list for an object": ({"stats.json": "[]"}, "stats.json: a JSON list, where nandlab writes an object"),
-    "a missing key": ({"stats.json": '{"x": 1}'}, "a damaged --out of nandlab trace stats: a file lacks the key 'format'"),
+    "a missing key": ({"stats.json": '{"x": 1}'},
+                      "a damaged --out of nandlab trace stats: a file lacks the key 'format'"),
     "a number for an object": ({"endurance.json": '{"chip": 5}'}, "a damaged --out of nandlab chip endurance"),
     "not Parquet": ({"grid.parquet": "x"}, "grid.parquet: not a Parquet file nandlab wrote, expected a lifetime grid"),
     "not JSON": ({"summary.json": "{", "timeseries.parquet": ""}, "summary.json: not JSON"),
@@ -314,7 +315,8 @@ TIMESERIES_DAMAGE = {  # a run's time series altered as nandlab never writes it;
     "negative bytes": (lambda ts: ts.with_columns(host_write_bytes=-1), "column host_write_bytes holds a value"),
     "a struct column": (lambda ts: ts.with_columns(waf=pl.struct(a=pl.lit(1))), "column waf holds Struct"),
     "text for numbers": (lambda ts: ts.with_columns(iops=pl.lit("x")), "column iops holds String, expected numbers"),
-    "floats for counts": (lambda ts: ts.with_columns(erases=pl.lit(0.5)), "column erases holds Float64, expected whole"),
+    "floats for counts": (lambda ts: ts.with_columns(erases=pl.lit(0.5)),
+                          "column erases holds Float64, expected whole"),
     "no time": (lambda ts: ts.drop("sim_seconds"), "no column sim_seconds"),
     "too many rows": (lambda ts: pl.concat([ts] * (250_000 // ts.height + 1)),
                       "rows, more than the 250,000 nandlab reads of a time series"),

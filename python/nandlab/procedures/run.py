@@ -342,7 +342,8 @@ def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str
         plots.distribution(histogram, path, "erase count", "blocks", title="erase counts at the end of the run")
         r.figure("Erase counts", path, "blocks per erase count at the end of the run, and its CDF")
     if device:
-        r.pairs("Device", [(k, output.device_value(k, v)) for k, v in device.items() if not isinstance(v, (dict, list))])
+        r.pairs("Device", [(k, output.device_value(k, v)) for k, v in device.items()
+                           if not isinstance(v, (dict, list))])
     if config:
         r.text("Configuration (resolved)", output.as_toml(config))
     return r
