@@ -116,18 +116,25 @@ def read_text(path: str | os.PathLike[str], what: str = "file", cap: int = MAX_F
 
 
 
-def unlink_links(directory: Path) -> None:
-    """Removes the symbolic links in an output ``directory`` and in its folders, before nandlab writes
-    its results there: a result file is never written through a link into a file elsewhere (the
-    link goes; its target is left alone). ``directory`` itself may be a link (the user named it)."""
+def unlink_links(directory: Path, suffixes: tuple[str, ...], folders: tuple[str, ...]) -> None:
+    """Removes the symbolic links where nandlab writes in an output ``directory`` — named with one of
+    the ``suffixes`` of its files, or one of the ``folders`` it writes, there or in those folders —
+    before it writes its results: a result file is never written through a link into a file elsewhere
+    (the link goes; its target is left alone). A user's other links stay. ``directory`` itself may be
+    a link (the user named it)."""
     if not directory.is_dir():
         return
+
+    def written(entry: Path) -> bool:
+        return entry.suffix in suffixes or entry.name in folders
+
     for entry in directory.iterdir():
         if entry.is_symlink():
-            entry.unlink()
-        elif entry.is_dir():
+            if written(entry):
+                entry.unlink()
+        elif entry.is_dir() and entry.name in folders:
             for inner in entry.iterdir():
-                if inner.is_symlink():
+                if inner.is_symlink() and written(inner):
                     inner.unlink()
 
 

@@ -539,3 +539,36 @@ def test_a_lone_surrogate_in_a_result_file_is_named(nandlab_cli, run_out: Path, 
     summary["phases"][0]["name"] = "\U0001f600 fine"  # a whole pair, escaped the same way, is text
     (d / "summary.json").write_text(json.dumps(summary))
     assert nandlab_cli("report", d).exit_code == 0
+
+
+def test_links_of_the_users_in_an_output_directory_stay(nandlab_cli, tiny_path: Path, tmp_path: Path) -> None:
+    """Issue 38 (second outside check): `run --out DIR` removed every link in DIR and its folders. Only
+    links where nandlab writes go (a result file's name, a folder it writes); the user's stay."""
+    d, target = tmp_path / "out", tmp_path / "target.txt"
+    (d / "proj").mkdir(parents=True)
+    target.write_text("data")
+    (d / "toplink").symlink_to(target)
+    (d / "proj" / "link2").symlink_to(target)
+    (d / "dirlink").symlink_to(d / "proj")
+    (d / "summary.json").symlink_to(target)  # where nandlab writes: the link goes, its target stays
+    assert nandlab_cli("run", tiny_path, "--out", d, "--quiet").exit_code == 0
+    assert all((d / name).is_symlink() for name in ("toplink", "proj/link2", "dirlink"))
+    assert not (d / "summary.json").is_symlink() and target.read_text() == "data"
+
+
+def test_an_out_that_cannot_be_made_is_refused_before_the_run(nandlab_cli, tiny_path: Path, tmp_path: Path) -> None:
+    """Issue 38 (second outside check): a file on the way, /proc or /sys failed after the run, exit 1."""
+    (tmp_path / "afile").write_text("")
+    for out, message in [(tmp_path / "afile" / "sub", "cannot be made"), ("/proc/self", "takes no new files"),
+                         ("/sys/kernel", "takes no new files")]:
+        result = nandlab_cli("run", tiny_path, "--out", out, "--quiet")
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("args", [["--reserves", "0.3,0.3"], ["--read-levels", "low=0.25,low=0.5"],
+                                  ["--read-levels", "a=0.25,b=0.25"]])
+def test_a_grid_point_given_twice_is_refused_before_the_runs(nandlab_cli, args: list[str]) -> None:
+    """Issue 38 (second outside check): twice the same reserve ran every point, then a traceback; a read
+    level named twice dropped one without a word."""
+    result = nandlab_cli("lifetime-grid", "--cells", "mlc", "--working-sets", "1", *args)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "once, found" in result.stderr, result.stderr

@@ -59,6 +59,15 @@ class Directory(click.Path):
         path = super().convert(value, param, ctx)
         if os.path.exists(path) and not os.path.isdir(path):
             self.fail(f"{click.format_filename(value)!r} is not a directory", param, ctx)
+        # Where it would be made: the nearest folder that exists must take new entries (a file on the
+        # way, /proc or a read-only place failed after the run).
+        nearest = Path(os.path.abspath(path))
+        while not nearest.exists() and nearest != nearest.parent:
+            nearest = nearest.parent
+        if not nearest.is_dir():
+            self.fail(f"{click.format_filename(value)!r} cannot be made: {str(nearest)!r} is a file", param, ctx)
+        if not os.access(nearest, os.W_OK | os.X_OK) or str(nearest).startswith(("/proc", "/sys")):
+            self.fail(f"{click.format_filename(value)!r}: {str(nearest)!r} takes no new files here", param, ctx)
         blocking = _blocking_entry(path) if os.path.isdir(path) else None
         if blocking is not None:
             self.fail(f"{click.format_filename(value)!r} holds {blocking}, where nandlab writes its results "
@@ -96,17 +105,22 @@ def numbers(ctx: click.Context, param: click.Parameter, text: str) -> list[float
         raise click.BadParameter(str(error)) from None
     if not numbers or not all(math.isfinite(x) for x in numbers):
         raise click.BadParameter(f"expected comma-separated finite numbers, found {text!r}")
+    if len(set(numbers)) < len(numbers):  # a grid point twice: its cell would be two runs, one shown
+        raise click.BadParameter(f"each value once, found {text!r}")
     return numbers
 
 
 def read_levels(ctx: click.Context, param: click.Parameter, text: str) -> dict[str, float]:
     """``low=0.25,medium=0.5``: read levels by name, each a finite read fraction."""
     try:
-        levels = {name.strip(): float(value) for name, value in (item.split("=") for item in text.split(","))}
+        pairs = [(name.strip(), float(value)) for name, value in (item.split("=") for item in text.split(","))]
     except ValueError:
-        levels = {}
+        pairs = []
+    levels = dict(pairs)
     if not levels or not all(name and math.isfinite(value) for name, value in levels.items()):
         raise click.BadParameter(f"expected name=fraction,..., found {text!r}")
+    if len(levels) < len(pairs) or len(set(levels.values())) < len(levels):  # one was dropped, or twice run
+        raise click.BadParameter(f"each name and fraction once, found {text!r}")
     return levels
 
 

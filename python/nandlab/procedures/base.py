@@ -49,6 +49,10 @@ SweepRunner = Callable[[dict[str, Any]], "tuple[dict[str, Any], pl.DataFrame]"]
 """A sweep point's run: its config in, its figures (a flat dict) and time series out."""
 
 
+WRITTEN_FOLDERS = ("figures", "runs", "timeseries", "failures")
+"""The folders nandlab writes in an output directory (the report's figures, a sweep's runs)."""
+
+
 class ProcedureResult:
     """What a procedure returns. A subclass sets (or has) ``kind``, the name of the procedure that
     made it, and implements ``to_dict``, ``files``, ``print`` and ``report``."""
@@ -72,7 +76,7 @@ class ProcedureResult:
         naming them and the kind; returns every path written."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        files.unlink_links(out)
+        files.unlink_links(out, output.RESULT_SUFFIXES, WRITTEN_FOLDERS)
         paths = self.files(out)
         return [*paths, write_manifest(out, self.kind, paths)]
 
