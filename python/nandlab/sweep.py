@@ -70,6 +70,7 @@ import polars as pl
 from nandlab import api, files, pool, progress_bars
 from nandlab._core import ConfigError
 from nandlab.procedures.base import write_manifest
+from nandlab.terminal import shown
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -226,6 +227,32 @@ def load(path: str | os.PathLike[str]) -> Sweep:
     return parse(text, str(p), base_dir=p.parent)
 
 
+def report_heatmaps(settings: Any, axes: Sequence[str], source: str) -> list[tuple[str, str, str]] | None:
+    """A sweep file's ``[report]`` table checked against its ``axes`` (before any run: a wrong axis was
+    found only once every run had run): the (value, x, y) of each heatmap it asks for, or None if it
+    asks for none. Whether each value is a figure the runs give is checked on the results."""
+    usage = "heatmaps = [{ x = AXIS, y = AXIS, value = FIGURE }, ...]"
+    if not isinstance(settings, dict) or set(settings) - {"heatmaps"} \
+            or not isinstance(settings.get("heatmaps", []), list):
+        raise ConfigError(f"{source}: [report]: expected only {usage}")
+    if "heatmaps" not in settings:
+        return None
+    specs = []
+    for number, spec in enumerate(settings["heatmaps"], 1):
+        where = f"{source}: [report] heatmaps #{number}"
+        if not isinstance(spec, dict) or set(spec) != {"x", "y", "value"} \
+                or not all(isinstance(v, str) for v in spec.values()):
+            raise ConfigError(f"{where}: expected {{ x = AXIS, y = AXIS, value = FIGURE }}, found {shown(repr(spec))}")
+        for key in ("x", "y"):
+            if spec[key] not in axes:
+                raise ConfigError(f"{where}: {key} = {shown(repr(spec[key]))} is no axis; the axes are "
+                                 f"{', '.join(axes)}")
+        if spec["x"] == spec["y"]:
+            raise ConfigError(f"{where}: x and y are both {shown(repr(spec['x']))}; give two axes")
+        specs.append((spec["value"], spec["x"], spec["y"]))
+    return specs
+
+
 def parse(text: str, source: str = "<sweep>", base_dir: str | os.PathLike[str] = ".") -> Sweep:
     """A sweep from TOML text (``base = "file"`` is found relative to ``base_dir``)."""
     try:
@@ -272,6 +299,8 @@ def parse(text: str, source: str = "<sweep>", base_dir: str | os.PathLike[str] =
     for key in keys:
         if keys.count(key) > 1:
             raise ConfigError(f"{source}: two axes set {key!r}; zip them into one axis instead")
+    if "report" in doc:
+        report_heatmaps(doc["report"], names, source)
     stem = re.sub(r"[^A-Za-z0-9_.+=,-]+", "-", Path(source).stem).strip("-").lstrip(".-")[:100] or "sweep"
     name = head.get("name", stem)
     # The name is the folder under results/ its dataset goes to without --out: one plain name, never a

@@ -339,3 +339,12 @@ def test_an_interrupted_sweep_says_where_its_runs_are_and_how_to_go_on(nandlab_c
     result = nandlab_cli("sweep", quick(tmp_path, 3, 0.05), "--out", tmp_path / "out")
     assert result.exit_code == 130 and result.stderr.count("\n") == 1, result.stderr
     assert f"the finished runs are in {tmp_path / 'out'}; the same command goes on from them" in result.stderr
+
+
+def test_a_report_table_naming_no_axis_is_refused_before_any_run(nandlab_cli, tmp_path: Path) -> None:
+    """Issue 38 (second outside check): every run ran, then "its report failed" after 129 lines."""
+    path = quick(tmp_path, 3, 0.05)
+    path.write_text(path.read_text() + '[report]\nheatmaps = [{ x = "nosuch", y = "seed", value = "waf" }]\n')
+    result = nandlab_cli("sweep", path, "--out", tmp_path / "out")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "[report] heatmaps #1: x = 'nosuch' is no axis" in result.stderr and not (tmp_path / "out").exists()

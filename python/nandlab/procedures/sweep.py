@@ -251,29 +251,19 @@ def _heatmap_specs(
         settings = tomllib.loads(files.read_text(source, "sweep file")).get("report", {}) if source.exists() else {}
     except tomllib.TOMLDecodeError as error:
         raise ValueError(f"{source}: TOML syntax error: {error}") from None
-    usage = "heatmaps = [{ x = AXIS, y = AXIS, value = FIGURE }, ...]"
-    if set(settings) - {"heatmaps"} or not isinstance(settings.get("heatmaps", []), list):
-        raise ValueError(f"{source}: [report]: expected only {usage}")
-    if "heatmaps" not in settings:
+    names = [a["name"] for a in about["axes"]]
+    from nandlab import sweep
+
+    heatmaps = sweep.report_heatmaps(settings, names, str(source))
+    if heatmaps is None:
         pair = _map_axes([a for a in about["axes"] if len(a["values"]) > 1])
         count = 2 if about["procedure"] == "lifetime-compare" else 3
         return [(value, *pair) for value in metrics[:count]] if pair else []
-    names = [a["name"] for a in about["axes"]]
-    specs = []
-    for number, spec in enumerate(settings["heatmaps"], 1):
-        where = f"{source}: [report] heatmaps #{number}"
-        if not isinstance(spec, dict) or set(spec) != {"x", "y", "value"}:
-            raise ValueError(f"{where}: expected {{ x = AXIS, y = AXIS, value = FIGURE }}, found {spec!r}")
-        for key in ("x", "y"):
-            if spec[key] not in names:
-                raise ValueError(f"{where}: {key} = {spec[key]!r} is no axis; the axes are {', '.join(names)}")
-        if spec["x"] == spec["y"]:
-            raise ValueError(f"{where}: x and y are both {spec['x']!r}; give two axes")
-        if spec["value"] not in columns:
-            raise ValueError(f"{where}: value = {spec['value']!r} is not a column of results.parquet "
-                             f"(its headline figures: {', '.join(metrics) or 'none'})")
-        specs.append((spec["value"], spec["x"], spec["y"]))
-    return specs
+    for index, (value, _, _) in enumerate(heatmaps, 1):
+        if value not in columns:
+            raise ValueError(f"{source}: [report] heatmaps #{index}: value = {value!r} is not a column of "
+                             f"results.parquet (its headline figures: {', '.join(metrics) or 'none'})")
+    return heatmaps
 
 
 def _map_axes(varying: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
