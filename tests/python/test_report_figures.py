@@ -253,3 +253,11 @@ def test_a_long_series_is_drawn_in_groups_that_keep_its_spikes(tmp_path: Path) -
     assert figure._suptitle.get_text() == "t (every 3 windows drawn as their maximum)"
     reads = next(line for line in figure.axes[0].get_lines() if line.get_label() == "write p50")
     assert np.nanmax(np.asarray(reads.get_xdata(), dtype=float)) == pytest.approx(ts["host_write_bytes"].max() / 2**30)
+
+
+def test_an_erase_count_histogram_has_whole_number_ticks(tmp_path: Path) -> None:
+    """Issue 40 (outside check): the histogram's erase-count axis read 27.5, 30.0, 32.5."""
+    figure = plots.distribution([(27, 10), (31, 40), (38, 30), (45, 5)], tmp_path / "e.png", "erase count",
+                                "blocks")
+    for axes in figure.axes:
+        assert all(float(t).is_integer() for t in axes.get_xticks()), axes.get_xticks()

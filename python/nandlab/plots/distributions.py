@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from nandlab.plots.grids import bar_axes
 from nandlab.plots.timeseries import MAX_LEGEND, run_colours
@@ -26,18 +27,22 @@ def cumulative(points: Sequence[Sequence[float]]) -> tuple[list[float], list[flo
 
 def distribution(
     points: Sequence[Sequence[float]], path: str | os.PathLike[str], xlabel: str, ylabel: str, title: str = ""
-) -> None:
+) -> Figure:
     """Save a PNG of a histogram of whole-numbered ``(value, count)`` pairs (say ``ylabel`` "blocks"
-    per ``xlabel`` "erase count"), and beside it its CDF."""
+    per ``xlabel`` "erase count"), and beside it its CDF; returns the figure."""
     fig = Figure(figsize=(11, 4), layout="constrained")
     histogram, distribution_function = fig.subplots(1, 2)
     _histogram_axes(histogram, points)
     histogram.set(xlabel=xlabel, ylabel=ylabel)
+    for axes in (histogram, distribution_function):  # whole-numbered values: no 27.5 erases
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    histogram.yaxis.set_major_locator(MaxNLocator(integer=True))
     _cdf_axes(distribution_function, {"": cumulative(points)}, steps=True)
     distribution_function.set(xlabel=xlabel, ylabel=f"share of the {ylabel} (CDF)", ylim=(0, 1.02))
     if title:
         fig.suptitle(title, fontsize="medium")
     fig.savefig(path, dpi=110)
+    return fig
 
 
 def cdf(
