@@ -85,20 +85,7 @@ impl Simulator {
         source: &str,
         seed: Option<u64>,
     ) -> PyResult<Self> {
-        let cfg = match format {
-            "toml" => guard(|| Config::from_toml(config, source)),
-            "json" => guard(|| Config::from_json(config)),
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "format must be \"toml\" or \"json\", not {other:?}"
-                )))
-            }
-        };
-        // The config is parsed under the guard too: a panic there is nandlab's
-        // InternalError (an Exception), never pyo3's PanicException.
-        let mut cfg = cfg
-            .map_err(InternalError::new_err)?
-            .map_err(|e| ConfigError::new_err(e.to_string()))?;
+        let mut cfg = parse_config(config, format, source)?;
         if let Some(s) = seed {
             cfg.seed = s;
         }
@@ -811,7 +798,14 @@ fn death_causes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 #[pyfunction]
 #[pyo3(signature = (config, source = "<config>", format = "toml"))]
 fn check_config(config: &str, source: &str, format: &str) -> PyResult<()> {
-    let checked = match format {
+    parse_config(config, format, source).map(|_| ())
+}
+
+/// A config's text in `format` ("toml" or "json") as the engine reads it,
+/// parsed under the guard: a panic there is nandlab's InternalError (an
+/// Exception), never pyo3's PanicException; a bad config a ConfigError.
+fn parse_config(config: &str, format: &str, source: &str) -> PyResult<Config> {
+    let parsed = match format {
         "toml" => guard(|| Config::from_toml(config, source)),
         "json" => guard(|| Config::from_json(config)),
         other => {
@@ -820,9 +814,8 @@ fn check_config(config: &str, source: &str, format: &str) -> PyResult<()> {
             )))
         }
     };
-    checked
+    parsed
         .map_err(InternalError::new_err)?
-        .map(|_| ())
         .map_err(|e| ConfigError::new_err(e.to_string()))
 }
 

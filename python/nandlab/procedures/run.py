@@ -177,9 +177,9 @@ def _erase_count_histogram(summary: dict[str, Any], path: Path) -> list[list[int
     """The summary's ``erase_count_histogram`` ([erase count, blocks] pairs of whole numbers); ValueError
     naming ``path`` if it is not one a drive could have."""
     histogram = summary.get("erase_count_histogram") or []
-    if not isinstance(histogram, list) or len(histogram) > MAX_HISTOGRAM:
+    if not isinstance(histogram, list) or len(histogram) > api.MAX_HISTOGRAM:
         size = f"of {len(histogram):,} counts" if isinstance(histogram, list) else f"that is a {type(histogram).__name__}"
-        raise ValueError(f"{path}: an erase-count histogram {size}; a drive's is a list of at most {MAX_HISTOGRAM:,} "
+        raise ValueError(f"{path}: an erase-count histogram {size}; a drive's is a list of at most {api.MAX_HISTOGRAM:,} "
                          "[erase count, blocks] pairs (one per erase count its blocks reached)")
     for pair in histogram:
         if not (isinstance(pair, list) and len(pair) == 2
@@ -260,10 +260,6 @@ def _stall_lines(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
                     f"its p99.9 — a few requests stalled (the time series' {op}_max_us shows when)"
                 )
     return lines
-
-
-MAX_HISTOGRAM = api.MAX_HISTOGRAM
-"""The most distinct erase counts a report draws."""
 
 
 def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str = "run") -> Report:
