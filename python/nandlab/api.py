@@ -13,11 +13,11 @@ from typing import Any, Callable, Optional, Union
 
 import polars as pl
 
-from nandlab import _core, files
+from nandlab import _core, files, plausible
 from nandlab._core import ConfigError, Simulator, SnapshotError, default_config_toml
 from nandlab.terminal import shown
 
-ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
+ConfigSource = Union[Mapping[str, Any], str, os.PathLike, None]
 """A config: a dict, TOML text, a path to a ``.toml`` file, or None for the built-in default."""
 
 ProgressCallback = Callable[[float, dict[str, Any]], None]
@@ -203,7 +203,7 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
         # Each finished phase's figures as the engine gives a phase's (the run summary has the same
         # keys): altered ones would fail only when the rest of the run has been run.
         template = sim.run_summary()
-        if not all(_is_phase(phase, template) for phase in done):
+        if not all(_is_phase(phase, template, sim.device) for phase in done):
             raise TypeError
         if not all(_is_timeseries(columns) for columns in series):
             raise TypeError
@@ -238,17 +238,23 @@ MAX_HISTOGRAM = 200_000
 few hundred thousand)."""
 
 
-def _is_phase(phase: dict[str, Any], template: dict[str, Any]) -> bool:
+def _is_phase(phase: dict[str, Any], template: dict[str, Any], device: dict[str, Any]) -> bool:
     """``phase`` holds a finished phase's figures as the engine gives them: every key of
     ``template`` (the run's summary so far) with a value like it, each figure that a run may leave
-    null of its kind, and jobs and power cuts as lists of figures."""
+    null of its kind, and jobs and power cuts as lists of figures; each figure one that can exist
+    (``plausible``) on ``device`` (the simulator's)."""
     if not all(key in phase and _like(phase[key], value) for key, value in template.items()):
         return False
     if not (_figures(phase) and len(phase["name"]) <= _core.MAX_NAME_CHARS):
         return False
     if phase.get("death") is not None or phase.get("death_cause") is not None:
         return False  # a drive that died ends the run: no phase after it was kept
-    if len(phase["erase_count_histogram"]) > MAX_HISTOGRAM:
+    if len(phase["erase_count_histogram"]) > MAX_HISTOGRAM or plausible.impossible(phase) is not None:
+        return False
+    # No more blocks than the drive has: in the erase-count histogram, free or bad.
+    blocks = device["blocks"]
+    if sum(count for _, count in phase["erase_count_histogram"]) > blocks or \
+            max(phase["free_blocks"], phase["bad_blocks"]) > blocks:
         return False
     for key, like in _OPTIONAL.items():
         value = phase.get(key)
@@ -429,7 +435,7 @@ def _config_text(config: ConfigSource) -> tuple[str, str, str]:
     if isinstance(config, (str, os.PathLike)):
         path = Path(config)
         return files.read_text(path, "config file"), "toml", str(path)
-    raise TypeError(f"config must be a dict, TOML text, a path or None, not {type(config).__name__}")
+    raise ConfigError(f"config: expected a dict, TOML text, a path or None, found {type(config).__name__} {_short(config)}")
 
 
 def _plain(value: Any, where: str) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from nandlab._core import chip_endurance, chip_latency, chip_presets
+from nandlab.arguments import checked
 
 __all__ = ["chips", "endurance", "latency", "write_endurance", "write_latency"]
 
@@ -36,6 +37,7 @@ def chips() -> dict[str, str]:
     return dict(chip_presets())
 
 
+@checked
 def endurance(
     chip: str, blocks: int = 100, pattern: str = "single-page", temperature_c: float = 25.0, seed: int = 0
 ) -> dict[str, Any]:
@@ -49,12 +51,14 @@ def endurance(
     return chip_endurance(chip, blocks=blocks, pattern=pattern, temperature_c=temperature_c, seed=seed)
 
 
+@checked
 def latency(chip: str) -> dict[str, Any]:
     """Read, program and erase latency over a typical block's life, each with ``worst``,
     ``typical`` and ``best`` (µs, as Desnoyers reports them), and the chip's ``datasheet`` values."""
     return chip_latency(chip)
 
 
+@checked
 def write_endurance(run: dict[str, Any], out_dir: str | os.PathLike[str]) -> list[Path]:
     """Write endurance.json, lifetimes.parquet, latency_trace.parquet and endurance.png to ``out_dir``."""
     from nandlab import plots
@@ -70,6 +74,7 @@ def write_endurance(run: dict[str, Any], out_dir: str | os.PathLike[str]) -> lis
     return paths
 
 
+@checked
 def write_latency(result: dict[str, Any], out_dir: str | os.PathLike[str]) -> list[Path]:
     """Write latency.json and latency.png (worst / typical / best beside the datasheet) to ``out_dir``."""
     from nandlab import plots

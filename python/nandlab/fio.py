@@ -54,6 +54,7 @@ import polars as pl
 
 from nandlab import api, files, output, qualify
 from nandlab._core import ConfigError
+from nandlab.arguments import checked
 from nandlab.terminal import shown
 
 __all__ = ["FioJob", "FioJobs", "entries", "load", "logs", "parse", "report", "run", "terse", "to_config",
@@ -142,6 +143,7 @@ class FioJobs:
         return [self.phases[index]["name"] for index in dict.fromkeys(job.phase for job in self.jobs)]
 
 
+@checked
 def load(path: str | os.PathLike[str], sections: Collection[str] = (),
          overrides: Mapping[str, str] | None = None) -> FioJobs:
     """Read and convert a fio job file (``ConfigError`` names the line at fault); see ``parse``."""
@@ -287,6 +289,7 @@ def _bytes_text(n: int) -> str:
     return f"{n}B"
 
 
+@checked
 def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
           overrides: Mapping[str, str] | None = None) -> FioJobs:
     """Convert job file text (see the module's mapping). ``sections``: run only these jobs (fio's
@@ -430,12 +433,14 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     if suffix:
         warnings.append(f"[{name}] rw={rw}: the ':{suffix}' (holes between sequential requests) is not modelled")
     pattern, read_fraction = _RW[base]
-    mix_read, mix_write = take("rwmixread"), take("rwmixwrite")
+    # Checked whatever rw is (a malformed value is a mistake even where fio would not use it).
+    mix_read, mix_write = ((None if text is None else _whole(text, key, 0, 100))
+                           for key, text in (("rwmixread", take("rwmixread")), ("rwmixwrite", take("rwmixwrite"))))
     if read_fraction is None:
         if mix_read is not None:
-            read_fraction = _whole(mix_read, "rwmixread", 0, 100) / 100
+            read_fraction = mix_read / 100
         elif mix_write is not None:
-            read_fraction = 1 - _whole(mix_write, "rwmixwrite", 0, 100) / 100
+            read_fraction = 1 - mix_write / 100
         else:
             read_fraction = 0.5
     phase["read_fraction"] = read_fraction
@@ -550,6 +555,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     return phase, ramp, _whole(seed, "randseed", 0, 2**64 - 1) if seed else None, numjobs
 
 
+@checked
 def entries(jobs: FioJobs) -> list[list[FioJob]]:
     """The jobs as fio reports them: each on its own, but one with ``group_reporting`` joins the
     entry before it if that is in the same group (so a whole group, ``numjobs`` copies included,
@@ -563,6 +569,7 @@ def entries(jobs: FioJobs) -> list[list[FioJob]]:
     return grouped
 
 
+@checked
 def to_config(jobs: FioJobs, device: qualify.DeviceSource, capacity: str | int | None = None) -> dict[str, Any]:
     """The nandlab config running the jobs on a device (a preset, a TOML file, or a dict)."""
     config = qualify.device_config(device, capacity)
@@ -573,6 +580,7 @@ def to_config(jobs: FioJobs, device: qualify.DeviceSource, capacity: str | int |
     return config
 
 
+@checked
 def run(
     jobs: FioJobs,
     device: qualify.DeviceSource,
@@ -589,6 +597,7 @@ def run(
 # --- fio's JSON ----------------------------------------------------------------------------------
 
 
+@checked
 def report(jobs: FioJobs, result: api.Result, bins: bool = False) -> dict[str, Any]:
     """fio's JSON document for the jobs' phases of a run: an entry per job (``entries``); with
     ``bins``, json+'s: each completion latency's histogram (``clat_ns["bins"]``, ns → count)."""
@@ -837,6 +846,7 @@ def _disk_util(name: str, summary: dict[str, Any]) -> dict[str, Any]:
 # --- fio's terse output --------------------------------------------------------------------------
 
 
+@checked
 def terse(document: Mapping[str, Any]) -> str:
     """``report``'s document as fio's terse output, version 3 (``--output-format=terse``): a line per
     entry of semicolon-separated fields in fio's order — the job, read and write status, CPU, I/O
@@ -911,6 +921,7 @@ def log_names(jobs: FioJobs) -> list[tuple[int, str, str]]:
     return names
 
 
+@checked
 def logs(jobs: FioJobs, result: api.Result) -> dict[str, str]:
     """Each log of ``log_names`` and its text (see the module)."""
     texts: dict[str, str] = {}
@@ -934,6 +945,7 @@ def check_logs_writable(jobs: FioJobs, directory: str | os.PathLike[str]) -> Non
             pass
 
 
+@checked
 def write_logs(jobs: FioJobs, result: api.Result, directory: str | os.PathLike[str] = ".") -> list[Path]:
     """Write ``logs`` under ``directory`` (fio writes them in its working directory); their paths."""
     paths = []

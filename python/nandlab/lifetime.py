@@ -24,6 +24,7 @@ import polars as pl
 
 from nandlab import api
 from nandlab._core import ConfigError, SimulationError
+from nandlab.arguments import checked
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -45,6 +46,7 @@ COMPARISON_COLUMNS = ("lifetime_ratio", "latency_ratio", "latency_ratio_after", 
 """A comparison's figures in a study's table (a ``lifetime-compare`` sweep's columns)."""
 
 
+@checked
 def synthetic(
     preset: str,
     reserve: float = 0.3,
@@ -79,6 +81,7 @@ def synthetic(
     return config
 
 
+@checked
 def changing(
     preset: str,
     reserve: float,
@@ -116,6 +119,7 @@ def _as_dict(config: api.ConfigSource) -> dict[str, Any]:
         raise ConfigError(f"{source}: TOML syntax error: {error}") from None
 
 
+@checked
 def run(
     config: api.ConfigSource,
     zombie: bool | None = None,
@@ -152,6 +156,7 @@ def run(
     return of_result(api.run(cfg, seed=seed, progress=progress, **snapshots))
 
 
+@checked
 def of_result(result: api.Result) -> dict[str, Any]:
     """A lifetime run's figures (see ``run``) from its Result."""
     summary = result.summary
@@ -183,6 +188,7 @@ def _mean_latency(ts: pl.DataFrame, upto_bytes: float | None = None, after_bytes
     return float((ts["latency_mean_us"] * ts["requests"]).sum() / weight)
 
 
+@checked
 def compare(
     config: api.ConfigSource, seed: int | None = None, progress: api.Progress = "auto", timeseries: bool = False
 ) -> dict[str, Any]:
@@ -236,6 +242,7 @@ def _report(zombie: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@checked
 def grid(
     cells: Sequence[str] = GRID_CELLS,
     reserves: Sequence[float] = GRID_RESERVES,
@@ -270,6 +277,7 @@ def grid(
     )
 
 
+@checked
 def grid_sweep(
     cells: Sequence[str] = GRID_CELLS,
     reserves: Sequence[float] = GRID_RESERVES,

@@ -28,6 +28,7 @@ import polars as pl
 
 from nandlab import lifetime, traces
 from nandlab._core import ConfigError, SimulationError
+from nandlab.arguments import checked
 
 __all__ = ["CELLS", "RESERVES", "UNIQUE_BYTES", "Study", "study", "sweep_of"]
 
@@ -73,6 +74,7 @@ def _usable(paths: Sequence[str | os.PathLike[str]]) -> tuple[dict[str, Path], d
     return chosen, stats, skipped
 
 
+@checked
 def sweep_of(
     chosen: dict[str, Path],
     stats: dict[str, dict],
@@ -107,6 +109,7 @@ def sweep_of(
     return sweep.Sweep(name="zombienand-trace-study", procedure="lifetime-compare", base=base, axes=axes)
 
 
+@checked
 def study(
     paths: Sequence[str | os.PathLike[str]],
     cells: Sequence[str] = CELLS,

@@ -45,6 +45,7 @@ import polars as pl
 
 from nandlab import api, qualify
 from nandlab._core import ConfigError, parse_size
+from nandlab.arguments import checked
 
 __all__ = [
     "BLOCK_SIZES",
@@ -188,6 +189,7 @@ class Matrix:
 # --- the steady-state rule (SNIA PTS) -----------------------------------------------------------
 
 
+@checked
 def is_steady(rounds: Sequence[float], window: int = WINDOW, tolerance: float = TOLERANCE) -> bool:
     """The PTS rule on the measurement window, the last ``window`` of ``rounds`` (False if there
     are fewer): every value within ±``tolerance`` of their mean (hence max − min ≤ 2 × ``tolerance``
@@ -201,6 +203,7 @@ def is_steady(rounds: Sequence[float], window: int = WINDOW, tolerance: float = 
     return bool(excursion_ok and abs(slope) * window <= tolerance * mean)
 
 
+@checked
 def steady_round(values: Sequence[float], window: int = WINDOW, tolerance: float = TOLERANCE) -> int | None:
     """The first round (counted from 1) whose window — it and the ``window - 1`` rounds before —
     passes ``is_steady``; None if none does."""
@@ -235,6 +238,7 @@ def theoretical(config: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+@checked
 def theoretical_mbps(config: Mapping[str, Any], read_percent: float) -> float:
     """The tutorial's theoretical maximum bandwidth (MB/s) of a drive at a read/write mix: each die
     spends ``r / read rate + w / write rate`` seconds per byte (``r``, ``w`` the mix's shares),
@@ -251,6 +255,7 @@ def theoretical_mbps(config: Mapping[str, Any], read_percent: float) -> float:
 # --- options ------------------------------------------------------------------------------------
 
 
+@checked
 def parse_mixes(text: str) -> list[tuple[int, int]]:
     """``"100/0,75/25"`` → ``[(100, 0), (75, 25)]``; ValueError naming the bad item."""
     mixes = []
@@ -266,6 +271,7 @@ def parse_mixes(text: str) -> list[tuple[int, int]]:
     return _distinct(mixes)
 
 
+@checked
 def parse_block_sizes(text: str) -> list[int]:
     """``"512B,4KiB,1MiB"`` (or ``4k``, ``1m``, bytes: the engine's sizes, as configs read them, ``8KB``
     being 8,000 bytes) → byte counts, ascending; ValueError."""
@@ -281,6 +287,7 @@ def parse_block_sizes(text: str) -> list[int]:
     return sorted(set(sizes))
 
 
+@checked
 def parse_states(text: str) -> list[str]:
     """``"burst,steady"`` → ``["burst", "steady"]``; ValueError for anything else."""
     states = [item.strip() for item in text.split(",")]
@@ -290,6 +297,7 @@ def parse_states(text: str) -> list[str]:
     return _distinct(states)
 
 
+@checked
 def block_label(size: int) -> str:
     """``512B``, ``4KiB``, ``1MiB``: how ``--block-sizes`` spells a size."""
     for unit, scale in (("MiB", MIB), ("KiB", KIB)):
@@ -305,6 +313,7 @@ def _distinct(items: Sequence[Any]) -> list[Any]:
 # --- running ------------------------------------------------------------------------------------
 
 
+@checked
 def run(
     device: qualify.DeviceSource,
     capacity: str | int | None = None,

@@ -17,7 +17,10 @@ from pathlib import Path
 
 from nandlab import files
 from nandlab._core import ConfigError, check_config
+from nandlab.arguments import checked
 from nandlab.terminal import shown
+
+__all__ = ["import_config"]
 
 CELLS = {"SLC": "slc", "MLC": "mlc", "TLC": "tlc"}
 PAGE_TYPES = ("LSB", "CSB", "MSB")
@@ -144,6 +147,7 @@ class Params:
         return self.text(name, "true" if default else "false").lower() == "true"
 
 
+@checked
 def import_config(ssdconfig: str | os.PathLike[str], workload: str | os.PathLike[str] | None = None,
                   scenario: int = 1) -> str:
     """An experiment (TOML text) from MQSim's ``ssdconfig.xml`` and, if given, scenario ``scenario``

@@ -19,7 +19,27 @@ from typing import Any
 
 from nandlab._core import ConfigError
 
-__all__ = ["on_dask", "on_processes"]
+__all__ = ["MAX_WORKERS", "check_workers", "on_dask", "on_processes"]
+
+MAX_WORKERS = 1024
+"""Runs at once (processes or threads): more than this is a slip of the keyboard, and a dask
+LocalCluster would start them all."""
+
+
+def check_workers(workers: int | None, scheduler: str | None, local_cluster: int | None) -> None:
+    """ConfigError unless at most one of where to run is given, each as its kind: ``workers`` and
+    ``local_cluster`` whole numbers from 1 to ``MAX_WORKERS`` (a bool is none), ``scheduler`` text."""
+    for name, value in (("workers", workers), ("local_cluster", local_cluster)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_WORKERS):
+            found = repr(value) if not isinstance(value, int) or abs(value) < 10**20 else "a larger number"
+            raise ConfigError(f"{name}: expected a whole number from 1 to {MAX_WORKERS}, found {found[:64]}")
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise ConfigError(f"scheduler: expected an address such as \"tcp://host:8786\", found {type(scheduler).__name__}")
+    given = [name for name, value in (("workers", workers), ("scheduler", scheduler),
+                                      ("local_cluster", local_cluster)) if value is not None]
+    if len(given) > 1:
+        raise ConfigError(f"give one of workers, scheduler and local_cluster, not {' and '.join(given)}"
+                          " (a cluster's workers are its own)")
 
 
 def on_processes(

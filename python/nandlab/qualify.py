@@ -37,6 +37,7 @@ import polars as pl
 
 from nandlab import api, files
 from nandlab._core import ConfigError, presets
+from nandlab.arguments import checked
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -170,6 +171,7 @@ class Qualification:
         return f"Qualification({self.procedure}, {self.device}, {parts})"
 
 
+@checked
 def device_config(device: DeviceSource, capacity: str | int | None = None) -> dict[str, Any]:
     """The drive of a procedure as a config dict with ``device`` and ``ftl`` (no phases).
 
@@ -203,6 +205,7 @@ def device_config(device: DeviceSource, capacity: str | int | None = None) -> di
     return config
 
 
+@checked
 def write_sections(
     device: DeviceSource,
     capacity: str | int | None = None,
@@ -218,6 +221,7 @@ def write_sections(
     return _sections("write-sections", device, cap, result, WRITE_SECTIONS, "host_write_bytes")
 
 
+@checked
 def read_sections(
     device: DeviceSource,
     capacity: str | int | None = None,
@@ -235,6 +239,7 @@ def read_sections(
     return _sections("read-sections", device, cap, result, READ_SECTIONS, "host_read_bytes")
 
 
+@checked
 def pslc_fill(
     device: DeviceSource,
     capacity: str | int | None = None,
@@ -290,6 +295,7 @@ def _prepare(
     return config, user_capacity(config)
 
 
+@checked
 def user_capacity(config: Mapping[str, Any]) -> int:
     """The user capacity in bytes of a config's drive (``device`` and ``ftl``), checked by the
     engine: a bad device raises ``ConfigError`` before anything runs."""

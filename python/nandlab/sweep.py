@@ -50,6 +50,7 @@ skips every run already finished. The output directory (``run``'s ``out``)::
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import io
 import itertools
@@ -69,6 +70,7 @@ import polars as pl
 
 from nandlab import api, files, pool, progress_bars
 from nandlab._core import ConfigError
+from nandlab.arguments import checked
 from nandlab.procedures.base import write_manifest
 from nandlab.terminal import shown
 
@@ -220,6 +222,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+@checked
 def load(path: str | os.PathLike[str]) -> Sweep:
     """Read a sweep file; ``ConfigError`` names the file, the table and the key at fault."""
     p = Path(path)
@@ -253,6 +256,7 @@ def report_heatmaps(settings: Any, axes: Sequence[str], source: str) -> list[tup
     return specs
 
 
+@checked
 def parse(text: str, source: str = "<sweep>", base_dir: str | os.PathLike[str] = ".") -> Sweep:
     """A sweep from TOML text (``base = "file"`` is found relative to ``base_dir``)."""
     try:
@@ -444,6 +448,7 @@ def _matches(coordinate: Any, wanted: Sequence[Any]) -> bool:
 # --- the grid ------------------------------------------------------------------------------------
 
 
+@checked
 def points(sweep: Sweep) -> list[Point]:
     """Every run of the sweep, in order (the first axis varies slowest), each config checked by the
     engine: ``ConfigError`` names the point and the key at fault before anything runs, or says the
@@ -526,6 +531,7 @@ def execute(procedure: str, config: dict[str, Any], timeseries: bool) -> dict[st
 # --- running the grid ----------------------------------------------------------------------------
 
 
+@checked
 def run(
     sweep: Sweep,
     out: str | os.PathLike[str],
@@ -545,8 +551,9 @@ def run(
             ``False`` none; or a ``ProgressCallback`` (see ``nandlab.progress_bars``).
 
     A failed run is recorded (``failures/``, ``status = "failed"``) and does not stop the others.
-    Raises ConfigError for a bad sweep (before anything runs).
+    Raises ConfigError for a bad sweep or arguments (before anything runs).
     """
+    pool.check_workers(workers, scheduler, local_cluster)
     grid = points(sweep)
     directory = Path(out)
     for sub in ("runs", "timeseries", "failures"):
@@ -612,13 +619,14 @@ def _store(directory: Path, run_id: str, outcome: Mapping[str, Any]) -> bool:
 
 def _results(directory: Path, sweep: Sweep, grid: Sequence[Point]) -> pl.DataFrame:
     """results.parquet: one row per point in sweep order; and wall.parquet beside it."""
-    rows, walls = [], []
+    rows, walls, names = [], [], set()
     for p in grid:
         head: dict[str, Any] = {"run": p.index, "run_id": p.run_id}
         figures = directory / "runs" / f"{p.run_id}.parquet"
         if figures.exists():
             head.update(status="ok", error=None)
             body = pl.read_parquet(figures)
+            names.update(body.columns)
             if sweep.record is not None:
                 body = body.select(c for c in body.columns if c in sweep.record or c.rsplit(".", 1)[-1] in sweep.record)
             walls.append(pl.read_parquet(directory / "runs" / f"{p.run_id}.wall.parquet").with_columns(run_id=pl.lit(p.run_id)))
@@ -631,9 +639,33 @@ def _results(directory: Path, sweep: Sweep, grid: Sequence[Point]) -> pl.DataFra
         # A figure named as an axis or a setting (an axis called `waf`) keeps its value as `waf (figure)`.
         body = body.rename({c: f"{c} (figure)" for c in body.columns if c in head})
         rows.append(pl.concat([pl.DataFrame([head]), body], how="horizontal") if body.width else pl.DataFrame([head]))
+    _check_record(sweep.record, names, directory)
     if walls:
         _write_atomic(directory / "wall.parquet", _parquet(pl.concat(walls).select("run_id", "wall_seconds")))
     return pl.concat(rows, how="diagonal_relaxed")
+
+
+def _check_record(record: tuple[str, ...] | None, names: set[str], directory: Path) -> None:
+    """A name in ``[sweep] record`` that no finished run's figures have is a mistake, said once the
+    runs can show it (they stay in ``directory``: a corrected sweep reuses them)."""
+    if record is None or not names:
+        return
+    known = names | {name.rsplit(".", 1)[-1] for name in names}
+    unknown = [name for name in record if name not in known]
+    if not unknown:
+        return
+    said = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        said.append(_quoted(name) + (f" (did you mean {_quoted(close[0])}?)" if close else ""))
+    raise ConfigError(
+        f"[sweep] record: no finished run has a figure named {', '.join(said)}; "
+        f"their figures are listed in {directory / 'runs'}/*.parquet. The finished runs are kept: "
+        "correct record and run the sweep again, which reuses them")
+
+
+def _quoted(name: str) -> str:
+    return f'"{shown(name[:64])}"' if len(name) <= 64 else f'"{shown(name[:64])}…"'
 
 
 def _parquet(frame: pl.DataFrame) -> bytes:

@@ -23,12 +23,14 @@ from typing import Any
 import polars as pl
 
 from nandlab._core import TraceError, trace_formats, trace_stats
+from nandlab.arguments import checked
 
 __all__ = ["FORMATS", "TraceError", "replay_phase", "stats", "write_comparison", "write_composition", "write_stats"]
 
 FORMATS = tuple(trace_formats())
 
 
+@checked
 def stats(path: str | os.PathLike[str], format: str | None = None, skip_bad: bool = False) -> dict[str, Any]:
     """The trace's summary: ``format``, ``records``, ``reads``, ``writes``, ``trims``, ``read_bytes``,
     ``write_bytes``; the ZombieNAND paper's Table III composition (``read_percent``,
@@ -48,6 +50,7 @@ def stats(path: str | os.PathLike[str], format: str | None = None, skip_bad: boo
     return trace_stats(Path(path), format=format, skip_bad=skip_bad)
 
 
+@checked
 def replay_phase(
     path: str | os.PathLike[str],
     trace_format: str | None = None,
@@ -80,6 +83,7 @@ def replay_phase(
     return phase
 
 
+@checked
 def write_stats(summary: dict[str, Any], out: Path) -> list[Path]:
     """Write ``stats.json``, ``size_histogram.csv``, ``reuse_cdf.csv`` and ``trace-stats.png`` to ``out``."""
     from nandlab import output, plots  # matplotlib only when drawing
@@ -110,6 +114,7 @@ COMPOSITION_COLUMNS = (
 )
 
 
+@checked
 def write_comparison(summaries: dict[Path, dict[str, Any]], out: Path) -> list[Path]:
     """Several traces: each one's files in ``out/NAME/``, plus ``composition.csv`` (one Table III row
     per trace) and ``reuse.png`` (their address-reuse curves, as the paper's Fig. 4)."""
@@ -118,6 +123,7 @@ def write_comparison(summaries: dict[Path, dict[str, Any]], out: Path) -> list[P
     return write_composition(summaries, out)
 
 
+@checked
 def write_composition(summaries: dict[Path, dict[str, Any]], out: Path) -> list[Path]:
     """``composition.csv`` (one Table III row per trace) and ``reuse.png`` (their address-reuse
     curves, as the paper's Fig. 4) in ``out``."""

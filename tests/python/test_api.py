@@ -59,8 +59,8 @@ def test_unknown_key_is_a_config_error_naming_it(tiny_dict: dict) -> None:
         nandlab.run(tiny_dict)
 
 
-def test_config_of_the_wrong_type_is_a_type_error() -> None:
-    with pytest.raises(TypeError, match="config must be"):
+def test_config_of_the_wrong_type_is_a_config_error() -> None:
+    with pytest.raises(nandlab.ConfigError, match="config: expected a dict, TOML text, a path or None, found int 42"):
         nandlab.run(42)  # type: ignore[arg-type]
 
 

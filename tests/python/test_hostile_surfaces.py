@@ -66,6 +66,7 @@ def test_an_address_space_limit_below_the_host_s_memory_is_taken_into_account(tm
     ("ramp_time=99999999999999999999h", "ramp_time: at most 4,611,686,018 s"),
     ("bs=\uff14k", "bs: expected a size like 4k or 1m, found `\uff14k`"),
     ("iodepth=\uff18", "iodepth: expected a whole number from 1 to 65536"),
+    ("rwmixread=nan", "rwmixread: expected a whole number from 0 to 100, found `nan`"),  # even where rw= has no mix
 ], ids=lambda v: v[:20])
 def test_fio_job_values_out_of_range(nandlab_cli, tmp_path: Path, line: str, message: str) -> None:
     """400 digits (OverflowError), a range to 1 TB (5.3 GB, then MemoryError after 19 s), a zero step, 5,000 digits;
@@ -214,9 +215,9 @@ def test_fio_logs_stay_inside_the_output_directory_and_are_checked_first(nandlab
     assert keep.read_text() == "mine" and not (out / "summary.json").exists()
 
 
-def _paused_in_phase_2(snapshot: Path, notes: dict, alter=lambda series: None) -> None:
-    """A two-phase run's snapshot, paused in its second phase, kept with ``notes`` and the first phase's
-    time series as ``alter`` leaves it."""
+def _paused_in_phase_2(snapshot: Path, notes: dict, alter=lambda series: None, changes: dict | None = None) -> None:
+    """A two-phase run's snapshot, paused in its second phase, kept with ``notes``, the first phase's
+    time series as ``alter`` leaves it and its figures with ``changes``."""
     sim = nandlab.make_simulator({"device": {"cell": "tlc", "channels": 2, "blocks_per_plane": 64,
                                              "pages_per_block": 32, "page_size": "16KiB"},
                                   "phase": [{"name": "a", "requests": 2000}, {"name": "b", "volume": 30.0}]})
@@ -224,7 +225,8 @@ def _paused_in_phase_2(snapshot: Path, notes: dict, alter=lambda series: None) -
     first = sim.run_phase(0)
     series = {name: column.tolist() for name, column in first["timeseries"].items()}
     alter(series)
-    sim.snapshot_extra = json.dumps({"phases": [first["summary"]], "timeseries": [series], "notes": notes})
+    summary = {**first["summary"], **(changes or {})}
+    sim.snapshot_extra = json.dumps({"phases": [summary], "timeseries": [series], "notes": notes})
 
     def stop(fraction: float, info: dict) -> None:
         raise KeyboardInterrupt
@@ -572,3 +574,136 @@ def test_a_grid_point_given_twice_is_refused_before_the_runs(nandlab_cli, args: 
     level named twice dropped one without a word."""
     result = nandlab_cli("lifetime-grid", "--cells", "mlc", "--working-sets", "1", *args)
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "once, found" in result.stderr, result.stderr
+
+
+# --- third outside check ---------------------------------------------------------------------------
+
+_MODULES = ("lifetime", "fio", "sweep", "traces", "qualify", "matrix", "lifetime_traces", "mqsim", "chipbench")
+
+
+def test_every_public_function_of_the_procedure_modules_checks_its_arguments() -> None:
+    """Issue 38 (third outside check): nandlab.lifetime, fio, sweep, traces … raised TypeError,
+    AttributeError or ValueError from deep inside for a wrong kind of argument."""
+    import importlib
+    import inspect
+
+    for name in _MODULES:
+        module = importlib.import_module(f"nandlab.{name}")
+        for function_name in module.__all__:
+            function = getattr(module, function_name)
+            if inspect.isfunction(function) and function.__module__ == module.__name__ and \
+                    inspect.signature(function).parameters:
+                assert hasattr(function, "__wrapped__"), f"nandlab.{name}.{function_name} is not @checked"
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: nandlab.parse_size(None), "parse_size(): text: expected text (a str), found NoneType"),
+    (lambda: nandlab.preset_toml(5), "preset_toml(): name: expected text (a str), found int"),
+    (lambda: nandlab.check_config(b""), "config: expected a dict, TOML text, a path or None, found bytes"),
+    (lambda: nandlab.run(42), "config: expected a dict, TOML text, a path or None, found int 42"),
+    (lambda: __import__("nandlab.lifetime").lifetime.synthetic(5), "lifetime.synthetic(): preset: expected text"),
+    (lambda: __import__("nandlab.lifetime").lifetime.grid(cells="tlc"), "cells: expected a sequence of text"),
+    (lambda: __import__("nandlab.lifetime").lifetime.grid(reserves=[0.1, "x"]), "reserves: expected a sequence of a number"),
+    (lambda: __import__("nandlab.fio").fio.parse(None), "fio.parse(): text: expected text (a str), found NoneType"),
+    (lambda: __import__("nandlab.traces").traces.stats("x", skip_bad=1), "skip_bad: expected True or False, found int 1"),
+    (lambda: __import__("nandlab.sweep").sweep.run(None, "x"), "sweep.run(): sweep: expected a Sweep"),
+    (lambda: __import__("nandlab.matrix").matrix.run("snia-slc", mixes="ab"), "mixes: expected a sequence"),
+    (lambda: __import__("nandlab.lifetime").lifetime.synthetic("x", nope=1), "unexpected keyword argument 'nope'"),
+], ids=["parse_size", "preset_toml", "check_config", "run", "synthetic", "grid str", "grid item", "fio.parse",
+        "traces.stats", "sweep.run", "matrix.run", "unknown keyword"])
+def test_a_wrong_kind_of_argument_is_a_config_error(call, message: str) -> None:
+    with pytest.raises(nandlab.ConfigError, match=re.escape(message)):
+        call()
+
+
+def test_matrix_functions_take_numpy_arrays_and_numbers() -> None:
+    import numpy as np
+
+    from nandlab import matrix
+
+    assert matrix.is_steady(np.array([100.0, 100.5, 99.8, 100.1, 100.0]), window=np.int64(5))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"workers": 0}, "workers: expected a whole number from 1 to 1024, found 0"),
+    ({"workers": True}, "workers: expected a whole number or None, found bool True"),
+    ({"workers": 2, "local_cluster": 2}, "give one of workers, scheduler and local_cluster"),
+])
+def test_sweep_workers_are_checked_before_anything_runs(tmp_path: Path, kwargs: dict, message: str) -> None:
+    """Issue 38 (third outside check): workers=0 was taken as all cores; workers with a cluster ignored."""
+    from nandlab import sweep
+
+    study = sweep.parse('[sweep]\nname = "x"\n[base]\n[[axis]]\nkey = "seed"\nvalues = [1]\n')
+    with pytest.raises(nandlab.ConfigError, match=re.escape(message)):
+        sweep.run(study, tmp_path / "out", **kwargs)
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_cli_takes_one_place_to_run_a_sweep(nandlab_cli, tmp_path: Path) -> None:
+    sweep_file = tmp_path / "s.toml"
+    sweep_file.write_text('[sweep]\nname = "x"\n[base]\n[[axis]]\nkey = "seed"\nvalues = [1]\n')
+    error = _one_error_line(nandlab_cli("sweep", sweep_file, "--workers", "2", "--local-cluster", "2"))
+    assert "give one of --workers, --scheduler and --local-cluster" in error
+
+
+def test_a_first_trace_line_of_digits_is_never_passed_over_as_a_header(nandlab_cli, tmp_path: Path) -> None:
+    """Issue 38 (third outside check): an MSR trace whose first timestamp was 2⁶⁴ − 1 lost that line
+    without a word (taken for a header)."""
+    trace = tmp_path / "t.csv"
+    trace.write_text("18446744073709551615,hm,0,Write,0,4096,10\n128166385295514878,hm,0,Write,4096,512,2617\n")
+    error = _one_error_line(nandlab_cli("trace", "stats", trace, "--format", "msr"))
+    assert "t.csv:1: not a msr line" in error
+
+
+def _trace_stats_dir(nandlab_cli, tmp_path: Path) -> Path:
+    trace = tmp_path / "t.csv"
+    trace.write_text("".join(f"{128166385295514663 + i * 1000},hm,0,{'Read' if i % 3 else 'Write'},{i * 4096},4096,10\n"
+                             for i in range(50)))
+    out = tmp_path / "stats"
+    assert nandlab_cli("trace", "stats", trace, "--out", out).exit_code == 0
+    return out
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("read_percent", 250, "read_percent = 250, where nandlab writes a percentage, from 0 to 100"),
+    ("records", "many", "records = 'many', where nandlab writes a count"),
+    ("footprint_bytes", -1e300, "footprint_bytes = -1e+300"),
+])
+def test_a_report_never_shows_a_figure_that_cannot_exist(nandlab_cli, tmp_path: Path, key: str, value,
+                                                         message: str) -> None:
+    """Issue 38 (third outside check): a report drew read_percent 250 and uber -1 from altered files; a string
+    where a count was failed with "Cannot specify ',' with 's'." naming no file."""
+    out = _trace_stats_dir(nandlab_cli, tmp_path)
+    document = json.loads((out / "stats.json").read_text())
+    document[key] = value
+    (out / "stats.json").write_text(json.dumps(document))
+    error = _one_error_line(nandlab_cli("report", out))
+    assert error.startswith(str(out / "stats.json")) and message in error
+
+
+def test_a_report_never_draws_an_impossible_column(nandlab_cli, tmp_path: Path) -> None:
+    out = tmp_path / "grid"
+    out.mkdir()
+    pl.DataFrame({"cell": ["tlc"], "reserve": [0.3], "working_set": [0.1], "lifetime_ratio": [-1e300]}) \
+        .write_parquet(out / "grid.parquet")
+    error = _one_error_line(nandlab_cli("report", out))
+    assert "grid.parquet: column 'lifetime_ratio' holds -1e+300" in error
+
+
+@pytest.mark.parametrize("key, value", [("free_blocks", 10**9), ("erase_count_histogram", [[0, 999_999_999]]),
+                                        ("waf", -2.0)])
+def test_a_snapshot_s_finished_phase_that_cannot_be_is_refused(nandlab_cli, tmp_path: Path, key: str, value) -> None:
+    """Issue 38 (third outside check): a finished phase with 999,999,999 blocks in its histogram, or 10⁹ free
+    blocks, on a drive of 512, resumed and reported them."""
+    snapshot = tmp_path / "run.snap"
+    _paused_in_phase_2(snapshot, {}, changes={key: value})
+    assert "not a snapshot of `nandlab run`" in _one_error_line(nandlab_cli("resume", snapshot, "--quiet"))
+
+
+def test_a_trace_replay_of_no_distinct_address_is_refused(nandlab_cli, tmp_path: Path) -> None:
+    """Issue 38 (third outside check): ``--unique-bytes 0`` replayed nothing and printed a table of zeros."""
+    trace = tmp_path / "t.csv"
+    trace.write_text("128166385295514663,hm,0,Write,0,4096,10\n")
+    error = _one_error_line(nandlab_cli("trace", "replay", trace, "--device", "snia-mlc", "--capacity", "1GiB",
+                                        "--unique-bytes", "0"))
+    assert "unique_bytes: must be above 0" in error

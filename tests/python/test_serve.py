@@ -381,14 +381,14 @@ def test_control_connections_never_delay_clients_or_a_stop(tmp_path: Path) -> No
         silent = silent_connections(control, 20)
         began = time.monotonic()
         Client(uri.split("socket=", 1)[1]).close()
-        assert time.monotonic() - began < 0.5
+        assert time.monotonic() - began < 10  # not 20 s: the bound is wide for a loaded machine
         slow = sockets.socket(sockets.AF_UNIX)
         slow.connect(str(control))
         slow.sendall(b"c")
         server.send_signal(signal.SIGTERM)
         began = time.monotonic()
         server.wait(timeout=60)
-        assert time.monotonic() - began < 3
+        assert time.monotonic() - began < 15  # not half a minute (it took 3.04 s on a loaded CI machine)
         for s in [*silent, slow]:
             s.close()
 
@@ -589,7 +589,7 @@ def test_a_silent_control_connection_never_delays_another_s_stop(tmp_path: Path)
         began = time.monotonic()
         assert b"connections_dropped" in say(b"cut\n")
         assert b"stopping" in say(b"stop\n")
-        assert time.monotonic() - began < 1.0
+        assert time.monotonic() - began < 10  # 40 silent ones held it 40 s; wide for a loaded machine
         server.wait(timeout=60)
         for s in silent:
             s.close()

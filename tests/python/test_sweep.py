@@ -222,6 +222,10 @@ def test_record_selects_figures_without_running_again(tmp_path: Path) -> None:
     assert [c for c in again.results.columns if "waf" in c] == ["waf", "phase-1.waf", "writes.waf"]
     assert "iops" not in again.results.columns and "data_waf" not in again.results.columns
     assert again.results["waf"].to_list() == first.results["waf"].to_list()
+    # A name no run has is a mistake (said after the runs, which a corrected sweep then reuses).
+    file.write_text(file.read_text().replace('record = ["waf"]', 'record = ["waf", "iopz"]'))
+    with pytest.raises(ConfigError, match='no finished run has a figure named "iopz" \\(did you mean "iops"\\?\\)'):
+        sweep.run(sweep.load(file), tmp_path / "out", workers=1)
 
 
 def test_list_checks_and_shows_the_points_without_running(nandlab_cli, tmp_path: Path) -> None:

@@ -689,7 +689,8 @@ fn presets(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 
 /// The TOML text of a preset.
 #[pyfunction]
-fn preset_toml(name: &str) -> PyResult<String> {
+fn preset_toml(name: &Bound<'_, PyAny>) -> PyResult<String> {
+    let name = &text_argument("preset_toml", "name", name)?;
     builtin::preset_toml(name)
         .map(str::to_string)
         .ok_or_else(|| {
@@ -768,18 +769,36 @@ fn phase_index(index: &Bound<'_, PyAny>) -> PyResult<usize> {
     }
 }
 
+/// An argument that must be a `str`: its text, or a ConfigError naming the
+/// function and the argument (never pyo3's TypeError).
+fn text_argument(function: &str, name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    value.extract::<String>().map_err(|_| {
+        let kind = value
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "an object".into());
+        ConfigError::new_err(format!(
+            "{function}(): {name}: expected text (a str), found {kind}"
+        ))
+    })
+}
+
 /// A size as configs read it (`"4KiB"` is 4,096 bytes, `"8KB"` 8,000), in
-/// bytes; ValueError with the engine's words.
+/// bytes; ConfigError (a ValueError) with the engine's words.
 #[pyfunction]
-fn parse_size(text: &str) -> PyResult<u64> {
-    nandlab_core::units::parse_size(text).map_err(PyValueError::new_err)
+fn parse_size(text: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let text = text_argument("parse_size", "text", text)?;
+    nandlab_core::units::parse_size(&text).map_err(ConfigError::new_err)
 }
 
 /// A share as configs read it (`"30 %"`, `"0.3"`; a bare number above 1
-/// refused with what it would mean); ValueError with the engine's words.
+/// refused with what it would mean); ConfigError (a ValueError) with the
+/// engine's words.
 #[pyfunction]
-fn parse_share(text: &str) -> PyResult<f64> {
-    nandlab_core::units::parse_share(text).map_err(PyValueError::new_err)
+fn parse_share(text: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let text = text_argument("parse_share", "text", text)?;
+    nandlab_core::units::parse_share(&text).map_err(ConfigError::new_err)
 }
 
 /// Why a drive can die: each summary `death_cause` and what a table says for it.
@@ -796,9 +815,22 @@ fn death_causes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// the drive's shape and spare space) without building the drive;
 /// ConfigError with the engine's words.
 #[pyfunction]
-#[pyo3(signature = (config, source = "<config>", format = "toml"))]
-fn check_config(config: &str, source: &str, format: &str) -> PyResult<()> {
-    parse_config(config, format, source).map(|_| ())
+#[pyo3(signature = (config, source = None, format = None))]
+fn check_config(
+    config: &Bound<'_, PyAny>,
+    source: Option<&Bound<'_, PyAny>>,
+    format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let config = text_argument("check_config", "config", config)?;
+    let source = match source {
+        Some(s) => text_argument("check_config", "source", s)?,
+        None => "<config>".into(),
+    };
+    let format = match format {
+        Some(f) => text_argument("check_config", "format", f)?,
+        None => "toml".into(),
+    };
+    parse_config(&config, &format, &source).map(|_| ())
 }
 
 /// A config's text in `format` ("toml" or "json") as the engine reads it,
@@ -809,8 +841,8 @@ fn parse_config(config: &str, format: &str, source: &str) -> PyResult<Config> {
         "toml" => guard(|| Config::from_toml(config, source)),
         "json" => guard(|| Config::from_json(config)),
         other => {
-            return Err(PyValueError::new_err(format!(
-                "format must be \"toml\" or \"json\", not {other:?}"
+            return Err(ConfigError::new_err(format!(
+                "format: expected \"toml\" or \"json\", found {other:?}"
             )))
         }
     };

@@ -13,16 +13,15 @@ from typing import Any
 import click
 
 from nandlab import output
+from nandlab.pool import MAX_WORKERS
 from nandlab._core import parse_share
 from nandlab.procedures.base import QUEUE_DEPTH as QUEUE_DEPTH  # the commands' --queue-depth
 from nandlab.procedures.base import Finite as Finite  # the commands' numbers
 
 SEED = click.IntRange(0, 2**64 - 1)
 """A seed: the engine's are 64-bit unsigned integers."""
-MAX_WORKERS = 1024
 WORKERS = click.IntRange(1, MAX_WORKERS)
-"""Runs at once (processes or threads): more than ``MAX_WORKERS`` is a slip of the keyboard, and a
-dask LocalCluster would start them all."""
+"""Runs at once (processes or threads), at most ``pool.MAX_WORKERS``."""
 DEVICE_IDS = 2**32
 """Device / volume / ASU numbers of a trace are below this (the engine's are 32-bit)."""
 

@@ -39,8 +39,11 @@ def sweep_command(file: Path, out: Path | None, workers: int | None, scheduler: 
     figure) and timeseries/ (one partition per run). A killed sweep started again skips the runs it
     finished. A failed run is recorded and the others go on; the exit status is the number of
     failed runs (at most 100)."""
-    if scheduler is not None and local_cluster is not None:
-        raise click.BadParameter("give either --scheduler or --local-cluster", param_hint="--local-cluster")
+    given = [flag for flag, value in (("--workers", workers), ("--scheduler", scheduler),
+                                      ("--local-cluster", local_cluster)) if value is not None]
+    if len(given) > 1:
+        raise click.BadParameter(f"give one of --workers, --scheduler and --local-cluster (a cluster's workers "
+                                 f"are its own), not {' and '.join(given)}", param_hint=given[-1])
     study = sweep.load(file)
     selection: dict[str, list[str]] = {}
     for item in only:

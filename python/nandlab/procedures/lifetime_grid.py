@@ -11,9 +11,9 @@ import polars as pl
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import files, lifetime
+from nandlab import lifetime
 from nandlab.procedures.base import Procedure, ProcedureResult
-from nandlab.report.page import Report, existing_figure, fmt
+from nandlab.report.page import Report, existing_figure, fmt, read_table
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class Grid(ProcedureResult):
     def report(cls, directory: Path) -> Report:
         """The ratios' ranges, the heatmaps and the grid."""
         d = directory
-        table = files.read_table(d / "grid.parquet", "lifetime grid")
+        table = read_table(d / "grid.parquet", "lifetime grid")
         r = Report(d, "ZombieNAND synthetic grid", "lifetime grid, the paper's Fig. 3 (nandlab lifetime-grid)")
         r.fact("grid", " × ".join(f"{c} ({table[c].n_unique()})" for c in ("cell", "reserve", "working_set",
                                                                              "read_level")))

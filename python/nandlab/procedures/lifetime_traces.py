@@ -13,9 +13,9 @@ import polars as pl
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import files, lifetime_traces, traces
+from nandlab import lifetime_traces, traces
 from nandlab.procedures.base import Procedure, ProcedureResult
-from nandlab.report.page import Report, existing_figure, fmt
+from nandlab.report.page import Report, existing_figure, fmt, read_table
 from nandlab.terminal import safe
 
 FILES = ("traces.parquet", "traces.csv", "composition.csv", "curves.parquet", "study.json",
@@ -82,7 +82,7 @@ class TraceStudy(ProcedureResult):
     def report(cls, directory: Path) -> Report:
         """The figures, the runs and the traces' composition."""
         d = directory
-        table = files.read_table(d / "traces.parquet", "trace lifetime table")
+        table = read_table(d / "traces.parquet", "trace lifetime table")
         settings = json.loads((d / "study.json").read_text(encoding="utf-8"))
         r = Report(d, "ZombieNAND trace study",
                    "lifetime on real traces, the paper's Figs. 4–6 (nandlab lifetime-traces)")
@@ -98,7 +98,7 @@ class TraceStudy(ProcedureResult):
         r.table("Runs", table.select(c for c in table.columns if not c.endswith("_death")).to_dicts(),
                 note="The causes of death are in traces.parquet and traces.csv; the runs' time series in the "
                      "sweep dataset in sweep/.")
-        r.table("Composition (Table III)", files.read_table(d / "composition.csv", "trace composition").to_dicts())
+        r.table("Composition (Table III)", read_table(d / "composition.csv", "trace composition").to_dicts())
         return r
 
 

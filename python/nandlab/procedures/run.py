@@ -15,10 +15,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import api, files, output
+from nandlab import api, output
 from nandlab.output import NONE, fixed, number
 from nandlab.procedures.base import Procedure, ProcedureResult
-from nandlab.report.page import GIB, Report, fmt, gib, read_json
+from nandlab.report.page import GIB, Report, fmt, gib, read_json, read_table
 from nandlab.terminal import safe
 
 FLASH_WAF_CAPTION = (
@@ -269,7 +269,7 @@ def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str
 
     summary = read_json(d / output.SUMMARY_JSON)
     ts = output.read_timeseries(d / output.TIMESERIES_PARQUET)
-    config = read_json(d / output.CONFIG_JSON) if (d / output.CONFIG_JSON).exists() else {}
+    config = read_json(d / output.CONFIG_JSON, figures=False) if (d / output.CONFIG_JSON).exists() else {}
     device = summary.get("device", {})
     total = summary.get("summary") or {**summary, "name": "total"}
     phases = summary.get("phases", [])
@@ -357,7 +357,7 @@ def _power_cuts(r: Report, d: Path, phases: list[dict[str, Any]], device: dict[s
             + " Units are the drive's mapping units; every cut is a row of power_losses.parquet and .csv.")
     if (d / output.POWER_LOSSES_PARQUET).exists():
         path = r.figure_path("power-cuts.png")
-        plots.power_cuts(files.read_table(d / output.POWER_LOSSES_PARQUET, "power cut table"), path)
+        plots.power_cuts(read_table(d / output.POWER_LOSSES_PARQUET, "power cut table"), path)
         r.figure("Each power cut", path, "recovery time and units lost or moved, cut by cut, over simulated time")
     lost = output.lost_writes(phases, device, 50)
     if lost:

@@ -22,7 +22,7 @@ from rich.table import Table
 from nandlab import files
 from nandlab.output import number
 from nandlab.procedures.base import Procedure, ProcedureResult
-from nandlab.report.page import Report, fmt, read_json
+from nandlab.report.page import Report, fmt, read_json, read_table
 from nandlab.terminal import printable, safe
 
 if TYPE_CHECKING:  # nandlab.sweep looks its procedures up in the registry, which imports this
@@ -138,9 +138,9 @@ def sweep_report(d: Path) -> Report:
     from nandlab import plots
 
     about = read_json(d / "sweep.json")
-    results = files.read_table(d / "results.parquet", "sweep result table")
+    results = read_table(d / "results.parquet", "sweep result table")
     if (d / "wall.parquet").exists():
-        results = results.join(files.read_table(d / "wall.parquet", "sweep wall-time table"), on="run_id", how="left")
+        results = results.join(read_table(d / "wall.parquet", "sweep wall-time table"), on="run_id", how="left")
     results = results.sort("run")
     axes = about["axes"]
     names = [a["name"] for a in axes]

@@ -13,11 +13,11 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import api, files, qualify, traces
+from nandlab import api, qualify, traces
 from nandlab.output import number
 from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.procedures.run import RunResult
-from nandlab.report.page import REPORT_HTML, Report, existing_figure, gib, read_json
+from nandlab.report.page import REPORT_HTML, Report, existing_figure, gib, read_json, read_table
 from nandlab.terminal import safe
 
 COMPOSITION_TITLE = "Composition (% of bytes moved, as ZombieNAND's Table III)"
@@ -124,7 +124,7 @@ class TraceComparison(ProcedureResult):
     def report(cls, directory: Path) -> Report:
         """The traces' Table III rows and reuse curves, linking each trace's own report."""
         d = directory
-        table = files.read_table(d / "composition.csv", "trace composition")
+        table = read_table(d / "composition.csv", "trace composition")
         names = table["trace"].to_list()
         r = Report(d, f"Traces: {d.resolve().name}", "trace statistics of several traces (nandlab trace stats)")
         r.fact("traces", ", ".join(names))

@@ -65,7 +65,9 @@ def build(directory: str | os.PathLike[str]) -> Report:
     before = _drawn_before(d)
     try:
         report = procedure.result.report(d)
-    except _DAMAGED as error:  # a file without the keys, columns or types nandlab writes
+    except _DAMAGED + (ValueError,) as error:  # a file without the keys, columns or types nandlab writes
+        if isinstance(error, ValueError) and str(error).startswith(str(d)):
+            raise  # names the file of the directory and what is wrong with it
         raise ValueError(f"{d}: a damaged --out of {wrote_it or procedure.title}: {_what_is_wrong(error)}") from None
     # Figures an earlier report drew and this one did not go, once it has been built; any other file in
     # figures/ is someone else's and stays.

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nandlab import files, output
+from nandlab import plausible
 from nandlab.procedures.base import version
 
 REPORT_HTML = "report.html"
@@ -169,9 +170,9 @@ def _whole(digits: str) -> int:
     return int(digits)
 
 
-def read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path, figures: bool = True) -> dict[str, Any]:
     """A JSON result file of the directory (an object, as nandlab writes them); ValueError naming it if it is
-    not one."""
+    not one, or if ``figures`` (a result, not a config) and a figure it holds cannot exist (``plausible``)."""
     oversize = path.is_file() and path.stat().st_size > files.MAX_RESULT_BYTES  # refused by its size below
     if not oversize and files.read_head(path, 4096).lstrip()[:1] not in (b"{", b"["):
         # Looked at before the whole file is: /dev/zero behind the name took 1.1 GB to refuse.
@@ -193,7 +194,16 @@ def read_json(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: JSON nested thousands of levels deep, not a result nandlab wrote") from None
     if not isinstance(document, dict):
         raise ValueError(f"{path}: a JSON {type(document).__name__}, where nandlab writes an object ({{...}})")
+    if figures:
+        plausible.check_document(document, path)
     return document
+
+
+def read_table(path: Path, what: str) -> Any:
+    """A result table of the directory (``files.read_table``), its figures checked for what can exist."""
+    table = files.read_table(path, what)
+    plausible.check_table(table, path)
+    return table
 
 
 def existing_figure(r: Report, d: Path, heading: str, name: str, caption: str) -> None:

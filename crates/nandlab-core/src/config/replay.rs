@@ -156,6 +156,10 @@ fn remap(p: &RawPhase, at: Label) -> Result<Remap, ConfigError> {
             Remap::Modulo
         },
     )?;
+    if p.unique_bytes.is_some_and(|s| s.0 == 0) {
+        // No distinct address at all: every request would be passed over, a run of nothing.
+        return at.err("unique_bytes", "must be above 0");
+    }
     if p.unique_bytes.is_some() && remap != Remap::Compact {
         return at.err(
             "unique_bytes",

@@ -792,3 +792,21 @@ fn each_death_rule_has_its_reading_of_the_paper() {
         (EarlySwitch::Rolling, LifeSkip::Strict)
     );
 }
+
+#[test]
+fn a_trace_budget_of_no_distinct_address_is_refused() {
+    let trace = std::env::temp_dir().join(format!("nandlab-budget-{}.csv", std::process::id()));
+    std::fs::write(&trace, "0,hm,0,Write,0,4096,10\n").unwrap();
+    let e = error(
+        "",
+        &format!(
+            "[[phase]]\nkind = \"trace\"\ntrace = {:?}\nunique_bytes = \"0B\"\n",
+            trace.display().to_string()
+        ),
+    );
+    std::fs::remove_file(&trace).unwrap();
+    assert!(
+        e.starts_with("[[phase]] #1 unique_bytes: must be above 0"),
+        "{e}"
+    );
+}

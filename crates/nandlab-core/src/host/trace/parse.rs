@@ -72,6 +72,13 @@ fn int(field: &[u8]) -> Option<u64> {
     Some(v)
 }
 
+/// Whether a line whose first field is not a number is a header: only the
+/// first line, and only with words there (a first line of digits too long
+/// for a number is a broken record, never passed over as a header).
+fn is_header(first_field: &[u8], first_line: bool) -> bool {
+    first_line && !first_field.iter().all(u8::is_ascii_digit)
+}
+
 /// A non-negative decimal with an optional fraction, scaled by 10^`exp`
 /// and truncated to an integer (seconds with `exp` 9 give nanoseconds),
 /// exactly: no floating point.
@@ -169,9 +176,13 @@ const MSR: &str =
 /// the timestamp in Windows FILETIME ticks of 100 ns.
 fn msr(line: &[u8], first: bool) -> Parsed {
     let mut f = Fields::new(line, true);
-    let ticks = f.next().ok_or(MSR)?;
-    let Some(ticks) = int(ticks) else {
-        return if first { Ok(None) } else { Err(MSR) };
+    let field = f.next().ok_or(MSR)?;
+    let Some(ticks) = int(field) else {
+        return if is_header(field, first) {
+            Ok(None)
+        } else {
+            Err(MSR)
+        };
     };
     let _host = f.next().ok_or(MSR)?;
     let disk = f.next().and_then(int).ok_or(MSR)?;
@@ -325,8 +336,13 @@ const TENCENT: &str =
 /// Tencent CBS: `Timestamp,Offset,Size,IOType,VolumeID`.
 fn tencent(line: &[u8], first: bool) -> Parsed {
     let mut f = Fields::new(line, true);
-    let Some(time) = f.next().and_then(int) else {
-        return if first { Ok(None) } else { Err(TENCENT) };
+    let field = f.next().unwrap_or_default();
+    let Some(time) = int(field) else {
+        return if is_header(field, first) {
+            Ok(None)
+        } else {
+            Err(TENCENT)
+        };
     };
     let offset = f.next().and_then(int).ok_or(TENCENT)?;
     let size = f.next().and_then(int).ok_or(TENCENT)?;
@@ -404,6 +420,23 @@ mod tests {
                 .unwrap()
                 .len,
             1 << 30
+        );
+    }
+
+    #[test]
+    fn a_first_line_of_digits_is_a_record_never_a_header() {
+        let huge = b"18446744073709551615,hm,0,Write,0,4096,10";
+        assert!(line(TraceFormat::Msr, huge, true).is_err());
+        let header = b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime";
+        assert_eq!(line(TraceFormat::Msr, header, true), Ok(None));
+        assert!(line(TraceFormat::Tencent, b"99999999999999999999,0,8,1,7", true).is_err());
+        assert_eq!(
+            line(
+                TraceFormat::Tencent,
+                b"Timestamp,Offset,Size,IOType,VolumeID",
+                true
+            ),
+            Ok(None)
         );
     }
 
