@@ -54,17 +54,19 @@ def synthetic(
     read_fraction: float = 0.0,
     seed: int = 1,
     death: str | None = None,
+    capacity: str | int | None = None,
 ) -> dict[str, Any]:
     """The ZombieNAND paper's synthetic generator on a device preset: uniform random requests of one
     page over the first ``working_set`` of the drive, reads with probability ``read_fraction``,
     issued as fast as the drive accepts (queue depth 1) on a pristine drive until it dies; ``death``
-    sets ``[ftl] death`` (``"capacity"``, the default, or the paper's ``"dead-blocks"``)."""
+    sets ``[ftl] death`` (``"capacity"``, the default, or the paper's ``"dead-blocks"``), ``capacity``
+    the drive's ``[device] capacity`` (``"4GiB"``: the preset with more blocks per plane)."""
     page = _page(preset)
     config = {
         "seed": seed,
         "description": f"ZombieNAND synthetic workload: {preset}, reserve {reserve:.0%}, "
         f"working set {working_set:.0%}, {read_fraction:.0%} reads",
-        "device": {"preset": preset, "reserve": reserve},
+        "device": {"preset": preset, "reserve": reserve, **({} if capacity is None else {"capacity": capacity})},
         "phase": [
             {
                 "name": "life",

@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 LIFETIME_TOML = """\
 seed = 5
 [device]
@@ -128,11 +130,22 @@ def test_the_dead_block_rule_outlives_the_advertised_capacity(nandlab_cli, tmp_p
     assert 0 < doc["capacity_at_death"] < 1
 
 
-def test_death_goes_with_a_preset(nandlab_cli, tmp_path: Path) -> None:
+def test_a_preset_takes_a_capacity(nandlab_cli) -> None:
+    """Issue 39: `nandlab lifetime PRESET --capacity SIZE` (a config sets [device] capacity)."""
+    result = nandlab_cli("lifetime", "zombienand-synthetic-mlc", "--capacity", "8MiB", "--working-set", "0.25",
+                         "--json", "--quiet")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["host_write_bytes"] / doc["drive_writes"] == pytest.approx(8 * 2**20)  # a drive write is 8 MiB
+
+
+def test_death_and_capacity_go_with_a_preset(nandlab_cli, tmp_path: Path) -> None:
     path = tmp_path / "life.toml"
     path.write_text(LIFETIME_TOML)
     result = nandlab_cli("lifetime", str(path), "--death", "dead-blocks")
     assert result.exit_code == 2 and "[ftl] death" in result.stderr
+    result = nandlab_cli("lifetime", str(path), "--capacity", "1GiB")
+    assert result.exit_code == 2 and "[device] capacity" in result.stderr
     result = nandlab_cli("lifetime", "zombienand-synthetic-tlc", "--death", "dead")
     assert result.exit_code == 2 and "dead-blocks" in result.stderr
 

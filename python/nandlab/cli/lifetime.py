@@ -30,6 +30,7 @@ from nandlab.terminal import safe, stdout_console
               help="With a PRESET: share of the drive the random requests address.")
 @click.option("--read-fraction", type=options.Fraction(0.0, 0.99), default=0.0, show_default=True,
               help="With a PRESET: share of requests that are reads.")
+@options.capacity("4GiB")
 @options.DEATH
 @options.AS_JSON
 @options.out("Write lifetime.json (the result) to DIR.")
@@ -42,6 +43,7 @@ def lifetime_command(
     reserve: float,
     working_set: float,
     read_fraction: float,
+    capacity: str | None,
     death: str | None,
     as_json: bool,
     out: Path | None,
@@ -57,13 +59,14 @@ def lifetime_command(
     source: api.ConfigSource = Path(config)
     if not Path(config).exists():
         if config in presets():
-            source = lifetime.synthetic(config, reserve, working_set, read_fraction, death=death)
+            source = lifetime.synthetic(config, reserve, working_set, read_fraction, death=death, capacity=capacity)
         elif not config.endswith((".toml", ".json")):
             close = difflib.get_close_matches(config, presets(), n=1)
             hint = f" (did you mean {close[0]}?)" if close else f"; presets: {', '.join(presets())}"
             raise ConfigError(f"{config}: neither a config file nor a device preset{hint}")
-    if death is not None and not isinstance(source, dict):
-        raise click.UsageError("--death goes with a PRESET; in a config file, set [ftl] death")
+    for flag, value, key in (("--death", death, "[ftl] death"), ("--capacity", capacity, "[device] capacity")):
+        if value is not None and not isinstance(source, dict):
+            raise click.UsageError(f"{flag} goes with a PRESET; in a config file, set {key}")
     options.check_snapshot_options(snapshot, snapshot_every, force)
     if snapshot is not None and compare_baseline:
         raise click.UsageError("--snapshot runs one drive: leave out --compare-baseline (or run the two sides apart)")
