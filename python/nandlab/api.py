@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
+import numpy as np
 import polars as pl
 
 from nandlab import _core, files, plausible
@@ -77,7 +79,7 @@ def make_simulator(config: ConfigSource = None, seed: int | None = None) -> Simu
     Raises:
         ConfigError: the config is invalid, or the file cannot be read.
     """
-    _check_seed(seed)
+    seed = _check_seed(seed)
     text, fmt, source = _config_text(config)
     return Simulator(text, format=fmt, source=source, seed=seed)
 
@@ -95,13 +97,15 @@ def _check_argument(name: str, value: Any, kinds: tuple[type, ...], expected: st
         raise ConfigError(f"{name}: expected {expected} or None, found {type(value).__name__} {_short(value)}")
 
 
-def _check_seed(seed: Any) -> None:
-    """``seed``: None or a whole number from 0 to 2⁶⁴ − 1 (a bool is none); ConfigError otherwise."""
+def _check_seed(seed: Any) -> int | None:
+    """``seed``: None or a whole number from 0 to 2⁶⁴ − 1 (a NumPy integer too; a bool is none), as an
+    int; ConfigError otherwise."""
     if seed is None:
-        return
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
         shown = repr(seed) if not isinstance(seed, int) or seed.bit_length() < 80 else f"a {seed.bit_length()}-bit number"
         raise ConfigError(f"seed: expected a whole number from 0 to 18446744073709551615, found {shown}")
+    return int(seed)
 
 
 def run(

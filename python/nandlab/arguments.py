@@ -21,7 +21,7 @@ import typing
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar, Union
 
-from nandlab._core import ConfigError
+from nandlab._core import ConfigError, TraceError
 from nandlab.terminal import shown
 
 __all__ = ["checked"]
@@ -58,7 +58,17 @@ def checked(function: Function) -> Function:
             kind = kinds.get(name)
             if kind is not None and not kind[0](value):
                 raise ConfigError(f"{label}(): {name}: expected {kind[1]}, found {_found(value)}")
-        return function(*args, **kwargs)
+        try:
+            return function(*args, **kwargs)
+        except (ConfigError, TraceError):
+            raise
+        except ValueError as error:  # a value out of what the function takes, in its own words
+            raise ConfigError(str(error)) from error
+        except OverflowError as error:  # a number beyond what the function does with it (too large, or negative)
+            raise ConfigError(f"{label}(): a number out of range ({error})") from error
+        except (KeyError, IndexError) as error:  # a mapping or list without what nandlab gives it
+            raise ConfigError(f"{label}(): an argument is not as nandlab makes it: it lacks "
+                              f"{'the key ' if isinstance(error, KeyError) else 'an item '}{error}") from error
 
     return typing.cast(Function, with_checked_arguments)
 

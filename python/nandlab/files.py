@@ -15,7 +15,8 @@ from typing import Any
 
 from nandlab._core import ConfigError
 
-__all__ = ["MAX_FILE_BYTES", "MAX_RESULT_BYTES", "MAX_TABLE_ROWS", "read_bytes", "read_table", "read_text"]
+__all__ = ["MAX_FILE_BYTES", "MAX_RESULT_BYTES", "MAX_TABLE_ROWS", "NAME_MAX", "directory_problem", "is_file", "read_bytes", "read_table",
+           "read_text"]
 
 MAX_FILE_BYTES = 64 * 2**20
 """The most nandlab reads of a config, job or sweep file (they are KiB) or a figure."""
@@ -114,6 +115,41 @@ def read_text(path: str | os.PathLike[str], what: str = "file", cap: int = MAX_F
     except UnicodeDecodeError:
         raise ConfigError(f"{Path(path)}: not UTF-8 text, expected a {what}") from None
 
+
+
+def is_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names a file (False too where the name cannot be one: too long, a NUL byte)."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+NAME_MAX = 255
+"""The longest name (bytes) of one file or folder on Linux's file systems."""
+
+
+def directory_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why results cannot go into the directory ``path`` (to be made if missing), found before a run
+    rather than after it; None if they can: a NUL byte, a name longer than ``NAME_MAX`` bytes, a file
+    where the directory or one on its way is, or a place that takes no new entries (read-only,
+    /proc, /sys)."""
+    text = os.fspath(path)
+    if "\0" in text:
+        return "a path with a NUL byte, which no file name holds"
+    for part in Path(text).parts:
+        if len(os.fsencode(part)) > NAME_MAX:
+            return f"a name of {len(os.fsencode(part)):,} bytes, longer than the {NAME_MAX} a file name may have"
+    if os.path.exists(text) and not os.path.isdir(text):
+        return "not a directory"
+    nearest = Path(os.path.abspath(text))
+    while not nearest.exists() and nearest != nearest.parent:
+        nearest = nearest.parent
+    if not nearest.is_dir():
+        return f"cannot be made: {str(nearest)!r} is a file"
+    if not os.access(nearest, os.W_OK | os.X_OK) or str(nearest).startswith(("/proc", "/sys")):
+        return f"{str(nearest)!r} takes no new files here"
+    return None
 
 
 def unlink_links(directory: Path, suffixes: tuple[str, ...], folders: tuple[str, ...]) -> None:

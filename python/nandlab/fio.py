@@ -14,7 +14,8 @@ Mapping (fio → nandlab): ``rw``/``readwrite`` → ``pattern`` and ``read_fract
 without ``norandommap`` visit every block once per pass, as fio's random map does: ``shuffle``);
 ``rwmixread``/``rwmixwrite``; ``bs``, ``bsrange``, ``bssplit`` → ``block_size``/``block_sizes``;
 ``iodepth`` → ``queue_depth``; ``size`` and ``offset`` → the working set; ``io_size``/``io_limit``
-and ``number_ios`` → ``volume``/``requests`` (default: one pass of ``size``); ``runtime`` →
+and ``number_ios`` → ``volume``/``requests`` (default: one pass of ``size``; ``number_ios`` only
+ends a job sooner, as in fio); ``runtime`` →
 ``duration`` (``time_based``: the job runs for it; else it caps the job); ``random_distribution``
 (random, zipf, pareto, normal; zoned ones run uniform, with a warning) → ``distribution``;
 ``ramp_time`` → a phase before the job whose results are not reported; ``randseed`` → the seed;
@@ -527,8 +528,9 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         phase["volume"] = _bytes_text(bytes_of(io_size, "io_size"))
     if runtime:
         phase["duration"] = f"{_seconds(runtime, 'runtime')}s"
-    if not time_based and not io_size and not number_ios:
-        # fio does one pass of the job's size (the whole device without one).
+    if not time_based and not io_size:
+        # fio does one pass of the job's size (the whole device without one); number_ios only ends a job
+        # sooner (the phase stops at whichever of volume and requests comes first).
         phase["volume"] = phase.get("working_set", 1.0)
     if time_based and not runtime:
         raise ValueError("time_based needs a runtime")

@@ -151,7 +151,7 @@ def _curves(results: pl.DataFrame, directory: Path) -> pl.DataFrame:
 
     frames = []
     for row in results.iter_rows(named=True):
-        series = pl.read_parquet(directory / "timeseries" / f"run_id={row['run_id']}" / "part-0.parquet")
+        series = pl.read_parquet(directory / "timeseries" / f"run_id={row['run_id']}" / "part-0.parquet", glob=False)
         life = row["baseline_host_write_bytes"]
         base = series.filter((pl.col("side") == "baseline") & pl.col("latency_mean_us").is_finite()).sort(
             "host_write_bytes")

@@ -82,6 +82,8 @@ its window measures a drive whose garbage collection has settled, not one still 
 sequential preconditioning."""
 MAX_ROUNDS = 25
 """The PTS's limit: a cell not steady after 25 rounds is reported as such."""
+MAX_WINDOW = 1000
+"""The most rounds a steady-state window may span (a slip beyond it would take hours to fill)."""
 WINDOW = 5
 """The PTS's measurement window: the last five rounds."""
 TOLERANCE = 0.10
@@ -194,6 +196,7 @@ def is_steady(rounds: Sequence[float], window: int = WINDOW, tolerance: float = 
     """The PTS rule on the measurement window, the last ``window`` of ``rounds`` (False if there
     are fewer): every value within ±``tolerance`` of their mean (hence max − min ≤ 2 × ``tolerance``
     of it), and the least-squares slope over the rounds, × ``window``, within ±``tolerance`` of it."""
+    _check_window(window, tolerance)
     values = np.asarray(rounds[-window:] if len(rounds) >= window else [], dtype=float)
     mean = values.mean() if values.size else 0.0
     if values.size < 2 or not np.all(np.isfinite(values)) or mean <= 0:
@@ -207,10 +210,19 @@ def is_steady(rounds: Sequence[float], window: int = WINDOW, tolerance: float = 
 def steady_round(values: Sequence[float], window: int = WINDOW, tolerance: float = TOLERANCE) -> int | None:
     """The first round (counted from 1) whose window — it and the ``window - 1`` rounds before —
     passes ``is_steady``; None if none does."""
+    _check_window(window, tolerance)
     for end in range(window, len(values) + 1):
         if is_steady(values[end - window : end], window, tolerance):
             return end
     return None
+
+
+def _check_window(window: int, tolerance: float) -> None:
+    """The PTS rule's settings: a window of 2 rounds or more, a tolerance from 0 to 1 (a share)."""
+    if not 2 <= window <= MAX_WINDOW:
+        raise ConfigError(f"window: expected a whole number of rounds from 2 to {MAX_WINDOW}, found {window}")
+    if not 0 <= tolerance <= 1:
+        raise ConfigError(f"tolerance: expected a share from 0 to 1, found {tolerance!r}")
 
 
 # --- the theoretical bandwidth (the tutorial's "bandwidth only" model) --------------------------

@@ -185,7 +185,7 @@ def device_config(device: DeviceSource, capacity: str | int | None = None) -> di
     """
     if isinstance(device, Mapping):
         source: Mapping[str, Any] = device
-    elif Path(device).is_file():
+    elif files.is_file(device):
         path = Path(device)
         try:
             source = tomllib.loads(files.read_text(path, "device file"))

@@ -554,6 +554,9 @@ def run(
     Raises ConfigError for a bad sweep or arguments (before anything runs).
     """
     pool.check_workers(workers, scheduler, local_cluster)
+    problem = files.directory_problem(out)
+    if problem is not None:
+        raise ConfigError(f"out {shown(os.fspath(out))[:200]!r}: {problem}")
     grid = points(sweep)
     directory = Path(out)
     for sub in ("runs", "timeseries", "failures"):
@@ -625,11 +628,11 @@ def _results(directory: Path, sweep: Sweep, grid: Sequence[Point]) -> pl.DataFra
         figures = directory / "runs" / f"{p.run_id}.parquet"
         if figures.exists():
             head.update(status="ok", error=None)
-            body = pl.read_parquet(figures)
+            body = pl.read_parquet(figures, glob=False)  # the directory is the user's: its name may hold [ or *
             names.update(body.columns)
             if sweep.record is not None:
                 body = body.select(c for c in body.columns if c in sweep.record or c.rsplit(".", 1)[-1] in sweep.record)
-            walls.append(pl.read_parquet(directory / "runs" / f"{p.run_id}.wall.parquet").with_columns(run_id=pl.lit(p.run_id)))
+            walls.append(pl.read_parquet(directory / "runs" / f"{p.run_id}.wall.parquet", glob=False).with_columns(run_id=pl.lit(p.run_id)))
         else:
             failure = json.loads((directory / "failures" / f"{p.run_id}.json").read_text(encoding="utf-8"))
             head.update(status="failed", error=failure["error"])

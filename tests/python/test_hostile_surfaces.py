@@ -609,8 +609,20 @@ def test_every_public_function_of_the_procedure_modules_checks_its_arguments() -
     (lambda: __import__("nandlab.sweep").sweep.run(None, "x"), "sweep.run(): sweep: expected a Sweep"),
     (lambda: __import__("nandlab.matrix").matrix.run("snia-slc", mixes="ab"), "mixes: expected a sequence"),
     (lambda: __import__("nandlab.lifetime").lifetime.synthetic("x", nope=1), "unexpected keyword argument 'nope'"),
+    # Values out of range, and mappings without what nandlab gives (a fourth outside check's cases)
+    (lambda: __import__("nandlab.chipbench").chipbench.endurance("MT29F2G08AAD", blocks=-1), "chipbench.endurance()"),
+    (lambda: __import__("nandlab.matrix").matrix.is_steady([1.0] * 5, window=0), "window: expected a whole number"),
+    (lambda: __import__("nandlab.matrix").matrix.steady_round([1.0] * 5, window=-2**63), "window: expected"),
+    (lambda: __import__("nandlab.matrix").matrix.parse_mixes(""), "expected read/write percentages"),
+    (lambda: __import__("nandlab.fio").fio.terse({}), "fio.terse(): an argument is not as nandlab makes it"),
+    (lambda: __import__("nandlab.lifetime").lifetime.grid_sweep(cells=[]), "lifetime.grid_sweep()"),
+    (lambda: __import__("nandlab.qualify").qualify.device_config("x" * 300), "neither a config file nor a device"),
+    (lambda: nandlab.Simulator.resume(5), "Simulator.resume(): path: expected a path"),
+    (lambda: nandlab.make_simulator(None).snapshot_to(None), "Simulator.snapshot_to(): path: expected a path"),
+    (lambda: nandlab.Simulator.is_served_drive(b"/tmp/x"), "Simulator.is_served_drive(): path: expected a path"),
 ], ids=["parse_size", "preset_toml", "check_config", "run", "synthetic", "grid str", "grid item", "fio.parse",
-        "traces.stats", "sweep.run", "matrix.run", "unknown keyword"])
+        "traces.stats", "sweep.run", "matrix.run", "unknown keyword", "blocks -1", "window 0", "window -2^63",
+        "parse_mixes", "terse", "grid_sweep", "long device", "resume", "snapshot_to", "is_served_drive"])
 def test_a_wrong_kind_of_argument_is_a_config_error(call, message: str) -> None:
     with pytest.raises(nandlab.ConfigError, match=re.escape(message)):
         call()
@@ -691,7 +703,8 @@ def test_a_report_never_draws_an_impossible_column(nandlab_cli, tmp_path: Path) 
 
 
 @pytest.mark.parametrize("key, value", [("free_blocks", 10**9), ("erase_count_histogram", [[0, 999_999_999]]),
-                                        ("waf", -2.0)])
+                                        ("waf", -2.0), ("waf", 1e300), ("capacity_at_death", 5),
+                                        ("average_power_w", -5.0)])
 def test_a_snapshot_s_finished_phase_that_cannot_be_is_refused(nandlab_cli, tmp_path: Path, key: str, value) -> None:
     """Issue 38 (third outside check): a finished phase with 999,999,999 blocks in its histogram, or 10⁹ free
     blocks, on a drive of 512, resumed and reported them."""
@@ -707,3 +720,62 @@ def test_a_trace_replay_of_no_distinct_address_is_refused(nandlab_cli, tmp_path:
     error = _one_error_line(nandlab_cli("trace", "replay", trace, "--device", "snia-mlc", "--capacity", "1GiB",
                                         "--unique-bytes", "0"))
     assert "unique_bytes: must be above 0" in error
+
+
+def _sweep_file(tmp_path: Path) -> Path:
+    path = tmp_path / "s.toml"
+    path.write_text('[sweep]\nname = "s"\n[base.device]\npreset = "snia-slc"\ncapacity = "1GiB"\n'
+                    '[[base.phase]]\nkind = "fill"\n[[axis]]\nkey = "seed"\nvalues = [1]\n')
+    return path
+
+
+@pytest.mark.parametrize("name", ["res[1]", "res*"])
+def test_a_sweep_into_a_directory_named_with_glob_characters(nandlab_cli, tmp_path: Path, name: str) -> None:
+    """A fourth outside check: `--out 'res[1]'` ended in a polars traceback after the runs; `res*` read
+    other directories' runs (the names went to polars as glob patterns)."""
+    (tmp_path / "resother" / "runs").mkdir(parents=True)
+    result = nandlab_cli("sweep", _sweep_file(tmp_path), "--out", tmp_path / name, "--workers", "1")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / name / "figures" / "timeseries.png").exists()
+
+
+def test_an_out_that_no_file_name_can_be_is_refused_before_the_run(nandlab_cli, tiny_path: Path,
+                                                                   tmp_path: Path) -> None:
+    """A fourth outside check: a 300-byte --out ran the whole run, then failed with exit 1 leaving its parent."""
+    long = tmp_path / "parent" / ("z" * 300)
+    assert "longer than the 255" in _one_error_line(nandlab_cli("run", tiny_path, "--out", long, "--quiet"))
+    assert not (tmp_path / "parent").exists()
+    from nandlab import sweep
+
+    for out, message in [("/dev/zero", "not a directory"), (str(tmp_path / "a\0b"), "NUL byte"),
+                         (long, "longer than the 255")]:
+        with pytest.raises(nandlab.ConfigError, match=message):
+            sweep.run(sweep.load(_sweep_file(tmp_path)), out, workers=1)
+
+
+def test_number_ios_only_ends_a_fio_job_sooner(nandlab_cli) -> None:
+    """A fourth outside check: number_ios=100000 ran 100,000 I/Os past size=1m (fio: 256), and 2⁶⁴ − 1
+    ran without end."""
+    result = nandlab_cli("fio", "--device", "snia-slc", "--capacity", "1GiB", "--output-format=json", "--name=j",
+                         "--rw=randwrite", "--bs=4k", "--size=1m", "--number_ios=18446744073709551615")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout[result.stdout.index("{"):])["jobs"][0]["write"]["total_ios"] == 256
+
+
+def test_a_trace_that_is_no_regular_file_is_named_so(nandlab_cli, tmp_path: Path) -> None:
+    """A fourth outside check: /dev/zero and a directory as a config's trace were "no such file"."""
+    for trace, message in [("/dev/zero", "is not a regular file"), (str(tmp_path), "is a directory")]:
+        config = tmp_path / "c.toml"
+        config.write_text(f'[device]\npreset = "snia-slc"\ncapacity = "1GiB"\n[[phase]]\nkind = "trace"\n'
+                          f'trace = "{trace}"\n')
+        assert message in _one_error_line(nandlab_cli("run", config))
+
+
+def test_a_per_request_time_series_is_counted_in_the_memory_check(nandlab_cli, tmp_path: Path, monkeypatch) -> None:
+    """A fourth outside check: interval = 1 over 3 M requests was estimated at 892 MiB and aborted at 1.2 GB
+    (the rows' vector doubles, then is copied into columns)."""
+    config = tmp_path / "c.toml"
+    config.write_text('[device]\npreset = "snia-slc"\ncapacity = "1GiB"\n[[phase]]\npattern = "random"\n'
+                      'block_size = "4KiB"\nrequests = 3000000\ninterval = 1\n')
+    monkeypatch.setenv("NANDLAB_MEMORY_LIMIT", "1500MiB")
+    assert "this run needs about 2.5 GiB" in _one_error_line(nandlab_cli("run", config))

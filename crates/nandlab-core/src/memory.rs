@@ -208,15 +208,23 @@ fn phase_run_bytes(p: &PhaseConfig, user: u64, unit: u64) -> u64 {
 
 /// Bytes of what a phase leaves once it has run: its time-series rows (as
 /// many as its stop condition and interval give, where both are known
-/// before the run; else about [`ROWS_PER_PHASE`]) and its jobs' summaries.
+/// before the run; else about [`ROWS_PER_PHASE`]; [`ROW_COPIES`] each) and
+/// its jobs' summaries.
 fn phase_result_bytes(p: &PhaseConfig, user: u64) -> u64 {
     let rows = expected_rows(p, user).saturating_add(1);
     let jobs = p.jobs.iter().fold(0u64, |sum, j| {
         sum.saturating_add((size_of::<JobSummary>() + j.name.len()) as u64)
     });
-    rows.saturating_mul(size_of::<Row>() as u64)
+    rows.saturating_mul(ROW_COPIES * size_of::<Row>() as u64)
         .saturating_add(jobs)
 }
+
+/// What a time-series row takes at the peak, in rows: the rows' vector
+/// grows by doubling (its capacity up to twice its length) and is copied
+/// into columns when the phase's results are handed over (a per-request
+/// series of 3 M rows asked 1.2 GB for the vector alone where one row each
+/// was counted).
+const ROW_COPIES: u64 = 3;
 
 /// Time-series rows of a phase: its stop condition over its interval, on
 /// the interval's axis (requests bound the bytes by the largest request,

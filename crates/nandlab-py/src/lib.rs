@@ -110,7 +110,8 @@ impl Simulator {
     /// A simulator read back from a snapshot, where it was paused; it keeps
     /// writing snapshots to `path` as the run did.
     #[staticmethod]
-    fn resume(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+    fn resume(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let path = path_argument("Simulator.resume", "path", path)?;
         let sim = py
             .detach(|| guard(|| CoreSimulator::resume(&path)))
             .map_err(InternalError::new_err)?
@@ -138,10 +139,14 @@ impl Simulator {
     #[pyo3(signature = (path, store_limit = None, data = None))]
     fn load_served(
         py: Python<'_>,
-        path: std::path::PathBuf,
+        path: &Bound<'_, PyAny>,
         store_limit: Option<u64>,
-        data: Option<std::path::PathBuf>,
+        data: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(Self, String)> {
+        let path = path_argument("Simulator.load_served", "path", path)?;
+        let data = data
+            .map(|d| path_argument("Simulator.load_served", "data", d))
+            .transpose()?;
         let store_limit = store_limit_or_available(store_limit)?;
         let saved = py
             .detach(|| guard(|| nbd::saved::load(&path, store_limit, data.as_deref())))
@@ -161,8 +166,9 @@ impl Simulator {
 
     /// Whether `path` holds a served drive that `load_served` reads.
     #[staticmethod]
-    fn is_served_drive(path: std::path::PathBuf) -> bool {
-        nbd::saved::is_saved(&path)
+    fn is_served_drive(path: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let path = path_argument("Simulator.is_served_drive", "path", path)?;
+        Ok(nbd::saved::is_saved(&path))
     }
 
     /// Writes a snapshot to `path` when the run is stopped (by SIGINT, any
@@ -173,10 +179,11 @@ impl Simulator {
     #[pyo3(signature = (path, every = None, force = false))]
     fn snapshot_to(
         &mut self,
-        path: std::path::PathBuf,
+        path: &Bound<'_, PyAny>,
         every: Option<&str>,
         force: bool,
     ) -> PyResult<()> {
+        let path = path_argument("Simulator.snapshot_to", "path", path)?;
         let every = every
             .map(|e| {
                 Every::parse(e).map_err(|m| ConfigError::new_err(format!("snapshot_every: {m}")))
@@ -782,6 +789,34 @@ fn text_argument(function: &str, name: &str, value: &Bound<'_, PyAny>) -> PyResu
             "{function}(): {name}: expected text (a str), found {kind}"
         ))
     })
+}
+
+/// An argument that must be a path (a `str` or an `os.PathLike` giving one):
+/// it, or a ConfigError naming the function and the argument.
+fn path_argument(
+    function: &str,
+    name: &str,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<std::path::PathBuf> {
+    let text = value
+        .py()
+        .import("os")
+        .and_then(|os| os.call_method1("fspath", (value,)))
+        .ok()
+        .and_then(|p| p.extract::<String>().ok());
+    match text {
+        Some(t) if !t.contains('\0') => Ok(t.into()),
+        _ => {
+            let kind = value
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_else(|_| "an object".into());
+            Err(ConfigError::new_err(format!(
+                "{function}(): {name}: expected a path (a str or os.PathLike, without NUL), found {kind}"
+            )))
+        }
+    }
 }
 
 /// A size as configs read it (`"4KiB"` is 4,096 bytes, `"8KB"` 8,000), in

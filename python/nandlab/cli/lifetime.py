@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from nandlab import api, lifetime
+from nandlab import api, files, lifetime
 from nandlab._core import ConfigError, presets
 from nandlab.cli import options
 from nandlab.cli.console import LazyProgress, progress_bar, show
@@ -57,7 +57,7 @@ def lifetime_command(
     preset under the ZombieNAND paper's synthetic workload); with --compare-baseline, run it with
     ZombieNAND and without, and report the lifetime and latency ratios."""
     source: api.ConfigSource = Path(config)
-    if not Path(config).exists():
+    if not files.is_file(config):
         if config in presets():
             source = lifetime.synthetic(config, reserve, working_set, read_fraction, death=death, capacity=capacity)
         elif not config.endswith((".toml", ".json")):

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from nandlab import output
+from nandlab import files, output
 from nandlab.pool import MAX_WORKERS
 from nandlab._core import parse_share
 from nandlab.procedures.base import QUEUE_DEPTH as QUEUE_DEPTH  # the commands' --queue-depth
@@ -56,17 +56,9 @@ class Directory(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         path = super().convert(value, param, ctx)
-        if os.path.exists(path) and not os.path.isdir(path):
-            self.fail(f"{click.format_filename(value)!r} is not a directory", param, ctx)
-        # Where it would be made: the nearest folder that exists must take new entries (a file on the
-        # way, /proc or a read-only place failed after the run).
-        nearest = Path(os.path.abspath(path))
-        while not nearest.exists() and nearest != nearest.parent:
-            nearest = nearest.parent
-        if not nearest.is_dir():
-            self.fail(f"{click.format_filename(value)!r} cannot be made: {str(nearest)!r} is a file", param, ctx)
-        if not os.access(nearest, os.W_OK | os.X_OK) or str(nearest).startswith(("/proc", "/sys")):
-            self.fail(f"{click.format_filename(value)!r}: {str(nearest)!r} takes no new files here", param, ctx)
+        problem = files.directory_problem(path)
+        if problem is not None:
+            self.fail(f"{click.format_filename(value)!r}: {problem}", param, ctx)
         blocking = _blocking_entry(path) if os.path.isdir(path) else None
         if blocking is not None:
             self.fail(f"{click.format_filename(value)!r} holds {blocking}, where nandlab writes its results "

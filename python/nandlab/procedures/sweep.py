@@ -203,7 +203,7 @@ def _sweep_series(r: Report, d: Path, procedure: str, ok: pl.DataFrame, varying:
     labels = {row["run_id"]: _run_label(row, varying) for row in runs.iter_rows(named=True)}
     order = {run_id: index for index, run_id in enumerate(labels)}
     series = (
-        pl.scan_parquet(parts, hive_partitioning=True, hive_schema={"run_id": pl.String})
+        pl.scan_parquet(parts, hive_partitioning=True, hive_schema={"run_id": pl.String}, glob=False)
         .filter(pl.col("run_id").is_in(list(labels)))
         .collect()
         .with_columns(label=pl.col("run_id").replace_strict(labels), order=pl.col("run_id").replace_strict(order))

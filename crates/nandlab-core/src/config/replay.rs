@@ -38,8 +38,20 @@ pub(super) fn validate(
             "a trace phase needs the trace file: trace = \"PATH\"",
         )
     })?;
-    if !std::path::Path::new(path).is_file() {
-        return at.err("trace", format!("no such file: {path}"));
+    match std::fs::metadata(path) {
+        Err(_) => return at.err("trace", format!("no such file: {path}")),
+        Ok(m) if m.is_dir() => {
+            return at.err("trace", format!("{path} is a directory, not a trace file"))
+        }
+        Ok(m) if !m.is_file() => {
+            return at.err(
+                "trace",
+                format!(
+                    "{path} is not a regular file (a device, a FIFO or a socket), not a trace file"
+                ),
+            )
+        }
+        Ok(_) => {}
     }
     let formats: Vec<_> = TraceFormat::ALL
         .iter()
