@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import numbers
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
