@@ -255,10 +255,7 @@ def _is_phase(phase: dict[str, Any], template: dict[str, Any], device: dict[str,
         return False  # a drive that died ends the run: no phase after it was kept
     if len(phase["erase_count_histogram"]) > MAX_HISTOGRAM or plausible.impossible(phase) is not None:
         return False
-    # No more blocks than the drive has: in the erase-count histogram, free or bad.
-    blocks = device["blocks"]
-    if sum(count for _, count in phase["erase_count_histogram"]) > blocks or \
-            max(phase["free_blocks"], phase["bad_blocks"]) > blocks:
+    if plausible.blocks_problem(phase, device["blocks"]) is not None:  # no more blocks than the drive has
         return False
     for key, like in _OPTIONAL.items():
         value = phase.get(key)

@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from nandlab import files
 from nandlab._core import chip_endurance, chip_latency, chip_presets
 from nandlab.arguments import checked
 
@@ -63,8 +64,7 @@ def write_endurance(run: dict[str, Any], out_dir: str | os.PathLike[str]) -> lis
     """Write endurance.json, lifetimes.parquet, latency_trace.parquet and endurance.png to ``out_dir``."""
     from nandlab import plots
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = files.output_directory(out_dir)
     paths = [out / name for name in (ENDURANCE_JSON, LIFETIMES_PARQUET, TRACE_PARQUET, ENDURANCE_PNG)]
     summary, lifetimes, trace, png = paths
     summary.write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
@@ -79,8 +79,7 @@ def write_latency(result: dict[str, Any], out_dir: str | os.PathLike[str]) -> li
     """Write latency.json and latency.png (worst / typical / best beside the datasheet) to ``out_dir``."""
     from nandlab import plots
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = files.output_directory(out_dir)
     summary, png = out / LATENCY_JSON, out / LATENCY_PNG
     summary.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     plots.chip_latency(result, png)

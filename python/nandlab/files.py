@@ -15,8 +15,8 @@ from typing import Any
 
 from nandlab._core import ConfigError
 
-__all__ = ["MAX_FILE_BYTES", "MAX_RESULT_BYTES", "MAX_TABLE_ROWS", "NAME_MAX", "directory_problem", "is_file", "read_bytes", "read_table",
-           "read_text"]
+__all__ = ["MAX_FILE_BYTES", "MAX_RESULT_BYTES", "MAX_TABLE_ROWS", "NAME_MAX", "directory_problem", "is_file",
+           "output_directory", "read_bytes", "read_table", "read_text"]
 
 MAX_FILE_BYTES = 64 * 2**20
 """The most nandlab reads of a config, job or sweep file (they are KiB) or a figure."""
@@ -150,6 +150,17 @@ def directory_problem(path: str | os.PathLike[str]) -> str | None:
     if not os.access(nearest, os.W_OK | os.X_OK) or str(nearest).startswith(("/proc", "/sys")):
         return f"{str(nearest)!r} takes no new files here"
     return None
+
+
+def output_directory(path: str | os.PathLike[str]) -> Path:
+    """The directory ``path``, made if missing, for results; ConfigError naming it if it cannot take them
+    (``directory_problem``)."""
+    problem = directory_problem(path)
+    if problem is not None:
+        raise ConfigError(f"{os.fspath(path)[:200]!r}: {problem}")
+    directory = Path(path)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
 
 
 def unlink_links(directory: Path, suffixes: tuple[str, ...], folders: tuple[str, ...]) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import polars as pl
 
-from nandlab import files
+from nandlab import files, plausible
 from nandlab._core import ConfigError, death_causes
 from nandlab.api import Result
 
@@ -89,6 +89,10 @@ def read_timeseries(path: Path) -> pl.DataFrame:
         if column.null_count() or not column.is_finite().all() or (column < 0).any():
             raise ConfigError(f"{path}: column {name} holds a value that is not a finite number at or "
                               "above 0 (nandlab writes none)")
+    try:
+        plausible.check_table(ts, path)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     return ts
 
 

@@ -1,22 +1,28 @@
 """Figures read back from files (a report's, a snapshot's finished phases), checked for what can exist
-before any is shown: a percentage from 0 to 100, a bit error rate or a share from 0 to 1, a count
-a whole number, and every figure a number below 2⁶⁴ in size, not below 0 unless its name says it
-may be (a temperature, a slope). A file that says otherwise was not written so by nandlab (an
-altered or foreign file); the report names the file, the figure and the value instead of drawing it.
+before any is shown: a percentage from 0 to 100, a bit error rate or a share from 0 to 1, a count a
+whole number from 0, a temperature above absolute zero, a write amplification below a million, and
+every other figure a number from 0 below 2⁶⁴. A file that says otherwise was not written so by
+nandlab (an altered or foreign file); the report names the file, the figure and the value instead of
+drawing it. A document of more than ``MAX_VALUES`` values is none nandlab writes either.
 
 What a figure is comes from its name, word by word (``write_random_percent``: a percentage;
 ``rber_p99``: a rate; ``host_write_bytes``: a count), as nandlab names its figures. NaN is a figure
-that could not be had (WAF without writes), never a count."""
+that could not be had (WAF without writes), never a count. Text stands where a name says nothing of
+a number (``death``, ``device``), never where it names a figure."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["check_document", "check_table", "impossible"]
+__all__ = ["MAX_VALUES", "blocks_problem", "check_document", "check_table", "impossible"]
+
+MAX_VALUES = 2_000_000
+"""The most values (numbers, text, nulls) one result document may hold: a run's summary with every
+phase's erase-count histogram at ``api.MAX_HISTOGRAM`` pairs is far below (a 40 MB file of 20 M
+zeros took 46 s and 3.2 GB to check one by one)."""
 
 
 class Rule(NamedTuple):
@@ -25,6 +31,10 @@ class Rule(NamedTuple):
     what: str
     nan: bool = True
     """NaN allowed: a figure that could not be had."""
+    whole: bool = False
+    """A count: a whole number."""
+    text: bool = False
+    """Text allowed: the name says nothing of a number."""
 
 
 _LARGEST = 2.0**64
@@ -38,15 +48,21 @@ _RULES: tuple[tuple[frozenset[str], Rule], ...] = (
     (frozenset({"bytes", "records", "reads", "writes", "trims", "count", "counts", "lines", "blocks", "cycles",
                 "erases", "runs", "pages", "decodes", "requests", "dies", "planes", "channels", "chips", "depth",
                 "jobs", "units", "slots"}),
-     Rule(0.0, _LARGEST, "a count, a number from 0", nan=False)),
-    (frozenset({"temperature", "slope", "drift", "change", "delta"}), Rule(-_LARGEST, _LARGEST, "a number")),
+     Rule(0.0, _LARGEST, "a count, a whole number from 0", nan=False, whole=True)),
+    (frozenset({"temperature"}), Rule(-273.15, 1e4, "a temperature in °C, above absolute zero")),
+    (frozenset({"waf"}), Rule(0.0, 1e6, "a write amplification, from 0 to a million")),
+    (frozenset({"slope", "drift", "change", "delta"}), Rule(-_LARGEST, _LARGEST, "a number")),
+    (frozenset({"iops", "mbps", "seconds", "hours", "us", "ns", "ms", "latency", "ratio", "reclaim", "power",
+                "energy", "joules", "watts", "w", "j", "bandwidth", "bw", "lifetime", "lifetimes", "endurance",
+                "mean", "p99", "p999", "max", "min", "rate", "iops"}),
+     Rule(0.0, _LARGEST, "a figure from 0 (a rate, time, ratio or energy)")),
 )
-"""(words of a name, its rule): the first rule one of a name's words is in holds; a name no rule
-knows is a figure not below 0 (a size, a time, a rate, a ratio)."""
+"""(words of a name, its rule): the first rule one of a name's words is in holds."""
 
-_ANY = Rule(0.0, _LARGEST, "a figure from 0 (a size, time, rate or ratio)")
+_ANY = Rule(0.0, _LARGEST, "a figure from 0 (a size, time, rate or ratio)", text=True)
+"""A name no rule knows: a number from 0, or text (a name, a cause of death)."""
 
-_WORD = re.compile(r"[a-z]+|%")
+_WORD = re.compile(r"[a-z]+|%|\d+")
 
 
 def _rule(name: str) -> Rule:
@@ -57,19 +73,30 @@ def _rule(name: str) -> Rule:
         if words & rule_words:
             if rule.high == 100.0 and "of" in words:  # a percentage of something else (of theoretical): any size
                 return Rule(0.0, _LARGEST, "a percentage, not below 0")
+            if rule.whole and words & _NOT_WHOLE:  # a mean of counts (mean_request_bytes)
+                return rule._replace(whole=False, what="a figure from 0")
+            if "histogram" in words:  # a sweep's table keeps a histogram as its JSON text
+                return rule._replace(text=True)
             return rule
     return _ANY
 
 
-def _impossible(value: Any, rule: Rule, numbers_only: bool) -> bool:
+_NOT_WHOLE = frozenset({"mean", "avg", "average", "per", "median", "p50", "p99", "p999", "drive", "gib", "mib", "kib",
+                        "tb", "gb", "mb", "std", "stdev", "sd", "var", "cv"})
+"""Words that make a count's figure a fraction: a mean of counts, drive writes, sizes in GiB."""
+
+
+def _impossible(value: Any, rule: Rule) -> bool:
     """Whether ``value`` cannot be a figure under ``rule`` (None, a missing one, can; so can True or
-    False: whether it passed, ``uber_pass``; text can where the name does not say it is a number)."""
+    False: whether it passed, ``uber_pass``)."""
     if value is None or isinstance(value, bool):
         return False
     if not isinstance(value, (int, float)):
-        return numbers_only
+        return not rule.text
     if math.isnan(value):
         return not rule.nan
+    if rule.whole and value != math.floor(value):
+        return True
     return not rule.low <= value <= rule.high
 
 
@@ -77,29 +104,74 @@ _SETTINGS = {"job options", "global options", "options", "config", "params"}
 """Keys whose values are settings as the user gave them (fio's ``iodepth = "8"``), not figures."""
 
 
-def _numbers(document: Any) -> Iterator[tuple[str, str, Any]]:
-    """(where, the name that says what it is, value) of every value under a key of ``document``, a
-    list's items under its key's name, walked without recursion (settings left out: ``_SETTINGS``)."""
-    stack: list[tuple[str, str, Any]] = [("", "", document)]
-    while stack:
-        where, name, value = stack.pop()
-        if isinstance(value, dict):
-            stack.extend((f"{where}.{key}" if where else str(key), str(key), v) for key, v in value.items()
-                         if key not in _SETTINGS)
-        elif isinstance(value, list):
-            stack.extend((f"{where}[{i}]", name, v) for i, v in enumerate(value))
-        elif where:
-            yield where, name, value
-
-
 def impossible(document: Any) -> str | None:
     """What cannot exist in ``document`` (a JSON result's content): ``where = value, where nandlab
-    writes …``; None if every figure can."""
-    for where, name, value in _numbers(document):
-        rule = _rule(name)
-        if _impossible(value, rule, numbers_only=rule.high <= _LARGEST and rule.low == 0.0 and rule is not _ANY):
-            return f"{where} = {_shown(value)}, where nandlab writes {rule.what}"
+    writes …``; None if every figure can. Walked without recursion, each value under its key's rule
+    (a list's items under the list's key), settings (``_SETTINGS``) left out."""
+    # (value, its key's name, the parent entry and the key or index that reach it): the place is
+    # spelled out only for a value that is wrong.
+    stack: list[tuple[Any, str, Any, Any]] = [(document, "", None, None)]
+    seen = 0
+    while stack:
+        entry = stack.pop()
+        value, name = entry[0], entry[1]
+        seen += 1
+        if seen > MAX_VALUES:
+            return f"more than {MAX_VALUES:,} values, where nandlab writes fewer"
+        if isinstance(value, dict):
+            stack.extend((v, str(key), entry, key) for key, v in value.items() if key not in _SETTINGS)
+        elif isinstance(value, list):
+            numbers = _as_numbers(value) if len(value) > 64 else None
+            if numbers is None:
+                stack.extend((v, name, entry, index) for index, v in enumerate(value))
+                continue
+            seen += len(value)  # a long list of numbers (a histogram's row, a CDF), checked at once
+            if seen > MAX_VALUES:
+                return f"more than {MAX_VALUES:,} values, where nandlab writes fewer"
+            index = _first_wrong(numbers, _rule(name))
+            if index is not None:
+                return impossible_at((value[index], name, entry, index))
+        elif entry[2] is not None and _impossible(value, _rule(name)):
+            return impossible_at(entry)
     return None
+
+
+def impossible_at(entry: tuple[Any, str, Any, Any]) -> str:
+    return f"{_where(entry)} = {_shown(entry[0])}, where nandlab writes {_rule(entry[1]).what}"
+
+
+def _as_numbers(values: list[Any]) -> Any:
+    """``values`` as a NumPy array of floats if every one is an int or a float (not a bool); else None."""
+    import numpy as np
+
+    if not all(type(v) in (int, float) for v in values):
+        return None
+    try:
+        return np.array(values, dtype=np.float64)
+    except OverflowError:  # an int beyond a float: checked one by one
+        return None
+
+
+def _first_wrong(values: Any, rule: Rule) -> int | None:
+    """The index of the first of ``values`` (floats) that cannot be a figure under ``rule``; None if all can."""
+    import numpy as np
+
+    nan = np.isnan(values)
+    wrong = (nan & (not rule.nan)) | (~nan & ((values < rule.low) | (values > rule.high)))
+    if rule.whole:
+        wrong |= ~nan & (values != np.floor(values))
+    found = np.flatnonzero(wrong)
+    return int(found[0]) if found.size else None
+
+
+def _where(entry: tuple[Any, str, Any, Any]) -> str:
+    """``phases[1].waf``: the keys and indexes from the document to ``entry``."""
+    parts: list[str] = []
+    while entry[2] is not None:
+        step = entry[3]
+        parts.append(f"[{step}]" if isinstance(step, int) else f".{step}")
+        entry = entry[2]
+    return "".join(reversed(parts)).lstrip(".")
 
 
 def check_document(document: Any, path: Path) -> None:
@@ -110,20 +182,42 @@ def check_document(document: Any, path: Path) -> None:
         raise ValueError(f"{path}: {wrong}")
 
 
+def blocks_problem(figures: dict[str, Any], blocks: int) -> str | None:
+    """What in a run's or phase's ``figures`` says there are more than the drive's ``blocks`` blocks
+    (free, bad, or counted in its erase-count histogram); None if nothing does."""
+    for key in ("free_blocks", "bad_blocks"):
+        value = figures.get(key)
+        if isinstance(value, (int, float)) and value > blocks:
+            return f"{key} = {_shown(value)}, on a drive of {blocks:,} blocks"
+    histogram = figures.get("erase_count_histogram") or []
+    if isinstance(histogram, list) and all(isinstance(pair, list) and len(pair) == 2 for pair in histogram):
+        total = sum(count for _, count in histogram if isinstance(count, (int, float)))
+        if total > blocks:
+            return f"an erase-count histogram of {_shown(total)} blocks, on a drive of {blocks:,}"
+    return None
+
+
 def check_table(table: Any, path: Path) -> None:
-    """ValueError naming ``path``, the column and a value if a numeric column of ``table`` (a polars
-    DataFrame read from a result file) holds a figure that cannot exist."""
+    """ValueError naming ``path``, the column and a value if a column of ``table`` (a polars
+    DataFrame read from a result file) holds a figure that cannot exist: a numeric column by its
+    rule, a text column where its name says a number (but for JSON lists and tables)."""
     import numpy as np
 
     for name, dtype in table.schema.items():
+        rule = _rule(name.rsplit(".", 1)[-1])  # a sweep's `PHASE.figure`: the phase's name is the user's
         if not dtype.is_numeric():
+            # A sweep's table keeps a nested figure (percentiles, a histogram) as its JSON text; any other
+            # text where a name says a number is not nandlab's.
+            if not rule.text and str(dtype) in ("String", "Utf8"):
+                loose = table[name].drop_nulls().str.strip_chars_start().str.slice(0, 1)
+                if (~loose.is_in(["[", "{"])).any():
+                    raise ValueError(f"{path}: column {name!r} holds text, where nandlab writes {rule.what}")
             continue
-        rule = _rule(name)
         values = table[name].drop_nulls().to_numpy().astype(np.float64, copy=False)
-        nan = np.isnan(values)
-        bad = values[(nan & (not rule.nan)) | (~nan & ((values < rule.low) | (values > rule.high)))]
-        if bad.size:
-            raise ValueError(f"{path}: column {name!r} holds {_shown(bad[0].item())}, where nandlab writes {rule.what}")
+        index = _first_wrong(values, rule)
+        if index is not None:
+            raise ValueError(f"{path}: column {name!r} holds {_shown(values[index].item())}, "
+                             f"where nandlab writes {rule.what}")
 
 
 def _shown(value: Any) -> str:

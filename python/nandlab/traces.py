@@ -24,6 +24,7 @@ import polars as pl
 
 from nandlab._core import TraceError, trace_formats, trace_stats
 from nandlab.arguments import checked
+from nandlab.terminal import shown
 
 __all__ = ["FORMATS", "TraceError", "replay_phase", "stats", "write_comparison", "write_composition", "write_stats"]
 
@@ -103,7 +104,7 @@ def write_stats(summary: dict[str, Any], out: Path) -> list[Path]:
         if summary[key]
     ]
     pl.concat(frames).write_csv(cdf)
-    plots.trace_stats(summary, png, title=out.name)
+    plots.trace_stats(summary, png, title=shown(out.name))  # a name as the user typed it, control characters escaped
     return paths
 
 

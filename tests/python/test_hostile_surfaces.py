@@ -779,3 +779,92 @@ def test_a_per_request_time_series_is_counted_in_the_memory_check(nandlab_cli, t
                       'block_size = "4KiB"\nrequests = 3000000\ninterval = 1\n')
     monkeypatch.setenv("NANDLAB_MEMORY_LIMIT", "1500MiB")
     assert "this run needs about 2.5 GiB" in _one_error_line(nandlab_cli("run", config))
+
+
+# --- a fifth outside check -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("figures, wrong", [
+    ({"temperature_c": -500}, True), ({"reads": 0.5}, True), ({"waf": 1e19}, True), ({"waf": "-5"}, True),
+    ({"iops": "-99999"}, True), ({"mean_request_bytes": 12.5}, False), ({"drive_writes": 683.8}, False),
+    ({"erase_count_std": 0.5}, False), ({"death": "worn out"}, False), ({"waf": float("nan")}, False),
+    ({"records": float("nan")}, True), ({"phases": [{"free_blocks": -1}]}, True),
+])
+def test_what_a_figure_can_be_follows_its_name(figures: dict, wrong: bool) -> None:
+    from nandlab import plausible
+
+    assert (plausible.impossible(figures) is not None) == wrong
+
+
+def _run_dir(nandlab_cli, tiny_path: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "run"
+    assert nandlab_cli("run", tiny_path, "--out", out, "--quiet").exit_code == 0
+    return out
+
+
+def test_a_result_file_of_millions_of_values_is_refused_at_once(nandlab_cli, tiny_path: Path, tmp_path: Path) -> None:
+    """A fifth outside check: 20 M zeros under a key of summary.json took 46 s and 3.2 GB to check."""
+    out = _run_dir(nandlab_cli, tiny_path, tmp_path)
+    summary = json.loads((out / "summary.json").read_text())
+    (out / "summary.json").write_text(json.dumps({**summary, "extra": [0] * 2_100_000}))
+    began = time.monotonic()
+    assert "more than 2,000,000 values" in _one_error_line(nandlab_cli("report", out))
+    assert time.monotonic() - began < 5
+
+
+@pytest.mark.parametrize("column, value", [("free_blocks", -5), ("waf", -3.0), ("iops", float("inf"))])
+def test_a_run_s_time_series_holds_only_figures_that_can_be(nandlab_cli, tiny_path: Path, tmp_path: Path,
+                                                            column: str, value) -> None:
+    """A fifth outside check: a time series' free blocks of -5 and WAF of -3 were drawn."""
+    out = _run_dir(nandlab_cli, tiny_path, tmp_path)
+    ts = pl.read_parquet(out / "timeseries.parquet")
+    ts.with_columns(pl.lit(value).cast(ts[column].dtype).alias(column)).write_parquet(out / "timeseries.parquet")
+    assert f"column '{column}' holds" in _one_error_line(nandlab_cli("report", out))
+
+
+def test_a_run_summary_with_more_blocks_than_its_drive_is_refused(nandlab_cli, tiny_path: Path, tmp_path: Path) -> None:
+    out = _run_dir(nandlab_cli, tiny_path, tmp_path)
+    summary = json.loads((out / "summary.json").read_text())
+    summary["phases"][0]["free_blocks"] = 10**18
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert "on a drive of 128 blocks" in _one_error_line(nandlab_cli("report", out))
+
+
+def test_a_chip_endurance_result_that_divides_by_zero_is_one_line(nandlab_cli, tmp_path: Path) -> None:
+    out = tmp_path / "chip"
+    assert nandlab_cli("chip", "endurance", "--chip", "MT29F2G08AAD", "--blocks", "4", "--out", out).exit_code == 0
+    document = json.loads((out / "endurance.json").read_text())
+    (out / "endurance.json").write_text(json.dumps({**document, "nominal_endurance": 0}))
+    assert "a figure nandlab divides by is 0" in _one_error_line(nandlab_cli("report", out))
+
+
+def test_the_simulator_class_checks_what_it_is_given(tmp_path: Path) -> None:
+    """A fifth outside check: Simulator(seed=-1) raised OverflowError, Simulator(5) TypeError, and
+    Simulator.resume(FIFO) blocked for good."""
+    for call, message in [(lambda: nandlab.Simulator("seed = 1", seed=-1), "seed: expected a whole number"),
+                          (lambda: nandlab.Simulator(5), "config: expected text"),
+                          (lambda: nandlab.Simulator("seed = 1", seed=True), "found True")]:
+        with pytest.raises(nandlab.ConfigError, match=message):
+            call()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(nandlab.SnapshotError, match="not a regular file"):
+        nandlab.Simulator.resume(str(fifo))
+    assert nandlab.Simulator.is_served_drive(str(fifo)) is False
+
+
+def test_chip_results_go_only_into_a_directory(tmp_path: Path) -> None:
+    from nandlab import chipbench
+
+    run = chipbench.endurance("MT29F2G08AAD", blocks=2)
+    for out, message in [("/dev/null", "not a directory"), (tmp_path / ("x" * 300), "longer than the 255")]:
+        with pytest.raises(nandlab.ConfigError, match=message):
+            chipbench.write_endurance(run, out)
+
+
+def test_an_out_with_control_characters_is_shown_escaped(nandlab_cli, tmp_path: Path) -> None:
+    trace = tmp_path / "t.csv"
+    trace.write_text("128166385295514663,hm,0,Write,0,4096,10\n")
+    result = nandlab_cli("trace", "stats", trace, "--out", tmp_path / "o\x1b[31mx")
+    assert result.exit_code == 0, result.stderr
+    assert "\x1b" not in result.stderr and "\\x1b" in result.stderr

@@ -77,14 +77,24 @@ struct Simulator {
 #[pymethods]
 impl Simulator {
     #[new]
-    #[pyo3(signature = (config, format = "toml", source = "<config>", seed = None))]
+    #[pyo3(signature = (config, format = None, source = None, seed = None))]
     fn new(
         py: Python<'_>,
-        config: &str,
-        format: &str,
-        source: &str,
-        seed: Option<u64>,
+        config: &Bound<'_, PyAny>,
+        format: Option<&Bound<'_, PyAny>>,
+        source: Option<&Bound<'_, PyAny>>,
+        seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let config = &text_argument("Simulator", "config", config)?;
+        let format = &match format {
+            Some(f) => text_argument("Simulator", "format", f)?,
+            None => "toml".into(),
+        };
+        let source = &match source {
+            Some(s) => text_argument("Simulator", "source", s)?,
+            None => "<config>".into(),
+        };
+        let seed = seed.map(seed_argument).transpose()?;
         let mut cfg = parse_config(config, format, source)?;
         if let Some(s) = seed {
             cfg.seed = s;
@@ -112,6 +122,7 @@ impl Simulator {
     #[staticmethod]
     fn resume(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
         let path = path_argument("Simulator.resume", "path", path)?;
+        not_a_special_file(&path)?;
         let sim = py
             .detach(|| guard(|| CoreSimulator::resume(&path)))
             .map_err(InternalError::new_err)?
@@ -144,6 +155,7 @@ impl Simulator {
         data: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(Self, String)> {
         let path = path_argument("Simulator.load_served", "path", path)?;
+        not_a_special_file(&path)?;
         let data = data
             .map(|d| path_argument("Simulator.load_served", "data", d))
             .transpose()?;
@@ -168,7 +180,7 @@ impl Simulator {
     #[staticmethod]
     fn is_served_drive(path: &Bound<'_, PyAny>) -> PyResult<bool> {
         let path = path_argument("Simulator.is_served_drive", "path", path)?;
-        Ok(nbd::saved::is_saved(&path))
+        Ok(path.is_file() && nbd::saved::is_saved(&path))
     }
 
     /// Writes a snapshot to `path` when the run is stopped (by SIGINT, any
@@ -776,10 +788,34 @@ fn phase_index(index: &Bound<'_, PyAny>) -> PyResult<usize> {
     }
 }
 
+/// A seed as Python gives it: a whole number from 0 to 2⁶⁴ − 1 (a bool is
+/// none); a ConfigError naming it otherwise.
+fn seed_argument(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let whole = if value.is_instance_of::<pyo3::types::PyBool>() {
+        None
+    } else {
+        value.extract::<u64>().ok()
+    };
+    whole.ok_or_else(|| {
+        ConfigError::new_err(format!(
+            "seed: expected a whole number from 0 to 18446744073709551615, found {}",
+            value
+                .repr()
+                .map(|r| r.to_string().chars().take(40).collect::<String>())
+                .unwrap_or_else(|_| "a value without a repr".into())
+        ))
+    })
+}
+
 /// An argument that must be a `str`: its text, or a ConfigError naming the
 /// function and the argument (never pyo3's TypeError).
 fn text_argument(function: &str, name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
     value.extract::<String>().map_err(|_| {
+        if value.is_instance_of::<pyo3::types::PyString>() {
+            return ConfigError::new_err(format!(
+                "{function}(): {name}: text with a lone surrogate (\\ud800-\\udfff), which UTF-8 cannot write"
+            ));
+        }
         let kind = value
             .get_type()
             .name()
@@ -816,6 +852,18 @@ fn path_argument(
                 "{function}(): {name}: expected a path (a str or os.PathLike, without NUL), found {kind}"
             )))
         }
+    }
+}
+
+/// A SnapshotError if `path` is there but not a regular file: a FIFO would
+/// block the read for good (deaf to Ctrl-C), a device never holds a snapshot.
+fn not_a_special_file(path: &std::path::Path) -> PyResult<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(SnapshotError::new_err(format!(
+            "{}: not a regular file (a directory, a FIFO or a device), where a snapshot is expected",
+            path.display()
+        ))),
+        _ => Ok(()),
     }
 }
 

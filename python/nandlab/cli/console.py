@@ -13,7 +13,7 @@ from rich.progress import Progress
 
 from nandlab.procedures.base import ProcedureResult
 from nandlab.progress_bars import PhaseBar
-from nandlab.terminal import stdout_console
+from nandlab.terminal import safe, stdout_console
 
 PROGRESS_DELAY_SECONDS = 1.0
 
@@ -33,7 +33,8 @@ def wrote(paths: list[Path], out: Path, console: Console | None = None) -> None:
     from nandlab import report
 
     paths = [*paths, report.write(out)]
-    (console or Console(stderr=True)).print(f"wrote {', '.join(path.name for path in paths)} to {out}", soft_wrap=True)
+    (console or Console(stderr=True)).print(
+        f"wrote {', '.join(safe(path.name) for path in paths)} to {safe(str(out))}", soft_wrap=True, highlight=False)
 
 
 def progress_bar(console: Console, *columns: Any, **options: Any) -> Progress:

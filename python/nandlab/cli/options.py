@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from nandlab import files, output
-from nandlab.pool import MAX_WORKERS
 from nandlab._core import parse_share
+from nandlab.pool import MAX_WORKERS
 from nandlab.procedures.base import QUEUE_DEPTH as QUEUE_DEPTH  # the commands' --queue-depth
 from nandlab.procedures.base import Finite as Finite  # the commands' numbers
 

@@ -15,7 +15,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import api, output
+from nandlab import api, output, plausible
 from nandlab.output import NONE, fixed, number
 from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.report.page import GIB, Report, fmt, gib, read_json, read_table
@@ -274,6 +274,12 @@ def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str
     total = summary.get("summary") or {**summary, "name": "total"}
     phases = summary.get("phases", [])
     names = [p["name"] for p in phases]
+    blocks = device.get("blocks") if isinstance(device, dict) else None
+    if isinstance(blocks, int):  # no more blocks than the drive has, free, bad or in a histogram
+        for figures in (total, *phases):
+            wrong = plausible.blocks_problem(figures, blocks) if isinstance(figures, dict) else None
+            if wrong is not None:
+                raise ValueError(f"{d / output.SUMMARY_JSON}: {wrong}")
     r = Report(d, f"Run: {config.get('description') or device.get('preset') or 'a custom drive'}",
                kind)
     if device:

@@ -19,7 +19,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import files
+from nandlab import files, plausible
 from nandlab.output import number
 from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.report.page import Report, fmt, read_json, read_table
@@ -138,7 +138,12 @@ def sweep_report(d: Path) -> Report:
     from nandlab import plots
 
     about = read_json(d / "sweep.json")
-    results = read_table(d / "results.parquet", "sweep result table")
+    _check_description(about, d / "sweep.json")
+    results = files.read_table(d / "results.parquet", "sweep result table")
+    # The figures' columns, not the axes' and settings' (the user's values, under the user's names).
+    given = {"run", "run_id", "status", "error"} | {a["name"] for a in about["axes"]} | \
+        {key for a in about["axes"] for key in a.get("keys") or [] if isinstance(key, str)}
+    plausible.check_table(results.select(c for c in results.columns if c not in given), d / "results.parquet")
     if (d / "wall.parquet").exists():
         results = results.join(read_table(d / "wall.parquet", "sweep wall-time table"), on="run_id", how="left")
     results = results.sort("run")
@@ -178,7 +183,7 @@ def sweep_report(d: Path) -> Report:
         r.figure("Bar charts", path, f"{', '.join(metrics[:3])} by {varying[0]}")
     _sweep_series(r, d, about["procedure"], ok, varying)
     if "erase_count_histogram" in ok.columns:
-        curves = {_run_label(row, varying): plots.cumulative(json.loads(row["erase_count_histogram"]))
+        curves = {_run_label(row, varying): plots.cumulative(_histogram(row["erase_count_histogram"], d))
                   for row in ok.head(MAX_OVERLAY_RUNS).iter_rows(named=True) if row["erase_count_histogram"]}
         if curves:
             path = r.figure_path("erase-count-cdf.png")
@@ -189,6 +194,43 @@ def sweep_report(d: Path) -> Report:
         r.text("Sweep file", files.read_text(d / "sweep.toml", "sweep file"))
     r.text("Base config", json.dumps(about["base"], indent=2))
     return r
+
+
+def _check_description(about: dict[str, Any], path: Path) -> None:
+    """sweep.json as a sweep writes it: a name and axes within the sweep file's bounds (a 100,000-character
+    name took 44 s to draw into titles); ValueError naming the file otherwise."""
+    from nandlab import _core, sweep
+
+    name, axes = about.get("name"), about.get("axes")
+    if not isinstance(name, str) or len(name) > _core.MAX_NAME_CHARS:
+        raise ValueError(f"{path}: name: expected text of at most {_core.MAX_NAME_CHARS} characters, as a sweep's")
+    if not isinstance(axes, list) or not all(isinstance(a, dict) for a in axes):
+        raise ValueError(f"{path}: axes: expected a list of axes, as a sweep writes it")
+    for axis in axes:
+        if not isinstance(axis.get("name"), str) or len(axis["name"]) > sweep.MAX_NAME or \
+                not isinstance(axis.get("values"), list) or len(axis["values"]) > sweep.MAX_RUNS:
+            raise ValueError(f"{path}: an axis whose name or values no sweep file gives")
+
+
+def _histogram(text: str, d: Path) -> list[list[int]]:
+    """A run's erase-count histogram as results.parquet keeps it (JSON text of [erase count, blocks]
+    pairs, at most ``api.MAX_HISTOGRAM`` of them); ValueError naming the file if it is not one."""
+    from nandlab import api
+
+    where = d / "results.parquet"
+    if len(text) > 32 * api.MAX_HISTOGRAM:  # a pair of 64-bit counts is at most 45 characters; most far fewer
+        raise ValueError(f"{where}: an erase-count histogram of {len(text):,} characters, longer than a drive's")
+    try:
+        pairs = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise ValueError(f"{where}: an erase-count histogram that is not JSON") from None
+    if not isinstance(pairs, list) or len(pairs) > api.MAX_HISTOGRAM or \
+            not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+        raise ValueError(f"{where}: an erase-count histogram that is not a drive's [erase count, blocks] pairs")
+    wrong = plausible.impossible({"erase_count_histogram": pairs})
+    if wrong is not None:
+        raise ValueError(f"{where}: {wrong}")
+    return pairs
 
 
 def _sweep_series(r: Report, d: Path, procedure: str, ok: pl.DataFrame, varying: Sequence[str]) -> None:
@@ -209,6 +251,7 @@ def _sweep_series(r: Report, d: Path, procedure: str, ok: pl.DataFrame, varying:
         .with_columns(label=pl.col("run_id").replace_strict(labels), order=pl.col("run_id").replace_strict(order))
         .sort("order", maintain_order=True)
     )
+    plausible.check_table(series.drop("run_id", "label", "order"), parts)
     if not series.height:
         return
     if procedure == "lifetime-compare":

@@ -32,8 +32,8 @@ from nandlab.terminal import printable
 
 __all__ = ["FIGURES", "REPORT_HTML", "Report", "build", "write"]
 
-_DAMAGED = (KeyError, IndexError, TypeError, AttributeError, OverflowError, RecursionError, FileNotFoundError,
-            NotADirectoryError, FileExistsError, pl.exceptions.PolarsError)
+_DAMAGED = (KeyError, IndexError, TypeError, AttributeError, OverflowError, ZeroDivisionError, RecursionError,
+            FileNotFoundError, NotADirectoryError, FileExistsError, pl.exceptions.PolarsError)
 """What reading a directory's files raises when one is not as nandlab wrote it."""
 
 
@@ -86,6 +86,7 @@ def _what_is_wrong(error: BaseException) -> str:
         KeyError: f"a file lacks the key {printable(str(error))}",
         IndexError: "a list is shorter than nandlab writes it",
         OverflowError: "a number is too large for what nandlab writes there",
+        ZeroDivisionError: "a figure nandlab divides by is 0",
         RecursionError: "a value is nested deeper than nandlab writes",
         FileNotFoundError: "a file nandlab writes there is missing",
         NotADirectoryError: "a file stands where nandlab writes a folder",

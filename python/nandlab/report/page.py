@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nandlab import files, output
-from nandlab import plausible
+from nandlab import files, output, plausible
 from nandlab.procedures.base import version
 
 REPORT_HTML = "report.html"
