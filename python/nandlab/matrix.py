@@ -377,6 +377,8 @@ def run(
         raise ValueError(f"max_rounds must be at least {WINDOW} (the measurement window)")
     if not mixes or not block_sizes:
         raise ValueError("at least one mix and one block size")
+    if not states and not scaling:
+        raise ValueError("nothing to run: no state (burst, steady) and no scaling study")
     if len(mixes) * len(block_sizes) > MAX_CELLS:
         raise ConfigError(f"mixes × block sizes: {len(mixes) * len(block_sizes):,} cells ({len(mixes)} × "
                           f"{len(block_sizes):,}); expected at most {MAX_CELLS:,}")

@@ -868,3 +868,21 @@ def test_an_out_with_control_characters_is_shown_escaped(nandlab_cli, tmp_path: 
     result = nandlab_cli("trace", "stats", trace, "--out", tmp_path / "o\x1b[31mx")
     assert result.exit_code == 0, result.stderr
     assert "\x1b" not in result.stderr and "\\x1b" in result.stderr
+
+
+def test_a_report_shows_control_characters_as_their_escapes(nandlab_cli, tiny_path: Path, tmp_path: Path) -> None:
+    """A fifth outside check: an ESC or BEL in a result's text (a device's name) went raw into the page."""
+    out = _run_dir(nandlab_cli, tiny_path, tmp_path)
+    summary = json.loads((out / "summary.json").read_text())
+    summary["phases"][0]["name"] = "a\x1b[31mb\x07"
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert nandlab_cli("report", out).exit_code == 0
+    page = (out / "report.html").read_text()
+    assert "\x1b" not in page and "\x07" not in page and "a\\x1b[31mb\\x07" in page
+
+
+def test_a_matrix_of_no_state_is_refused() -> None:
+    from nandlab import matrix
+
+    with pytest.raises(nandlab.ConfigError, match="nothing to run"):
+        matrix.run("snia-slc", capacity="1GiB", states=[], scaling=False)

@@ -138,7 +138,7 @@ class Report:
             f'<section id="{a}"><h2>{html.escape(h)}</h2>{"".join(parts)}</section>\n'
             for a, (h, parts) in zip(anchors, self.sections)
         )
-        return "".join([
+        page = "".join([
             "<!DOCTYPE html>\n",
             '<html lang="en"><head><meta charset="utf-8">',
             f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_POLICY}">',
@@ -151,7 +151,12 @@ class Report:
             f"<footer>nandlab {html.escape(version())} report: one file, nothing fetched. Its figures are also PNG ",
             f"files in {FIGURES}/; <code>nandlab report DIR</code> builds it again.</footer></body></html>\n",
         ])
+        # Control characters a file's text may hold (ESC, BEL in a device's name) shown as their escapes.
+        return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), page)
 
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""Control characters but tab and line breaks."""
 
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 """A JSON escape of a UTF-16 surrogate."""
