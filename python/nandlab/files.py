@@ -116,7 +116,6 @@ def read_text(path: str | os.PathLike[str], what: str = "file", cap: int = MAX_F
         raise ConfigError(f"{Path(path)}: not UTF-8 text, expected a {what}") from None
 
 
-
 def is_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` names a file (False too where the name cannot be one: too long, a NUL byte)."""
     try:

@@ -54,7 +54,7 @@ _RULES: tuple[tuple[frozenset[str], Rule], ...] = (
     (frozenset({"slope", "drift", "change", "delta"}), Rule(-_LARGEST, _LARGEST, "a number")),
     (frozenset({"iops", "mbps", "seconds", "hours", "us", "ns", "ms", "latency", "ratio", "reclaim", "power",
                 "energy", "joules", "watts", "w", "j", "bandwidth", "bw", "lifetime", "lifetimes", "endurance",
-                "mean", "p99", "p999", "max", "min", "rate", "iops"}),
+                "mean", "p99", "p999", "max", "min", "rate"}),
      Rule(0.0, _LARGEST, "a figure from 0 (a rate, time, ratio or energy)")),
 )
 """(words of a name, its rule): the first rule one of a name's words is in holds."""
@@ -130,13 +130,14 @@ def impossible(document: Any) -> str | None:
                 return f"more than {MAX_VALUES:,} values, where nandlab writes fewer"
             index = _first_wrong(numbers, _rule(name))
             if index is not None:
-                return impossible_at((value[index], name, entry, index))
+                return _impossible_at((value[index], name, entry, index))
         elif entry[2] is not None and _impossible(value, _rule(name)):
-            return impossible_at(entry)
+            return _impossible_at(entry)
     return None
 
 
-def impossible_at(entry: tuple[Any, str, Any, Any]) -> str:
+def _impossible_at(entry: tuple[Any, str, Any, Any]) -> str:
+    """``where = value, where nandlab writes …`` for the value of ``entry`` (see ``impossible``)."""
     return f"{_where(entry)} = {_shown(entry[0])}, where nandlab writes {_rule(entry[1]).what}"
 
 
