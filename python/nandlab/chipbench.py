@@ -19,8 +19,8 @@ from typing import Any
 
 import polars as pl
 
-from nandlab import files
-from nandlab._core import chip_endurance, chip_latency, chip_presets
+from nandlab import files, plausible
+from nandlab._core import ConfigError, chip_endurance, chip_latency, chip_presets
 from nandlab.arguments import checked
 
 __all__ = ["chips", "endurance", "latency", "write_endurance", "write_latency"]
@@ -64,6 +64,7 @@ def write_endurance(run: dict[str, Any], out_dir: str | os.PathLike[str]) -> lis
     """Write endurance.json, lifetimes.parquet, latency_trace.parquet and endurance.png to ``out_dir``."""
     from nandlab import plots
 
+    _check_figures(run, "chipbench.write_endurance(): run")
     out = files.output_directory(out_dir)
     paths = [out / name for name in (ENDURANCE_JSON, LIFETIMES_PARQUET, TRACE_PARQUET, ENDURANCE_PNG)]
     summary, lifetimes, trace, png = paths
@@ -79,8 +80,17 @@ def write_latency(result: dict[str, Any], out_dir: str | os.PathLike[str]) -> li
     """Write latency.json and latency.png (worst / typical / best beside the datasheet) to ``out_dir``."""
     from nandlab import plots
 
+    _check_figures(result, "chipbench.write_latency(): result")
     out = files.output_directory(out_dir)
     summary, png = out / LATENCY_JSON, out / LATENCY_PNG
     summary.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     plots.chip_latency(result, png)
     return [summary, png]
+
+
+def _check_figures(document: dict[str, Any], what: str) -> None:
+    """ConfigError naming ``what`` if a figure of ``document`` (a bench's result, perhaps altered)
+    cannot exist: nothing is written then."""
+    wrong = plausible.impossible(document)
+    if wrong is not None:
+        raise ConfigError(f"{what}: {wrong}")

@@ -13,6 +13,7 @@ paper's synthetic grid (its Fig. 3)::
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -61,6 +62,16 @@ def synthetic(
     issued as fast as the drive accepts (queue depth 1) on a pristine drive until it dies; ``death``
     sets ``[ftl] death`` (``"capacity"``, the default, or the paper's ``"dead-blocks"``), ``capacity``
     the drive's ``[device] capacity`` (``"4GiB"``: the preset with more blocks per plane)."""
+    config = _synthetic_config(preset, reserve, working_set, read_fraction, seed, death, capacity)
+    api.check_config(config)  # a nan or 200 % is refused here, not when the run starts
+    return config
+
+
+def _synthetic_config(
+    preset: str, reserve: float, working_set: float, read_fraction: float, seed: int, death: str | None,
+    capacity: str | int | None,
+) -> dict[str, Any]:
+    """``synthetic``'s config, unchecked."""
     page = _page(preset)
     config = {
         "seed": seed,
@@ -102,7 +113,9 @@ def changing(
             phase["distribution"] = distribution
         phase.update({"until": "dead"} if drive_writes is None else {"volume": float(drive_writes)})
         phases.append(phase)
-    return {"seed": seed, "device": {"preset": preset, "reserve": reserve}, "phase": phases}
+    config = {"seed": seed, "device": {"preset": preset, "reserve": reserve}, "phase": phases}
+    api.check_config(config)
+    return config
 
 
 def _page(preset: str) -> str:
@@ -293,11 +306,25 @@ def grid_sweep(
 
     levels = GRID_READ_LEVELS if read_levels is None else read_levels
     presets = [f"zombienand-synthetic-{cell}" for cell in cells]
+    for name, values in (("cells", cells), ("reserves", reserves), ("working_sets", working_sets),
+                         ("read_levels", levels)):
+        if not values:
+            raise ConfigError(f"lifetime.grid_sweep(): {name}: expected at least one, found none")
+    for preset, reserve, working_set, read_fraction in itertools.zip_longest(
+            presets, reserves, working_sets, levels.values()):
+        # Each value is checked once (with the first of the others), not every cell of the grid.
+        config = _synthetic_config(
+            preset or presets[0], reserves[0] if reserve is None else reserve,
+            working_sets[0] if working_set is None else working_set, read_fraction or 0.0, seed, death, None)
+        try:
+            api.check_config(config)
+        except ConfigError as error:
+            raise ConfigError(f"lifetime.grid_sweep(): {error}") from None
     base = _with_wear_leveling(synthetic(presets[0], seed=seed, death=death))
     base["description"] = "ZombieNAND synthetic workload (the paper's Fig. 3 grid)"
     axes = (
         sweep.Axis("cell", ("device.preset", "phase.0.block_size"),
-                   tuple((preset, synthetic(preset)["phase"][0]["block_size"]) for preset in presets), tuple(cells)),
+                   tuple((preset, _page(preset)) for preset in presets), tuple(cells)),
         sweep.Axis("reserve", ("device.reserve",), tuple((r,) for r in reserves)),
         sweep.Axis("working_set", ("phase.0.working_set",), tuple((w,) for w in working_sets)),
         sweep.Axis("read_level", ("phase.0.read_fraction",), tuple((f,) for f in levels.values()), tuple(levels)),

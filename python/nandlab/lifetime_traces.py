@@ -90,8 +90,8 @@ def sweep_of(
         raise ConfigError(f"endurance_scale: expected a number ≥ 1 (ratings divided by it), found {endurance_scale}")
     presets = [f"zombienand-trace-{cell}" for cell in cells]
     first = next(iter(chosen.values()))
-    phase = traces.replay_phase(first, queue_depth=1, remap="compact", looping=True, skip_bad=True)
-    phase.update(name="life", until="dead")
+    phase = traces.replay_phase(first, queue_depth=1, remap="compact", looping=True, skip_bad=True, until="dead")
+    phase["name"] = "life"
     base = lifetime._with_wear_leveling({
         "seed": seed,
         "description": "ZombieNAND trace study (the paper's Figs. 5 and 6)",

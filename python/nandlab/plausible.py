@@ -48,18 +48,18 @@ _RULES: tuple[tuple[frozenset[str], Rule], ...] = (
     (frozenset({"bytes", "records", "reads", "writes", "trims", "count", "counts", "lines", "blocks", "cycles",
                 "erases", "runs", "pages", "decodes", "requests", "dies", "planes", "channels", "chips", "depth",
                 "jobs", "units", "slots"}),
-     Rule(0.0, _LARGEST, "a count, a whole number from 0", nan=False, whole=True)),
+     Rule(0.0, _LARGEST, "a count, a whole number from 0 to 2^64", nan=False, whole=True)),
     (frozenset({"temperature"}), Rule(-273.15, 1e4, "a temperature in °C, above absolute zero")),
     (frozenset({"waf"}), Rule(0.0, 1e6, "a write amplification, from 0 to a million")),
     (frozenset({"slope", "drift", "change", "delta"}), Rule(-_LARGEST, _LARGEST, "a number")),
     (frozenset({"iops", "mbps", "seconds", "hours", "us", "ns", "ms", "latency", "ratio", "reclaim", "power",
                 "energy", "joules", "watts", "w", "j", "bandwidth", "bw", "lifetime", "lifetimes", "endurance",
                 "mean", "p99", "p999", "max", "min", "rate"}),
-     Rule(0.0, _LARGEST, "a figure from 0 (a rate, time, ratio or energy)")),
+     Rule(0.0, _LARGEST, "a figure from 0 to 2^64 (a rate, time, ratio or energy)")),
 )
 """(words of a name, its rule): the first rule one of a name's words is in holds."""
 
-_ANY = Rule(0.0, _LARGEST, "a figure from 0 (a size, time, rate or ratio)", text=True)
+_ANY = Rule(0.0, _LARGEST, "a figure from 0 to 2^64 (a size, time, rate or ratio)", text=True)
 """A name no rule knows: a number from 0, or text (a name, a cause of death)."""
 
 _WORD = re.compile(r"[a-z]+|%|\d+")
@@ -74,7 +74,7 @@ def _rule(name: str) -> Rule:
             if rule.high == 100.0 and "of" in words:  # a percentage of something else (of theoretical): any size
                 return Rule(0.0, _LARGEST, "a percentage, not below 0")
             if rule.whole and words & _NOT_WHOLE:  # a mean of counts (mean_request_bytes)
-                return rule._replace(whole=False, what="a figure from 0")
+                return rule._replace(whole=False, what="a figure from 0 to 2^64")
             if "histogram" in words:  # a sweep's table keeps a histogram as its JSON text
                 return rule._replace(text=True)
             return rule
@@ -178,9 +178,25 @@ def _where(entry: tuple[Any, str, Any, Any]) -> str:
 def check_document(document: Any, path: Path) -> None:
     """ValueError naming ``path``, the figure and its value if a figure of ``document`` (a JSON
     result file's content) cannot exist."""
-    wrong = impossible(document)
+    wrong = impossible(document) or _verdict_problem(document)
     if wrong is not None:
         raise ValueError(f"{path}: {wrong}")
+
+
+def _verdict_problem(document: Any) -> str | None:
+    """What says a document's ``pass`` is not its figures' verdict (``uber_expected`` at most
+    ``uber_target``, as the retention test decides); None if it is, or if it has no such verdict."""
+    if not isinstance(document, dict):
+        return None
+    verdict, expected, target = (document.get(key) for key in ("pass", "uber_expected", "uber_target"))
+    if not isinstance(verdict, bool) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in (expected, target)
+    ):
+        return None
+    if verdict != (expected <= target):
+        return (f"pass = {str(verdict).lower()}, but uber_expected = {_shown(expected)} is "
+                f"{'at most' if expected <= target else 'above'} uber_target = {_shown(target)}")
+    return None
 
 
 def blocks_problem(figures: dict[str, Any], blocks: int) -> str | None:

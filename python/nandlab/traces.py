@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from nandlab import api
 from nandlab._core import TraceError, trace_formats, trace_stats
 from nandlab.arguments import checked
 from nandlab.terminal import shown
@@ -64,9 +65,10 @@ def replay_phase(
     looping: bool = False,
     volume: str | None = None,
     skip_bad: bool = False,
+    until: str | None = None,
 ) -> dict[str, Any]:
-    """A ``[[phase]]`` replaying a trace (``kind = "trace"``), with only the keys given; the engine
-    checks them (``nandlab.run`` raises ``ConfigError`` naming the key)."""
+    """A ``[[phase]]`` replaying a trace (``kind = "trace"``), with only the keys given, checked as a run
+    reads them (ConfigError naming the key: a missing trace, a queue depth of −1, a nan time scale)."""
     phase: dict[str, Any] = {"name": Path(path).name, "kind": "trace", "trace": str(Path(path).resolve())}
     optional = {
         "format": trace_format,
@@ -79,8 +81,10 @@ def replay_phase(
         "loop": looping or None,
         "volume": volume,
         "skip_bad": skip_bad or None,
+        "until": until,
     }
     phase.update({key: value for key, value in optional.items() if value is not None})
+    api.check_config({"device": {"preset": "snia-slc"}, "phase": [phase]})  # any drive checks a trace phase
     return phase
 
 

@@ -886,3 +886,67 @@ def test_a_matrix_of_no_state_is_refused() -> None:
 
     with pytest.raises(nandlab.ConfigError, match="nothing to run"):
         matrix.run("snia-slc", capacity="1GiB", states=[], scaling=False)
+
+
+# --- a sixth look: builders, verdicts, skipped lines at detection, bench results ------------------
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: __import__("nandlab.lifetime").lifetime.synthetic("zombienand-synthetic-tlc", working_set=float("nan")),
+     "working_set: must be a finite number"),
+    (lambda: __import__("nandlab.lifetime").lifetime.synthetic("zombienand-synthetic-mlc", reserve=2.0),
+     "reserve: a bare number is a share of 1: 2 would be 200 %"),
+    (lambda: __import__("nandlab.lifetime").lifetime.changing("zombienand-synthetic-mlc", 0.2, [(0.1, 5), (1.5, None)]),
+     "#2 working_set: expected a fraction between 0 and 1, found 1.5"),
+    (lambda: __import__("nandlab.lifetime").lifetime.grid_sweep(reserves=[0.1, 2.0]),
+     "lifetime.grid_sweep(): [device] reserve"),
+    (lambda: __import__("nandlab.lifetime").lifetime.grid_sweep(read_levels={"x": -1}),
+     "lifetime.grid_sweep(): [[phase]] #1 read_fraction"),
+    (lambda: __import__("nandlab.lifetime").lifetime.grid_sweep(cells=[]), "cells: expected at least one"),
+    (lambda: __import__("nandlab.traces").traces.replay_phase("/nonexistent.csv"), "trace: no such file"),
+    (lambda: __import__("nandlab.traces").traces.replay_phase(__file__, queue_depth=-1), "queue_depth"),
+    (lambda: __import__("nandlab.traces").traces.replay_phase(__file__, time_scale=float("nan")), "time_scale"),
+], ids=["synthetic nan", "synthetic 200 %", "changing 150 %", "grid reserve", "grid read level", "grid no cell",
+        "replay missing trace", "replay depth -1", "replay nan scale"])
+def test_builders_refuse_what_a_run_would(build, message: str) -> None:
+    """The sixth outside check: lifetime.synthetic, grid_sweep and traces.replay_phase returned configs
+    with nan, 200 % or a queue depth of −1, refused only when the run started."""
+    with pytest.raises(nandlab.ConfigError) as error:
+        build()
+    assert message in str(error.value)
+
+
+def test_a_verdict_that_contradicts_its_figures_is_refused(nandlab_cli, tmp_path: Path) -> None:
+    out = tmp_path / "ret"
+    result = nandlab_cli("test", "retention", "--device", "snia-mlc", "--capacity", "1GiB", "--cycles", "10",
+                         "--hours", "1", "--out", out, "-q")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads((out / "result.json").read_text())
+    assert document["pass"] is (document["uber_expected"] <= document["uber_target"])
+    assert nandlab_cli("report", out).exit_code == 0
+    document["uber_expected"] = 0.5  # a possible rate, but then the test cannot have passed
+    (out / "result.json").write_text(json.dumps(document))
+    message = _one_error_line(nandlab_cli("report", out))
+    assert "pass = true, but uber_expected = 0.5 is above uber_target" in message
+
+
+def test_a_bad_line_among_the_first_is_skipped_when_the_format_is_detected(nandlab_cli, tmp_path: Path) -> None:
+    lines = [f"{128166372000000000 + t},hm,0,Write,{t * 4096},4096,100" for t in range(20)]
+    lines.insert(2, "1,2,3")
+    trace = tmp_path / "t.csv"
+    trace.write_text("\n".join(lines) + "\n")
+    assert "not a trace format" in _one_error_line(nandlab_cli("trace", "stats", trace))
+    result = nandlab_cli("trace", "stats", trace, "--skip-bad", "--json")
+    assert result.exit_code == 0, result.stderr
+    stats = json.loads(result.stdout)
+    assert (stats["format"], stats["records"], stats["skipped_lines"]) == ("msr", 20, 1)
+
+
+def test_bench_results_with_figures_that_cannot_exist_are_not_written(tmp_path: Path) -> None:
+    from nandlab import chipbench
+
+    run = chipbench.endurance("MT29F2G08AAD", blocks=2)
+    run["lifetimes"][0] = 10**30  # polars raised TypeError writing it
+    with pytest.raises(nandlab.ConfigError, match=r"run: lifetimes\[0\] = 1000000000000000000000000000000"):
+        chipbench.write_endurance(run, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

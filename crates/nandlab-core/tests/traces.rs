@@ -408,3 +408,29 @@ fn tempfile_named(name: &str) -> (PathBuf, std::fs::File) {
     let file = std::fs::File::create(&path).unwrap();
     (path, file)
 }
+
+/// Skip-and-count passes over a malformed line among the first lines too:
+/// the format is still detected (it read every other line), and counted.
+#[test]
+fn a_bad_line_among_the_first_is_skipped_when_detecting_with_skip() {
+    let msr = |t: u64| {
+        format!(
+            "{},hm,0,Write,{},4096,100",
+            128166372000000000 + t,
+            t * 4096
+        )
+    };
+    let good: Vec<String> = (0..20).map(msr).collect();
+    let mut lines: Vec<&str> = good.iter().map(String::as_str).collect();
+    lines.insert(3, "1,2,3");
+    let path = trace_file("bad-early.csv", &lines);
+    let e = TraceReader::open(&path, None, OnError::Stop).err().unwrap();
+    assert!(e.to_string().contains("not a trace format"), "{e}");
+    let mut r = TraceReader::open(&path, None, OnError::Skip).unwrap();
+    assert_eq!(r.format, TraceFormat::Msr);
+    let s = summarize(&mut r).unwrap();
+    assert_eq!((s.records, s.skipped_lines), (20, 1));
+    // Mostly garbage is no trace, even when skipping.
+    let junk = trace_file("junk.csv", &["a", "b", &good[0], "c"]);
+    assert!(TraceReader::open(&junk, None, OnError::Skip).is_err());
+}

@@ -272,7 +272,10 @@ fn too_long() -> String {
 /// Guesses the format from the first lines: fio iologs by their header;
 /// otherwise the format that reads every one of them, the file's name
 /// deciding between the ASCII formats that read alike (`.ascii`: SSDsim).
-fn detect(path: &Path, head: &[Vec<u8>]) -> Result<TraceFormat, String> {
+/// With [`OnError::Skip`] a malformed line among them is passed over as the
+/// reader would: the format that reads the most of them, if it reads more
+/// than it cannot.
+fn detect(path: &Path, head: &[Vec<u8>], on_error: OnError) -> Result<TraceFormat, String> {
     let first = head
         .iter()
         .find(|l| !l.trim_ascii().is_empty())
@@ -283,16 +286,22 @@ fn detect(path: &Path, head: &[Vec<u8>]) -> Result<TraceFormat, String> {
         Some(b"fio version 3 iolog") => return Ok(TraceFormat::FioV3),
         _ => {}
     }
-    let reads_all = |format: TraceFormat| {
-        let mut records = 0;
+    // How many of the lines `format` reads as records, if it reads them as
+    // the reader would (every one, or with Skip more than it cannot).
+    let records = |format: TraceFormat| {
+        let (mut records, mut bad) = (0usize, 0usize);
         for (i, l) in head.iter().enumerate() {
             match parse::line(format, l, i == 0) {
                 Ok(Some(_)) => records += 1,
                 Ok(None) => {}
-                Err(_) => return false,
+                Err(_) => bad += 1,
             }
         }
-        records > 0
+        let readable = match on_error {
+            OnError::Stop => bad == 0,
+            OnError::Skip => bad < records,
+        };
+        (readable && records > 0).then_some(records)
     };
     let candidates = [
         TraceFormat::Msr,
@@ -304,7 +313,15 @@ fn detect(path: &Path, head: &[Vec<u8>]) -> Result<TraceFormat, String> {
         TraceFormat::Mqsim,
         TraceFormat::Disksim,
     ];
-    match candidates.into_iter().find(|&f| reads_all(f)) {
+    let mut best: Option<(TraceFormat, usize)> = None;
+    for format in candidates {
+        if let Some(n) = records(format) {
+            if best.is_none_or(|(_, most)| n > most) {
+                best = Some((format, n));
+            }
+        }
+    }
+    match best.map(|(format, _)| format) {
         Some(TraceFormat::Mqsim) if path.extension().is_some_and(|e| e == "ascii") => {
             Ok(TraceFormat::Ssdsim)
         }
@@ -366,7 +383,7 @@ impl TraceReader {
         }
         let format = match format {
             Some(f) => f,
-            None => detect(path, &head).map_err(|m| err(0, m))?,
+            None => detect(path, &head, on_error).map_err(|m| err(0, m))?,
         };
         Ok(TraceReader {
             lines,
