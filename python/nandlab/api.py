@@ -152,9 +152,11 @@ def run(
         raise ConfigError(f"notes: expected a dict of JSON-able values, found {type(notes).__name__}")
     notes = dict(notes or {})
     try:
-        json.dumps(notes)
+        size = len(json.dumps(notes))
     except (TypeError, ValueError, RecursionError) as error:
         raise ConfigError(f"notes: expected JSON-able values (dicts, lists, strings, numbers): {error}") from None
+    if size > MAX_NOTES_CHARS:
+        raise ConfigError(f"notes: {size:,} characters as JSON, more than the {MAX_NOTES_CHARS:,} a snapshot keeps")
     sim = make_simulator(config, seed)
     if snapshot is None and snapshot_every is not None:
         raise ConfigError("snapshot_every: needs a snapshot file to write to")
@@ -202,7 +204,8 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
     try:
         kept = json.loads(sim.snapshot_extra or "{}")
         done, series, notes = kept.get("phases", []), kept.get("timeseries", []), kept.get("notes", {})
-        if not (isinstance(notes, dict) and _dicts(done) and _dicts(series)):
+        if not (isinstance(notes, dict) and _dicts(done) and _dicts(series)) or \
+                len(json.dumps(notes)) > MAX_NOTES_CHARS:
             raise TypeError
         # Each finished phase's figures as the engine gives a phase's (the run summary has the same
         # keys): altered ones would fail only when the rest of the run has been run.
@@ -219,6 +222,9 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
     except (ValueError, AttributeError, TypeError, RecursionError, pl.exceptions.PolarsError):
         raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (what the run kept with it is not "
                             "its finished phases and notes)") from None
+    except MemoryError:
+        raise SnapshotError(f"{path}: what the run kept with it (its finished phases and notes) does not fit "
+                            "in the memory left") from None
     phase = sim.paused_phase if sim.paused_phase is not None else len(done)
     if not (phase < len(sim.phase_names) and len(done) >= phase and len(series) >= phase):
         raise SnapshotError(f"{path}: not a snapshot of `nandlab run` (it keeps {len(done)} finished phases of "
@@ -226,6 +232,9 @@ def open_snapshot(path: str | os.PathLike[str]) -> Paused:
     return Paused(simulator=sim, phase=phase, notes=notes, done=done[:phase], series=series[:phase])
 
 
+MAX_NOTES_CHARS = 1 << 20
+"""The largest ``notes`` a snapshot keeps, as JSON (nandlab's own are a few hundred characters; a 50 M-item
+list took 12 s and 1 GB to take back)."""
 MAX_KEPT_ROWS = files.MAX_TABLE_ROWS
 """The most time-series rows the finished phases of a snapshot may keep: what ``nandlab report`` reads
 of a time series (a run's default is 200 a phase; a million rows took 2.8 GB to take back and draw)."""

@@ -69,6 +69,8 @@ def checked(function: Function) -> Function:
         except (KeyError, IndexError) as error:  # a mapping or list without what nandlab gives it
             raise ConfigError(f"{label}(): an argument is not as nandlab makes it: it lacks "
                               f"{'the key ' if isinstance(error, KeyError) else 'an item '}{error}") from error
+        except (TypeError, AttributeError) as error:  # a part of an argument of another kind (a dict's 5)
+            raise ConfigError(f"{label}(): an argument is not as nandlab makes it: {error}") from error
 
     return typing.cast(Function, with_checked_arguments)
 

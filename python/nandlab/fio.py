@@ -153,6 +153,7 @@ def load(path: str | os.PathLike[str], sections: Collection[str] = (),
     return parse(text, str(p), sections, overrides)
 
 
+@checked
 def command_line(args: Sequence[str]) -> tuple[str, dict[str, str]]:
     """fio's job options on its command line (``--name=a --rw=randread --bs=4k --name=b ...``) as a
     job file's text: options before the first ``--name`` go to ``[global]``, each ``--name`` starts
@@ -897,6 +898,7 @@ def _terse_direction(d: Mapping[str, Any]) -> list[str]:
 # --- fio's logs ----------------------------------------------------------------------------------
 
 
+@checked
 def log_names(jobs: FioJobs) -> list[tuple[int, str, str]]:
     """The log files the jobs ask for (``write_bw_log``, ``write_lat_log``, ``write_iops_log``), as
     (phase, kind, name): each name as fio makes it, relative to the directory the logs go to. Jobs that
@@ -935,16 +937,34 @@ def logs(jobs: FioJobs, result: api.Result) -> dict[str, str]:
     return texts
 
 
+@checked
 def check_logs_writable(jobs: FioJobs, directory: str | os.PathLike[str]) -> None:
-    """Before a run: every log of ``log_names`` can be written under ``directory`` (its folders made);
-    OSError naming the first that cannot."""
+    """Before a run: every log of ``log_names`` can be written under ``directory`` (its folders made,
+    none of them a link); ConfigError naming the first that cannot."""
     for _, _, name in log_names(jobs):
         path = Path(directory) / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and (path.is_dir() or not os.access(path, os.W_OK)):
-            raise OSError(f"{path}: cannot write a log there")
-        with tempfile.TemporaryFile(dir=path.parent):
-            pass
+        try:
+            _log_folder(Path(directory), name)
+            if path.exists() and (path.is_dir() or not os.access(path, os.W_OK)):
+                raise OSError(f"{path}: cannot write a log there")
+            with tempfile.TemporaryFile(dir=path.parent):
+                pass
+        except OSError as error:
+            raise ConfigError(f"cannot write fio's logs: {error}") from None
+
+
+def _log_folder(directory: Path, name: str) -> Path:
+    """Makes the folders of log ``name`` under ``directory``; OSError if one is a symbolic link (a log
+    written through it would land outside ``directory``: nandlab writes nothing through a link)."""
+    directory.mkdir(parents=True, exist_ok=True)  # --out, named by the user (a link to it is theirs)
+    folder = directory
+    for part in Path(name).parts[:-1]:
+        folder = folder / part
+        if folder.is_symlink():
+            raise OSError(f"{folder}: a symbolic link, and a log written through it would land outside "
+                          f"{directory}")
+        folder.mkdir(exist_ok=True)
+    return folder
 
 
 @checked
@@ -952,8 +972,7 @@ def write_logs(jobs: FioJobs, result: api.Result, directory: str | os.PathLike[s
     """Write ``logs`` under ``directory`` (fio writes them in its working directory); their paths."""
     paths = []
     for name, text in logs(jobs, result).items():
-        path = Path(directory) / name
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = _log_folder(Path(directory), name) / Path(name).name
         files.unlink_link(path).write_text(text, encoding="utf-8")
         paths.append(path)
     return paths

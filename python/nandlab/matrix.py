@@ -228,6 +228,7 @@ def _check_window(window: int, tolerance: float) -> None:
 # --- the theoretical bandwidth (the tutorial's "bandwidth only" model) --------------------------
 
 
+@checked
 def theoretical(config: Mapping[str, Any]) -> dict[str, Any]:
     """The model's figures for a resolved config (``Simulator.config``): the drive's ``dies``, each
     die's read and write streaming rates (MB/s; with multi-plane operations a die moves a page per

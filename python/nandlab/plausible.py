@@ -25,6 +25,11 @@ phase's erase-count histogram at ``api.MAX_HISTOGRAM`` pairs is far below (a 40 
 zeros took 46 s and 3.2 GB to check one by one)."""
 
 
+MAX_TEXT = 65_536
+"""The longest text nandlab writes in a result (a config's description; names are at most 256
+characters, paths 4,096): a phase name of 2 M characters took 142 s and 1.4 GB to draw, then failed."""
+
+
 class Rule(NamedTuple):
     low: float
     high: float
@@ -69,6 +74,8 @@ def _rule(name: str) -> Rule:
     if name in _EXACT:
         return _EXACT[name]
     words = set(_WORD.findall(name.lower()))
+    if "pass" in words:  # a verdict: true or false (uber_pass)
+        return _ANY
     for rule_words, rule in _RULES:
         if words & rule_words:
             if rule.high == 100.0 and "of" in words:  # a percentage of something else (of theoretical): any size
@@ -89,8 +96,10 @@ _NOT_WHOLE = frozenset({"mean", "avg", "average", "per", "median", "p50", "p99",
 def _impossible(value: Any, rule: Rule) -> bool:
     """Whether ``value`` cannot be a figure under ``rule`` (None, a missing one, can; so can True or
     False: whether it passed, ``uber_pass``)."""
-    if value is None or isinstance(value, bool):
+    if value is None:
         return False
+    if isinstance(value, bool):  # a verdict (pass, uber_pass) or a setting no rule knows; never a figure
+        return not rule.text
     if not isinstance(value, (int, float)):
         return not rule.text
     if math.isnan(value):
@@ -104,10 +113,11 @@ _SETTINGS = {"job options", "global options", "options", "config", "params"}
 """Keys whose values are settings as the user gave them (fio's ``iodepth = "8"``), not figures."""
 
 
-def impossible(document: Any) -> str | None:
+def impossible(document: Any, figures: bool = True) -> str | None:
     """What cannot exist in ``document`` (a JSON result's content): ``where = value, where nandlab
     writes …``; None if every figure can. Walked without recursion, each value under its key's rule
-    (a list's items under the list's key), settings (``_SETTINGS``) left out."""
+    (a list's items under the list's key), settings (``_SETTINGS``) left out; without ``figures`` (a
+    config, a manifest) only its size and its texts' lengths are checked."""
     # (value, its key's name, the parent entry and the key or index that reach it): the place is
     # spelled out only for a value that is wrong.
     stack: list[tuple[Any, str, Any, Any]] = [(document, "", None, None)]
@@ -119,9 +129,12 @@ def impossible(document: Any) -> str | None:
         if seen > MAX_VALUES:
             return f"more than {MAX_VALUES:,} values, where nandlab writes fewer"
         if isinstance(value, dict):
-            stack.extend((v, str(key), entry, key) for key, v in value.items() if key not in _SETTINGS)
+            inconsistent = _inconsistent(value) if figures else None
+            if inconsistent is not None:
+                return f"{_where(entry) or 'the document'}: {inconsistent}"
+            stack.extend((v, str(key), entry, key) for key, v in value.items() if key not in _SETTINGS or not figures)
         elif isinstance(value, list):
-            numbers = _as_numbers(value) if len(value) > 64 else None
+            numbers = _as_numbers(value) if len(value) > 64 and figures else None
             if numbers is None:
                 stack.extend((v, name, entry, index) for index, v in enumerate(value))
                 continue
@@ -131,8 +144,42 @@ def impossible(document: Any) -> str | None:
             index = _first_wrong(numbers, _rule(name))
             if index is not None:
                 return _impossible_at((value[index], name, entry, index))
-        elif entry[2] is not None and _impossible(value, _rule(name)):
+        elif isinstance(value, str) and len(value) > MAX_TEXT:
+            return f"{_where(entry)}: text of {len(value):,} characters, where nandlab writes at most {MAX_TEXT:,}"
+        elif figures and entry[2] is not None and _impossible(value, _rule(name)):
             return _impossible_at(entry)
+    return None
+
+
+_ORDERED = ("min", "p50", "p90", "p99", "p999", "max")
+"""A distribution's figures, each at most the next (its mean lies between the first and the last)."""
+
+_GEOMETRY = ("channels", "chips_per_channel", "dies_per_chip", "planes_per_die", "blocks_per_plane",
+             "pages_per_block", "page_size")
+"""A drive's shape: their product is its raw capacity in bytes."""
+
+
+def _inconsistent(table: dict[str, Any]) -> str | None:
+    """What in one JSON object cannot be so together: a distribution out of order (a p50 above its
+    p99), a drive whose shape does not multiply to its raw capacity; None if nothing."""
+
+    def number(key: str) -> float | None:
+        value = table.get(key)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+        return value if ok else None
+
+    ordered = [(key, number(key)) for key in _ORDERED if number(key) is not None]
+    for (low_key, low), (high_key, high) in zip(ordered, ordered[1:]):
+        if low > high:
+            return f"{low_key} = {_shown(low)} above {high_key} = {_shown(high)}, where a distribution's are in order"
+    mean = number("mean")
+    if mean is not None and ordered and not ordered[0][1] <= mean <= ordered[-1][1] * (1 + 1e-9):
+        return f"mean = {_shown(mean)} outside {ordered[0][0]} to {ordered[-1][0]}"
+    shape = [number(key) for key in _GEOMETRY]
+    raw = number("raw_capacity_bytes")
+    if raw is not None and all(v is not None for v in shape) and math.prod(shape) != raw:
+        return (f"a drive of {' × '.join(f'{_shown(v)} {k}' for k, v in zip(_GEOMETRY, shape))}, which is not "
+                f"its raw_capacity_bytes = {_shown(raw)}")
     return None
 
 
@@ -175,10 +222,11 @@ def _where(entry: tuple[Any, str, Any, Any]) -> str:
     return "".join(reversed(parts)).lstrip(".")
 
 
-def check_document(document: Any, path: Path) -> None:
+def check_document(document: Any, path: Path, figures: bool = True) -> None:
     """ValueError naming ``path``, the figure and its value if a figure of ``document`` (a JSON
-    result file's content) cannot exist."""
-    wrong = impossible(document) or _verdict_problem(document)
+    result file's content) cannot exist (without ``figures``: if it is too large, or holds too long
+    a text)."""
+    wrong = impossible(document, figures) or (_verdict_problem(document) if figures else None)
     if wrong is not None:
         raise ValueError(f"{path}: {wrong}")
 

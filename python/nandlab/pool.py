@@ -18,12 +18,15 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from nandlab._core import ConfigError
+from nandlab.terminal import shown
 
 __all__ = ["MAX_WORKERS", "check_workers", "on_dask", "on_processes"]
 
 MAX_WORKERS = 1024
 """Runs at once (processes or threads): more than this is a slip of the keyboard, and a dask
 LocalCluster would start them all."""
+SCHEDULER_TIMEOUT_SECONDS = 10
+"""How long a dask scheduler has to answer (a remote one over a slow link needs a few seconds)."""
 
 
 def check_workers(workers: int | None, scheduler: str | None, local_cluster: int | None) -> None:
@@ -147,9 +150,10 @@ def on_dask(
         client = Client(cluster)
     else:
         try:
-            client = Client(scheduler)
-        except (ValueError, OSError) as error:  # not an address, or no scheduler answers there
-            raise ConfigError(f"scheduler {scheduler!r}: {error}") from None
+            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_SECONDS)
+        except Exception as error:  # not an address, no scheduler answers there, or something else does
+            raise ConfigError(f"scheduler {shown(scheduler)[:200]!r}: no dask scheduler answered there "
+                              f"({type(error).__name__}: {shown(str(error))[:200]})") from None
     try:
         futures = {client.submit(run, *args, key=f"nandlab-{run_id}", pure=False): run_id for run_id, args in tasks}
         for future in as_completed(futures):

@@ -139,12 +139,12 @@ class Sweep:
 
     def only(self, **selection: Sequence[Any]) -> Sweep:
         """The same sweep on part of its grid: ``only(cell=["tlc"], reserve=[0.3])`` keeps those
-        positions (by label, or by value) of the named axes. ValueError for an unknown axis or
+        positions (by label, or by value) of the named axes. ConfigError (a ValueError) for an unknown axis or
         position."""
         by_name = {axis.name: axis for axis in self.axes}
         for name in selection:
             if name not in by_name:
-                raise ValueError(f"no axis {name!r}; the axes are {', '.join(by_name)}")
+                raise ConfigError(f"no axis {name!r}; the axes are {', '.join(by_name)}")
         axes = []
         for axis in self.axes:
             if axis.name not in selection:
@@ -155,7 +155,7 @@ class Sweep:
             missing = [w for w in wanted if not any(_matches(axis.coordinate(i), [w]) for i in keep)]
             if missing:
                 have = ", ".join(str(axis.coordinate(i)) for i in range(len(axis)))
-                raise ValueError(f"axis {axis.name!r} has no {missing[0]!r}; it has {have}")
+                raise ConfigError(f"axis {axis.name!r} has no {missing[0]!r}; it has {have}")
             axes.append(replace(
                 axis,
                 values=tuple(axis.values[i] for i in keep),
@@ -207,6 +207,15 @@ RESERVED_NAMES = frozenset({"run", "run_id", "status", "error", "wall_seconds"})
 MAX_DEPTH = 32
 """How deep a sweep file's tables and arrays may nest (a config's deepest is four: base, device,
 errors, a value)."""
+MAX_AXES = 32
+"""The most ``[[axis]]`` tables (a grid of 32 axes of two values is already 4 G runs, past ``MAX_RUNS``)."""
+MAX_LABEL = 256
+"""The longest axis label (it is a value in results.parquet's column and on a heatmap's axis)."""
+MAX_LISTED = 1_000
+"""The most names ``record`` and ``[report] heatmaps`` may list."""
+_FIGURE_NAME = re.compile(r"[^/\\\x00-\x1f\x7f]{1,320}")
+"""A figure's name as a column of the results has it (``waf``, ``life.read_latency_us.p99``: a phase's
+name, up to 256 characters, and its figure), never a path."""
 
 
 def _depth(value: Any) -> int:
@@ -230,6 +239,7 @@ def load(path: str | os.PathLike[str]) -> Sweep:
     return parse(text, str(p), base_dir=p.parent)
 
 
+@checked
 def report_heatmaps(settings: Any, axes: Sequence[str], source: str) -> list[tuple[str, str, str]] | None:
     """A sweep file's ``[report]`` table checked against its ``axes`` (before any run: a wrong axis was
     found only once every run had run): the (value, x, y) of each heatmap it asks for, or None if it
@@ -240,6 +250,9 @@ def report_heatmaps(settings: Any, axes: Sequence[str], source: str) -> list[tup
         raise ConfigError(f"{source}: [report]: expected only {usage}")
     if "heatmaps" not in settings:
         return None
+    if len(settings["heatmaps"]) > MAX_LISTED:
+        raise ConfigError(f"{source}: [report] heatmaps: expected at most {MAX_LISTED:,}, found "
+                          f"{len(settings['heatmaps']):,}")
     specs = []
     for number, spec in enumerate(settings["heatmaps"], 1):
         where = f"{source}: [report] heatmaps #{number}"
@@ -250,6 +263,9 @@ def report_heatmaps(settings: Any, axes: Sequence[str], source: str) -> list[tup
             if spec[key] not in axes:
                 raise ConfigError(f"{where}: {key} = {shown(repr(spec[key]))} is no axis; the axes are "
                                  f"{', '.join(axes)}")
+        if not _FIGURE_NAME.fullmatch(spec["value"]):
+            raise ConfigError(f"{where}: value = {shown(repr(spec['value']))[:100]} is no figure's name (a "
+                              "figure's name has no slash or control character)")
         if spec["x"] == spec["y"]:
             raise ConfigError(f"{where}: x and y are both {shown(repr(spec['x']))}; give two axes")
         specs.append((spec["value"], spec["x"], spec["y"]))
@@ -286,14 +302,18 @@ def parse(text: str, source: str = "<sweep>", base_dir: str | os.PathLike[str] =
     if "seed" in head:
         base["seed"] = _integer(head["seed"], f"{source}: [sweep] seed")
     record = head.get("record")
-    if record is not None and (not isinstance(record, list) or not all(isinstance(r, str) for r in record)):
-        raise ConfigError(f"{source}: [sweep] record: expected a list of figure names, such as [\"waf\", \"iops\"]")
+    if record is not None and (not isinstance(record, list) or len(record) > MAX_LISTED
+                               or not all(isinstance(r, str) and _FIGURE_NAME.fullmatch(r) for r in record)):
+        raise ConfigError(f"{source}: [sweep] record: expected a list of at most {MAX_LISTED:,} figure names, "
+                          "such as [\"waf\", \"iops\"] (no slash or control character)")
     timeseries = head.get("timeseries", True)
     if not isinstance(timeseries, bool):
         raise ConfigError(f"{source}: [sweep] timeseries: expected true or false")
     raw_axes = doc.get("axis", [])
     if not isinstance(raw_axes, list) or not raw_axes:
         raise ConfigError(f"{source}: expected at least one [[axis]]")
+    if len(raw_axes) > MAX_AXES:
+        raise ConfigError(f"{source}: expected at most {MAX_AXES} [[axis]] tables, found {len(raw_axes):,}")
     axes = tuple(_axis(raw, i, source) for i, raw in enumerate(raw_axes))
     names = [axis.name for axis in axes]
     for name in names:
@@ -372,8 +392,10 @@ def _axis(raw: Any, i: int, source: str) -> Axis:
     values = tuple(zip(*(vals for _, vals in columns)))
     labels = raw.get("labels")
     if labels is not None:
-        if not isinstance(labels, list) or len(labels) != len(values) or len(set(map(str, labels))) != len(labels):
-            raise ConfigError(f"{where} labels: expected {len(values)} distinct labels, one per value, found {labels!r}")
+        if not isinstance(labels, list) or len(labels) != len(values) or len(set(map(str, labels))) != len(labels) \
+                or any(len(str(label)) > MAX_LABEL for label in labels):
+            raise ConfigError(f"{where} labels: expected {len(values)} distinct labels of at most {MAX_LABEL} "
+                              f"characters, one per value, found {shown(repr(labels))[:200]}")
         labels = tuple(str(label) for label in labels)
     name = raw.get("name", keys[0].split(".")[-1])
     if not isinstance(name, str) or not name:
@@ -508,7 +530,7 @@ def _set(config: dict[str, Any], key: str, value: Any, where: str) -> None:
 # --- one run (in a worker process) ---------------------------------------------------------------
 
 
-def execute(procedure: str, config: dict[str, Any], timeseries: bool) -> dict[str, Any]:
+def _execute(procedure: str, config: dict[str, Any], timeseries: bool) -> dict[str, Any]:
     """Run one point; never raises. Returns ``figures`` (all of them, a flat dict), ``timeseries``
     (Parquet bytes, or None), ``wall_seconds``; or ``error`` and ``traceback`` if the run failed."""
     from nandlab import procedures
@@ -560,7 +582,8 @@ def run(
     grid = points(sweep)
     directory = Path(out)
     for sub in ("runs", "timeseries", "failures"):
-        (directory / sub).mkdir(parents=True, exist_ok=True)
+        # A folder nandlab writes into is never a link: the run files would land where it points.
+        files.unlink_link(directory / sub).mkdir(parents=True, exist_ok=True)
     _write_atomic(directory / "sweep.toml", sweep.text.encode())
     _write_atomic(directory / "sweep.json", json.dumps(_description(sweep, grid), indent=2, default=str).encode())
     todo = [p for p in grid if not (directory / "runs" / f"{p.run_id}.parquet").exists()]
@@ -572,20 +595,20 @@ def run(
         if callback is not None:
             callback(0, total, 0)
         if scheduler is not None or local_cluster is not None:
-            outcomes = pool.on_dask(execute, tasks, scheduler, local_cluster)
+            outcomes = pool.on_dask(_execute, tasks, scheduler, local_cluster)
         else:
-            outcomes = pool.on_processes(execute, tasks, workers or os.cpu_count() or 1)
+            outcomes = pool.on_processes(_execute, tasks, workers or os.cpu_count() or 1)
         for done, (run_id, outcome) in enumerate(outcomes, 1):
             failed += not _store(directory, run_id, outcome)
             if callback is not None:
                 callback(done, total, failed)
     results = _results(directory, sweep, grid)
     _write_atomic(directory / "results.parquet", _parquet(results))
-    write_manifest(directory, "sweep", dataset(directory))
+    write_manifest(directory, "sweep", _dataset(directory))
     return Outcome(results=results, ran=total, reused=len(grid) - len(todo), failed=failed, directory=directory)
 
 
-def dataset(directory: Path) -> list[Path]:
+def _dataset(directory: Path) -> list[Path]:
     """The parts of the sweep's dataset ``directory`` holds (``DATASET``)."""
     return [directory / name for name in DATASET if (directory / name).exists()]
 
@@ -610,7 +633,7 @@ def _store(directory: Path, run_id: str, outcome: Mapping[str, Any]) -> bool:
                       json.dumps({"error": outcome["error"], "traceback": outcome["traceback"]}, indent=2).encode())
         return False
     if outcome["timeseries"] is not None:
-        part = directory / "timeseries" / f"run_id={run_id}"
+        part = files.unlink_link(directory / "timeseries" / f"run_id={run_id}")
         part.mkdir(exist_ok=True)
         _write_atomic(part / "part-0.parquet", outcome["timeseries"])
     wall = pl.DataFrame({"wall_seconds": [outcome["wall_seconds"]]})

@@ -589,10 +589,9 @@ def test_every_public_function_of_the_procedure_modules_checks_its_arguments() -
 
     for name in _MODULES:
         module = importlib.import_module(f"nandlab.{name}")
-        for function_name in module.__all__:
-            function = getattr(module, function_name)
-            if inspect.isfunction(function) and function.__module__ == module.__name__ and \
-                    inspect.signature(function).parameters:
+        for function_name, function in vars(module).items():  # every public one, in __all__ or not
+            if not function_name.startswith("_") and inspect.isfunction(function) and \
+                    function.__module__ == module.__name__ and inspect.signature(function).parameters:
                 assert hasattr(function, "__wrapped__"), f"nandlab.{name}.{function_name} is not @checked"
 
 
@@ -950,3 +949,201 @@ def test_bench_results_with_figures_that_cannot_exist_are_not_written(tmp_path: 
     with pytest.raises(nandlab.ConfigError, match=r"run: lifetimes\[0\] = 1000000000000000000000000000000"):
         chipbench.write_endurance(run, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+# --- a sixth outside check (about 1,500 cases of its own) ------------------------------------------
+
+
+def test_a_read_ahead_window_past_the_drive_is_refused(nandlab_cli, tiny_path: Path) -> None:
+    """`[ftl] read_ahead = "4EiB"` aborted the process (a 9 PB allocation) from the CLI, the API and serve."""
+    config = {"device": {"preset": "snia-slc", "capacity": "1GiB"}, "ftl": {"read_ahead": "4EiB"},
+              "phase": [{"requests": 10}]}
+    with pytest.raises(nandlab.ConfigError, match=r"\[ftl\] read_ahead: expected at most 1 GiB"):
+        nandlab.check_config(config)
+    config["ftl"]["read_ahead"] = "2MiB"
+    nandlab.check_config(config)
+
+
+def test_fio_logs_never_go_through_a_linked_folder(nandlab_cli, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "z_bw.1.log").write_text("PRECIOUS")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "linkdir").symlink_to(elsewhere)
+    job = tmp_path / "job.fio"
+    job.write_text("[a]\nrw=write\nbs=4k\nnumber_ios=100\nlog_avg_msec=10\nwrite_bw_log=linkdir/z\n")
+    message = _one_error_line(nandlab_cli("fio", job, "--device", "snia-slc", "--capacity", "1GiB", "--out", out))
+    assert "a symbolic link" in message
+    assert (elsewhere / "z_bw.1.log").read_text() == "PRECIOUS" and not (out / "summary.json").exists()
+
+
+def test_a_sweep_never_writes_through_its_linked_folders(nandlab_cli, tmp_path: Path) -> None:
+    """runs/ and timeseries/ linked elsewhere: a user's file there was overwritten by a run's Parquet."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "runs").mkdir(parents=True)
+    (elsewhere / "series").mkdir()
+    (elsewhere / "series" / "keep.txt").write_text("USERDATA")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "runs").symlink_to(elsewhere / "runs")
+    (out / "timeseries").symlink_to(elsewhere / "series")
+    result = nandlab_cli("sweep", _sweep_file(tmp_path), "--out", out, "--workers", "1", "--quiet")
+    assert result.exit_code == 0, result.stderr
+    assert not (out / "runs").is_symlink() and list((out / "runs").glob("*.parquet"))
+    assert sorted(p.name for p in elsewhere.rglob("*")) == ["keep.txt", "runs", "series"]  # nothing written there
+    assert (elsewhere / "series" / "keep.txt").read_text() == "USERDATA"
+
+
+def test_results_too_large_for_their_report_are_one_line(nandlab_cli, tiny_path: Path, tmp_path: Path,
+                                                          monkeypatch) -> None:
+    """A valid run of 6 × 4,096 jobs with latency bins wrote a summary.json of more than 2 M values, and
+    its own report ended in a traceback (the values are fewer here: the limit is lowered)."""
+    from nandlab import plausible
+
+    monkeypatch.setattr(plausible, "MAX_VALUES", 50)
+    message = _one_error_line(nandlab_cli("run", tiny_path, "--out", tmp_path / "o", "--quiet"))
+    assert message.startswith(f"the results are saved in {tmp_path / 'o'}, but its report failed")
+    assert (tmp_path / "o" / "summary.json").exists()
+
+
+def test_a_dask_scheduler_address_where_something_else_answers(nandlab_cli, tmp_path: Path) -> None:
+    """An HTTP server at --scheduler: a traceback ending in numpy's "Unable to allocate 3.07 EiB"."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+
+    def answer() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            connection.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n" * 4)
+            connection.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        began = time.monotonic()
+        message = _one_error_line(nandlab_cli("sweep", _sweep_file(tmp_path), "--out", tmp_path / "o",
+                                              "--scheduler", f"tcp://127.0.0.1:{server.getsockname()[1]}"))
+        assert "no dask scheduler answered there" in message and time.monotonic() - began < 15
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("trace_format, line", [
+    ("msr", "128166372000000000,host,4294967296,Write,8192,8192,100"),  # DiskNumber
+    ("umass", "4294967296,0,8192,w,0.5"),  # ASU
+    ("alibaba", "4294967296,W,0,4096,1"),  # device
+])
+def test_a_device_number_past_32_bits_is_a_bad_line(nandlab_cli, tmp_path: Path, trace_format: str,
+                                                    line: str) -> None:
+    """Disk 2^32 was cut to disk 0: `--devices 0` replayed it, silently."""
+    trace = tmp_path / "t.csv"
+    trace.write_text(line + "\n")
+    message = _one_error_line(nandlab_cli("trace", "stats", trace, "--format", trace_format))
+    assert message.endswith("expected `a device number below 2^32`")
+
+
+def test_an_address_space_too_small_for_nandlab_is_one_line(tiny_path: Path, tmp_path: Path) -> None:
+    """Under `prlimit --as=1.2GB` a tiny run aborted in a library's allocation (exit 134) or failed in
+    matplotlib (MemoryError traceback)."""
+    limit = 1_200_000_000
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    done = subprocess.run([sys.executable, "-m", "nandlab", "run", str(tiny_path), "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=60, preexec_fn=limited)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-2000:]
+    assert "nandlab needs at least 1.5 GiB" in done.stderr
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: __import__("nandlab.qualify").qualify.device_config({"device": 5}), "qualify.device_config()"),
+    (lambda: __import__("nandlab.matrix").matrix.theoretical({}), "matrix.theoretical()"),
+    (lambda: __import__("nandlab.fio").fio.command_line(5), "fio.command_line()"),
+    (lambda: __import__("nandlab.fio").fio.command_line([None]), "fio.command_line()"),
+], ids=["device 5", "theoretical {}", "command_line 5", "command_line [None]"])
+def test_module_functions_raise_nandlab_s_errors(call, message: str) -> None:
+    with pytest.raises(nandlab.ConfigError, match=re.escape(message)):
+        call()
+
+
+def test_a_sweep_s_only_names_the_axis_it_lacks(tmp_path: Path) -> None:
+    from nandlab import sweep
+
+    study = sweep.load(_sweep_file(tmp_path))
+    with pytest.raises(nandlab.ConfigError, match="no axis 'nope'"):
+        study.only(nope=[1])
+    with pytest.raises(nandlab.ConfigError, match="has no 99"):
+        study.only(seed=[99])
+
+
+@pytest.mark.parametrize("cuts, message", [
+    ("", "expected times like 5s,12.5s, found nothing"),
+    (",".join(["1s"] * 10_001), "expected at most 10,000 times, found 10,001"),
+])
+def test_serve_power_cuts_are_bounded(cuts: str, message: str) -> None:
+    from nandlab.procedures import serve
+
+    with pytest.raises(nandlab.ConfigError, match=message):
+        serve.seconds_list(cuts)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("".join(f'[[axis]]\nkey = "phase.0.x{i}"\nvalues = [1]\n' for i in range(40)), "at most 32 [[axis]] tables"),
+    ('[[axis]]\nkey = "device.reserve"\nvalues = [0.1, 0.2]\nlabels = ["' + "a" * 300 + '", "b"]\n',
+     "labels of at most 256 characters"),
+    ('[report]\nheatmaps = [{ x = "seed", y = "reserve", value = "../../x" }]\n'
+     '[[axis]]\nkey = "device.reserve"\nvalues = [0.1]\n', "is no figure's name"),
+], ids=["40 axes", "a 300-character label", "a heatmap value with a slash"])
+def test_sweep_files_are_bounded_before_anything_runs(nandlab_cli, tmp_path: Path, extra: str, message: str) -> None:
+    """100,000 axes ran for 13 minutes (quadratic), a 1 M-character label took 1.26 GB, a heatmap value
+    of ../../x failed only after every run."""
+    path = tmp_path / "s.toml"
+    path.write_text(_sweep_file(tmp_path).read_text() + extra)
+    began = time.monotonic()
+    assert message in _one_error_line(nandlab_cli("sweep", path, "--out", tmp_path / "o"))
+    assert time.monotonic() - began < 5 and not (tmp_path / "o" / "runs").exists()
+
+
+@pytest.mark.parametrize("alter, message", [
+    (lambda s: s["phases"][0].update(name="n" * 100_000), "text of 100,000 characters"),
+    (lambda s: s["phases"][0].update(waf=True), "waf = True"),
+    (lambda s: s["phases"][0]["write_latency_us"].update(p50=1e9, max=0.5), "above"),
+], ids=["a 100,000-character name", "waf true", "p50 above max"])
+def test_a_report_refuses_figures_that_contradict_each_other(nandlab_cli, tiny_path: Path, tmp_path: Path,
+                                                             alter, message: str) -> None:
+    out = _run_dir(nandlab_cli, tiny_path, tmp_path)
+    summary = json.loads((out / "summary.json").read_text())
+    alter(summary)
+    (out / "summary.json").write_text(json.dumps(summary))
+    began = time.monotonic()
+    assert message in _one_error_line(nandlab_cli("report", out))
+    assert time.monotonic() - began < 5
+
+
+def test_a_report_refuses_a_drive_whose_shape_is_not_its_capacity(nandlab_cli, tiny_path: Path,
+                                                                  tmp_path: Path) -> None:
+    out = _run_dir(nandlab_cli, tiny_path, tmp_path)
+    summary = json.loads((out / "summary.json").read_text())
+    summary["device"]["page_size"] = 0
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert "which is not its raw_capacity_bytes" in _one_error_line(nandlab_cli("report", out))
+
+
+def test_a_config_description_is_bounded() -> None:
+    with pytest.raises(nandlab.ConfigError, match="description: expected at most 65536 characters"):
+        nandlab.check_config({"description": "d" * 70_000, "device": {"preset": "snia-slc"}, "phase": [{"requests": 1}]})
+
+
+def test_a_snapshot_s_notes_are_bounded(tiny_path: Path) -> None:
+    """An altered snapshot's 50 M-item notes took 12 s and 1 GB to take back (a MemoryError traceback
+    under a memory limit): notes are at most 1 MiB of JSON, written or read."""
+    with pytest.raises(nandlab.ConfigError, match="more than the 1,048,576 a snapshot keeps"):
+        nandlab.run(tiny_path, notes={"x": [0] * 600_000}, progress=False)

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.progress import Progress
 
+from nandlab.cli.errors import Failure
 from nandlab.procedures.base import ProcedureResult
 from nandlab.progress_bars import PhaseBar
 from nandlab.terminal import safe, stdout_console
@@ -32,7 +33,10 @@ def wrote(paths: list[Path], out: Path, console: Console | None = None) -> None:
     """Builds ``out``'s HTML report (``nandlab.report``) and says what was written there."""
     from nandlab import report
 
-    paths = [*paths, report.write(out)]
+    try:
+        paths = [*paths, report.write(out)]
+    except ValueError as error:  # results too large to check (summary.json past 2 M values): they are saved
+        raise Failure(f"the results are saved in {out}, but its report failed: {error}") from None
     (console or Console(stderr=True)).print(
         f"wrote {', '.join(safe(path.name) for path in paths)} to {safe(str(out))}", soft_wrap=True, highlight=False)
 

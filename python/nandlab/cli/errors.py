@@ -59,6 +59,7 @@ class Cli(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         # The subcommand's arguments as given (click hands them on and clears them).
         given = [*getattr(ctx, "_protected_args", []), *ctx.args]
+        _check_address_space()
         try:
             return super().invoke(ctx)
         except Failure:
@@ -76,6 +77,9 @@ class Cli(click.Group):
         except RecursionError:  # input nested deeper than a reader checks for itself
             raise Failure("an input nested too deeply (tables, arrays or JSON objects within each other "
                           "thousands of levels down): nandlab reads at most a few dozen levels", 2) from None
+        except MemoryError:  # Python's own objects, past what the memory estimate counts
+            raise Failure("out of memory (the engine's estimate fitted, but the results' tables or figures "
+                          "did not): give the process more memory, or make the run's outputs smaller", 2) from None
         except OSError as error:  # e.g. --out DIR not writable
             raise Failure(str(error), 1) from None
         except KeyboardInterrupt:
@@ -84,6 +88,23 @@ class Cli(click.Group):
         except Terminated:
             click.echo("nandlab: terminated", err=True)
             raise click.exceptions.Exit(143) from None
+
+
+MIN_ADDRESS_SPACE = 3 << 29
+"""The least address space (``ulimit -v``) nandlab runs in: its libraries (polars' thread pool,
+matplotlib, the engine) reserve about 1.4 GB of virtual memory, however small the run, and one
+that cannot get it aborts (Rust) or fails deep in a figure (MemoryError)."""
+
+
+def _check_address_space() -> None:
+    """Failure if this process's address space is limited below ``MIN_ADDRESS_SPACE``."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY and soft < MIN_ADDRESS_SPACE:
+        raise Failure(f"an address space of {soft / 2**30:.2f} GiB (ulimit -v): nandlab needs at least "
+                      f"{MIN_ADDRESS_SPACE / 2**30:.1f} GiB (its libraries reserve that much virtual memory, "
+                      "whatever the run; the memory it uses is far less)", 2)
 
 
 # Config keys that a command-line flag sets: an error about the key names the flag too.

@@ -86,8 +86,6 @@ def fio_command(ctx: click.Context, device: str, capacity: str | None, seed: int
         fio.check_logs_writable(jobs, out if out is not None else Path.cwd())
     except ValueError as error:
         raise ConfigError(str(error)) from None
-    except OSError as error:
-        raise ConfigError(f"cannot write fio's logs: {error}") from None
     # Warnings once nothing stops the run (a refusal is one line): the drive's config checked first.
     api.check_config(fio.to_config(jobs, device, capacity))
     stderr = Console(stderr=True)

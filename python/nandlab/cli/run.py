@@ -75,8 +75,9 @@ def resume(snapshot: Path, out: Path | None, as_json: bool, quiet: bool) -> None
     kept_out = paused.notes.get("out")
     as_json = as_json or paused.notes.get("json") is True
     names = paused.simulator.phase_names
-    stderr.print(f"resuming phase {paused.phase + 1}/{len(names)} {safe(printable(names[paused.phase]))} "
-                 f"from {safe(printable(str(snapshot)))}", highlight=False)
+    if stderr.is_terminal:  # where a script reads stderr, a run that fails says one line
+        stderr.print(f"resuming phase {paused.phase + 1}/{len(names)} {safe(printable(names[paused.phase]))} "
+                     f"from {safe(printable(str(snapshot)))}", highlight=False)
     with LazyProgress(stderr) as progress, sigterm_stops_run(True):
         result = paused.go_on(progress)
     if paused.notes.get("command") == "lifetime":

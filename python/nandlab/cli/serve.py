@@ -83,7 +83,7 @@ def serve_command(device: str, capacity: str | None, socket: Path | None, port: 
     with LazyProgress(stderr) as progress, sigterm_stops_run(True):
         result = serving.serve(device, listen, timing=timing, once=once, capacity=capacity, seed=seed,
                                ready=ready, progress=progress, client_overhead_us=serving.client_overhead(overhead),
-                               power_cut_at=serving.seconds_list(cuts) if cuts else (), control=control,
+                               power_cut_at=serving.seconds_list(cuts) if cuts is not None else (), control=control,
                                snapshot=snapshot, data=data, max_connections=max_connections,
                                idle_timeout_s=serving.idle_timeout(idle))
     show(result, as_json, out, stderr)

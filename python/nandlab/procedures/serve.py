@@ -191,9 +191,19 @@ def _seconds(item: str, option: str, most: float = 2**32) -> float:
     return value
 
 
+MAX_CUTS = 10_000
+"""The most power cuts a serve takes at set times (as a config's ``power_loss`` list)."""
+
+
 def seconds_list(text: str) -> list[float]:
-    """``--power-cut-at``: times such as ``2s,500ms,1.5`` (seconds) as seconds."""
-    return sorted(_seconds(item, "--power-cut-at") for item in text.split(","))
+    """``--power-cut-at``: times such as ``2s,500ms,1.5`` (seconds) as seconds, at most ``MAX_CUTS``
+    of them (as a config's ``power_loss`` list)."""
+    items = text.split(",")
+    if not text.strip():
+        raise ConfigError("--power-cut-at: expected times like 5s,12.5s, found nothing")
+    if len(items) > MAX_CUTS:
+        raise ConfigError(f"--power-cut-at: expected at most {MAX_CUTS:,} times, found {len(items):,}")
+    return sorted(_seconds(item, "--power-cut-at") for item in items)
 
 
 def idle_timeout(text: str) -> float | None:

@@ -198,8 +198,7 @@ def read_json(path: Path, figures: bool = True) -> dict[str, Any]:
         raise ValueError(f"{path}: JSON nested thousands of levels deep, not a result nandlab wrote") from None
     if not isinstance(document, dict):
         raise ValueError(f"{path}: a JSON {type(document).__name__}, where nandlab writes an object ({{...}})")
-    if figures:
-        plausible.check_document(document, path)
+    plausible.check_document(document, path, figures)
     return document
 
 

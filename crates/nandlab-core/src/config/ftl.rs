@@ -296,10 +296,29 @@ pub(super) fn validate(f: &RawFtl, shape: &Shape) -> Result<FtlConfig, ConfigErr
         wear,
         map_cache,
         map_extents: map_extents(f)?,
-        read_ahead: f.read_ahead.map_or(0, |s| s.0),
+        read_ahead: read_ahead(f, g)?,
         pslc,
         paired_page_backup: f.paired_page_backup.unwrap_or(true),
     })
+}
+
+/// The most `[ftl] read_ahead` may be: controllers read ahead a few MiB; the
+/// window's RAM (8 bytes per mapping unit) stays small beside the map.
+const MAX_READ_AHEAD: u64 = 1 << 30;
+
+/// `[ftl] read_ahead`: at most [`MAX_READ_AHEAD`] and the user capacity.
+fn read_ahead(f: &RawFtl, g: &Geometry) -> Result<u64, ConfigError> {
+    let bytes = f.read_ahead.map_or(0, |s| s.0);
+    let user = g.user_units.saturating_mul(g.unit_size as u64);
+    if bytes > MAX_READ_AHEAD.min(user) {
+        return err(
+            "[ftl] read_ahead",
+            format!(
+                "expected at most 1 GiB and the drive's user capacity ({user} bytes), found {bytes} bytes"
+            ),
+        );
+    }
+    Ok(bytes)
 }
 
 /// `[ftl] map_extents`: only a drive with a map cache keeps extents.

@@ -38,6 +38,9 @@ pub use errors::ErrorsConfig;
 pub use ftl::{CommandOrder, FtlConfig, GcPolicy, GcScope, GcUntil, StripeDim};
 pub use jobs::MAX_JOBS_PER_PHASE;
 pub use phase::{Arrival, PhaseConfig, PhaseKind, MAX_NAME_CHARS};
+
+/// The longest `description` a config may give.
+pub const MAX_DESCRIPTION_CHARS: usize = 65_536;
 pub use pslc::{PslcConfig, PslcKind};
 pub use raw::CountOrFraction;
 pub use requests::{Distribution, Pattern};
@@ -215,6 +218,18 @@ fn validate(raw: RawConfig) -> Result<Config, ConfigError> {
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(d) = &raw.description {
+        let chars = d.chars().count();
+        if chars > MAX_DESCRIPTION_CHARS {
+            return err(
+                "description",
+                format!(
+                    "expected at most {MAX_DESCRIPTION_CHARS} characters (it heads the results \
+                     and their report), found {chars}"
+                ),
+            );
+        }
+    }
     Ok(Config {
         seed: raw.seed.unwrap_or(0),
         description: raw.description,

@@ -119,6 +119,27 @@ const REQUEST_RANGE: &str = "a request of at most 1 GiB, ending below 8 EiB";
 /// What a timestamp must be: nanoseconds count in 64 bits.
 pub const TIME_RANGE: &str = "a timestamp below 2^64 ns (584 years)";
 
+/// What a device (disk, volume, ASU) number must be.
+const DEVICE_RANGE: &str = "a device number below 2^32";
+
+/// What a Linux device's numbers must be (a 12-bit major, a 20-bit minor).
+const DEV_T_RANGE: &str = "a device major below 4096 and minor below 2^20";
+
+/// A device number as a record keeps it; past 32 bits is a broken line (it
+/// was cut to 32 bits, and `--devices` then chose the wrong records).
+fn device(id: u64) -> Result<u32, &'static str> {
+    u32::try_from(id).map_err(|_| DEVICE_RANGE)
+}
+
+/// A Linux device `major,minor` as one number (its `dev_t`).
+fn dev_t(major: u64, minor: u64) -> Result<u32, &'static str> {
+    if major < 1 << 12 && minor < 1 << 20 {
+        Ok(((major as u32) << 20) | minor as u32)
+    } else {
+        Err(DEV_T_RANGE)
+    }
+}
+
 /// `n` sectors in bytes; a number past 64 bits is a broken line.
 fn sectors(n: u64) -> Result<u64, &'static str> {
     n.checked_mul(SECTOR).ok_or(REQUEST_RANGE)
@@ -196,7 +217,7 @@ fn msr(line: &[u8], first: bool) -> Parsed {
     };
     let offset = f.next().and_then(int).ok_or(MSR)?;
     let size = f.next().and_then(int).ok_or(MSR)?;
-    record(ns(ticks, 100)?, op, offset, size, disk as u32)
+    record(ns(ticks, 100)?, op, offset, size, device(disk)?)
 }
 
 const UMASS: &str = "ASU,LBA(512 B sectors),Size(bytes),r|w,Timestamp(s)";
@@ -213,7 +234,7 @@ fn umass(line: &[u8]) -> Parsed {
         _ => return Err(UMASS),
     };
     let time = f.next().and_then(|t| scaled(t, 9)).ok_or(UMASS)?;
-    record(time, op, sectors(lba)?, size, asu as u32)
+    record(time, op, sectors(lba)?, size, device(asu)?)
 }
 
 const BLKPARSE: &str =
@@ -262,8 +283,13 @@ fn blkparse(line: &[u8]) -> Parsed {
         return Err(BLKPARSE);
     }
     let count = f.next().and_then(int).ok_or(BLKPARSE)?;
-    let device = ((major as u32) << 20) | minor as u32;
-    let r = record(time, op, sectors(sector)?, sectors(count)?, device)?;
+    let r = record(
+        time,
+        op,
+        sectors(sector)?,
+        sectors(count)?,
+        dev_t(major, minor)?,
+    )?;
     Ok(r.map(|r| TraceRecord { clock: cpu, ..r }))
 }
 
@@ -289,7 +315,13 @@ fn ascii(line: &[u8], time_unit_ns: u64) -> Parsed {
     if f.next().is_some() {
         return Err(ASCII);
     }
-    record(time, op, sectors(lba)?, sectors(size)?, device as u32)
+    record(
+        time,
+        op,
+        sectors(lba)?,
+        sectors(size)?,
+        self::device(device)?,
+    )
 }
 
 const FIU: &str = "time(ns) pid process lba(512 B sectors) sectors W|R major minor md5";
@@ -309,8 +341,13 @@ fn fiu(line: &[u8]) -> Parsed {
     };
     let major = f.next().and_then(int).ok_or(FIU)?;
     let minor = f.next().and_then(int).ok_or(FIU)?;
-    let device = ((major as u32) << 20) | minor as u32;
-    record(time, op, sectors(lba)?, sectors(blocks)?, device)
+    record(
+        time,
+        op,
+        sectors(lba)?,
+        sectors(blocks)?,
+        dev_t(major, minor)?,
+    )
 }
 
 const ALIBABA: &str = "device_id,R|W,offset(bytes),length(bytes),timestamp(us)";
@@ -327,7 +364,7 @@ fn alibaba(line: &[u8]) -> Parsed {
     let offset = f.next().and_then(int).ok_or(ALIBABA)?;
     let len = f.next().and_then(int).ok_or(ALIBABA)?;
     let time = f.next().and_then(int).ok_or(ALIBABA)?;
-    record(ns(time, 1000)?, op, offset, len, device as u32)
+    record(ns(time, 1000)?, op, offset, len, self::device(device)?)
 }
 
 const TENCENT: &str =
@@ -360,7 +397,7 @@ fn tencent(line: &[u8], first: bool) -> Parsed {
         op,
         sectors(offset)?,
         sectors(size)?,
-        volume as u32,
+        device(volume)?,
     )
 }
 
