@@ -38,8 +38,12 @@ _UNREAD = object()
 
 def checked(function: Function) -> Function:
     """``function`` with its arguments checked (see the module)."""
-    signature = inspect.signature(function)
+    signature = inspect.signature(function)  # the annotations as written (text), which the checks read
     kinds: dict[str, Kind] | None = None
+    try:  # help() shows the types, not their names as strings
+        function.__annotations__ = typing.get_type_hints(function)
+    except Exception:  # noqa: BLE001 - Python 3.9's `X | None`, or a name defined further down: names stay
+        pass
     label = f"{function.__module__.replace('nandlab.', '', 1)}.{function.__qualname__}"
     if function.__module__ == "nandlab.api":
         label = f"nandlab.{function.__qualname__}"

@@ -222,6 +222,7 @@ def _device(out: Toml, host: Params, device: Params, flash: Params) -> None:
         out.key("interface", f"nvme-gen3-x{lanes}" if lanes in (1, 2, 4, 8, 16) else "nvme-gen3-x4",
                 "HostInterface_Type NVME")
         out.key("link_rate", f"{_exact(gbps * lanes * 1000)}MB/s", f"PCIe_Lane_Bandwidth {gbps:g} GB/s x PCIe_Lane_Count {lanes}")
+        out.comment(f"SATA_Processing_Delay {host.whole('SATA_Processing_Delay', 0)} ns: MQSim takes it for SATA only")
     rate = device.number("Channel_Transfer_Rate", 333, 1, 1e6) * device.number("Flash_Channel_Width", 1, 1, 64)
     out.key("channel_rate", f"{_exact(rate)}MB/s", "Channel_Transfer_Rate (MT/s) x Flash_Channel_Width (bytes)")
     if device.text("Caching_Mechanism", "ADVANCED").upper() != "NONE":
@@ -242,8 +243,12 @@ def _device(out: Toml, host: Params, device: Params, flash: Params) -> None:
     out.key("multiplane", True, "MQSim issues multi-plane commands when it can")
     _unmodelled(out, device, flash)
     bits = BITS[cell]
-    out.table(f"device.timing.{cell}", "Page_Read_Latency_*, Page_Program_Latency_*, Block_Erase_Latency (ns)")
-    types = PAGE_TYPES[:bits] if bits < 3 else PAGE_TYPES
+    types = {1: ("LSB",), 2: ("LSB", "MSB"), 3: PAGE_TYPES}[bits]  # MQSim's MLC pages are LSB and MSB
+    used = [f"Page_{kind}_Latency_{t}" for kind in ("Read", "Program") for t in types]
+    out.table(f"device.timing.{cell}", f"{', '.join(used)}, Block_Erase_Latency (ns)")
+    unused = [f"Page_{kind}_Latency_{t}" for kind in ("Read", "Program") for t in PAGE_TYPES if t not in types]
+    if unused:
+        out.comment(f"{', '.join(unused)}: not used by MQSim for {cell.upper()} (its pages are {' and '.join(types)})")
     out.key("read_us", [flash.number(f"Page_Read_Latency_{t}", low=1) / 1000 for t in types])
     out.key("program_us", [flash.number(f"Page_Program_Latency_{t}", low=1) / 1000 for t in types])
     out.key("erase_us", flash.number("Block_Erase_Latency", low=1) / 1000)
@@ -264,13 +269,27 @@ def _unmodelled(out: Toml, device: Params, flash: Params) -> None:
         "Static_Wearleveling_Threshold": "wear_leveling's usage-table GC has its own rule (life_threshold)",
         "Flash_Comm_Protocol": "the bus speed is channel_rate",
         "Page_Metadat_Capacity": "a page's spare area is not modelled",
+        "CMT_Sharing_Mode": "one map cache serves every flow",
+        "Address_Mapping": "nandlab maps pages (page-level mapping, its map cache a DFTL's CMT)",
+        "Queue_Fetch_Size": "the interface takes a command as soon as the queue holds one",
+        "Data_Cache_DRAM_Row_Size": "the buffer's DRAM is a rate (dram_rate), without rows or timings",
+        "Data_Cache_DRAM_tRCD": "the buffer's DRAM is a rate (dram_rate), without rows or timings",
+        "Data_Cache_DRAM_tCL": "the buffer's DRAM is a rate (dram_rate), without rows or timings",
+        "Data_Cache_DRAM_tRP": "the buffer's DRAM is a rate (dram_rate), without rows or timings",
+        "Preferred_suspend_erase_time_for_read": "a read suspends a program or erase whenever suspend allows",
+        "Preferred_suspend_erase_time_for_write": "a read suspends a program or erase whenever suspend allows",
+        "Preferred_suspend_write_time_for_read": "a read suspends a program or erase whenever suspend allows",
     }
     for name, instead in notes.items():
         params = next((p for p in (device, flash) if name in p.values), None)
         if params is not None:
             out.comment(f"{name} {params.text(name)}: no nandlab key: {instead}")
-    if device.text("Caching_Mechanism", "ADVANCED").upper() == "NONE":
+    caching = device.text("Caching_Mechanism", "ADVANCED").upper()
+    if caching == "NONE":
         out.comment("Caching_Mechanism NONE: no write_buffer set (the drive's own default buffer stays)")
+    else:
+        out.comment(f"Caching_Mechanism {caching}: nandlab's write buffer holds writes until they are programmed "
+                    "(write_buffer); MQSim's cache policies and its read hits are not modelled")
 
 
 def _ftl(out: Toml, device: Params, flash: Params) -> None:
@@ -301,10 +320,10 @@ def _ftl(out: Toml, device: Params, flash: Params) -> None:
                 "CMT_Capacity: cached mapping table (Ideal_Mapping_Table false)")
         out.key("map_extents", False, "MQSim's CMT is a page-level DFTL: every lookup goes through it (nandlab's "
                 "default keeps data written in order as extents in RAM, which never miss)")
-    out.key("read_priority",
-            device.text("Transaction_Scheduling_Policy", "OUT_OF_ORDER").upper() != "FIFO",
-            "Transaction_Scheduling_Policy (note: MQSim dispatches one transaction per die at a time; nandlab's "
-            "die queues take die_queue_depth)")
+    scheduling = device.text("Transaction_Scheduling_Policy", "OUT_OF_ORDER").upper()
+    out.key("read_priority", scheduling != "FIFO",
+            f"Transaction_Scheduling_Policy {scheduling} (note: MQSim dispatches one transaction per die at a time; "
+            "nandlab's die queues take die_queue_depth, reads first unless FIFO)")
     static = device.flag("Static_Wearleveling_Enabled", True)
     if static and policy == "GREEDY":
         out.key("wear_leveling", True, "Static_Wearleveling_Enabled (Dynamic_Wearleveling: nandlab always writes "

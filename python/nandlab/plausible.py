@@ -159,9 +159,21 @@ _GEOMETRY = ("channels", "chips_per_channel", "dies_per_chip", "planes_per_die",
 """A drive's shape: their product is its raw capacity in bytes."""
 
 
+_RUN_FIGURES = ("host_requests", "iops", "sim_seconds", "host_write_bytes")
+"""A run's or phase's summary: the figures below hold together there."""
+_SUMS = (("host_requests", ("host_read_requests", "host_write_requests")),
+         ("flash_programs", ("flash_programs_gc",)))
+"""(a whole, its parts): the parts add up to at most the whole."""
+_RATES = (("iops", ("host_requests",), 1.0), ("mbps", ("host_read_bytes", "host_write_bytes"), 1e6),
+          ("read_mbps", ("host_read_bytes",), 1e6), ("write_mbps", ("host_write_bytes",), 1e6),
+          ("average_power_w", ("energy_joules",), 1.0))
+"""(a rate, what it counts, its unit): rate × sim_seconds × unit is the amount."""
+
+
 def _inconsistent(table: dict[str, Any]) -> str | None:
     """What in one JSON object cannot be so together: a distribution out of order (a p50 above its
-    p99), a drive whose shape does not multiply to its raw capacity; None if nothing."""
+    p99), a run's rates that are not its amounts over its time or parts more than their whole, a
+    drive whose shape does not multiply to its raw capacity; None if nothing."""
 
     def number(key: str) -> float | None:
         value = table.get(key)
@@ -175,6 +187,17 @@ def _inconsistent(table: dict[str, Any]) -> str | None:
     mean = number("mean")
     if mean is not None and ordered and not ordered[0][1] <= mean <= ordered[-1][1] * (1 + 1e-9):
         return f"mean = {_shown(mean)} outside {ordered[0][0]} to {ordered[-1][0]}"
+    if all(number(key) is not None for key in _RUN_FIGURES):
+        seconds = number("sim_seconds")
+        for whole, parts in _SUMS:
+            values = [number(key) for key in parts]
+            if number(whole) is not None and all(v is not None for v in values) and sum(values) > number(whole):
+                return f"{' + '.join(parts)} = {_shown(sum(values))}, more than {whole} = {_shown(number(whole))}"
+        for rate, amount, scale in _RATES:
+            r, a = number(rate), sum(number(key) or 0.0 for key in amount)
+            if seconds and r is not None and not math.isclose(r * seconds * scale, a, rel_tol=1e-6, abs_tol=1e-6):
+                return (f"{rate} = {_shown(r)} over sim_seconds = {_shown(seconds)}, where {' + '.join(amount)} = "
+                        f"{_shown(a)} (a rate is its amount over the time)")
     shape = [number(key) for key in _GEOMETRY]
     raw = number("raw_capacity_bytes")
     if raw is not None and all(v is not None for v in shape) and math.prod(shape) != raw:
@@ -250,10 +273,10 @@ def _verdict_problem(document: Any) -> str | None:
 def blocks_problem(figures: dict[str, Any], blocks: int) -> str | None:
     """What in a run's or phase's ``figures`` says there are more than the drive's ``blocks`` blocks
     (free, bad, or counted in its erase-count histogram); None if nothing does."""
-    for key in ("free_blocks", "bad_blocks"):
-        value = figures.get(key)
-        if isinstance(value, (int, float)) and value > blocks:
-            return f"{key} = {_shown(value)}, on a drive of {blocks:,} blocks"
+    counts = {key: figures.get(key) for key in ("free_blocks", "bad_blocks")}
+    counts = {key: value for key, value in counts.items() if isinstance(value, (int, float))}
+    if sum(counts.values()) > blocks:
+        return f"{' + '.join(f'{k} = {_shown(v)}' for k, v in counts.items())}, on a drive of {blocks:,} blocks"
     histogram = figures.get("erase_count_histogram") or []
     if isinstance(histogram, list) and all(isinstance(pair, list) and len(pair) == 2 for pair in histogram):
         total = sum(count for _, count in histogram if isinstance(count, (int, float)))

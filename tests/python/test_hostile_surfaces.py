@@ -1147,3 +1147,40 @@ def test_a_snapshot_s_notes_are_bounded(tiny_path: Path) -> None:
     under a memory limit): notes are at most 1 MiB of JSON, written or read."""
     with pytest.raises(nandlab.ConfigError, match="more than the 1,048,576 a snapshot keeps"):
         nandlab.run(tiny_path, notes={"x": [0] * 600_000}, progress=False)
+
+
+def test_a_sweep_s_manifest_is_never_written_through_a_link(nandlab_cli, tmp_path: Path) -> None:
+    """A second look at the sixth check: manifest.json linked to a user's file was written through."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("precious user data")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").symlink_to(precious)
+    result = nandlab_cli("sweep", _sweep_file(tmp_path), "--out", out, "--workers", "1", "--quiet")
+    assert result.exit_code == 0, result.stderr
+    assert precious.read_text() == "precious user data" and not (out / "manifest.json").is_symlink()
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("iops", 1e12, "iops = 1000000000000.0 over sim_seconds"),
+    ("host_write_bytes", 10**15, "over sim_seconds"),
+    ("average_power_w", 1e15, "where energy_joules = "),
+    ("host_read_requests", 10**9, "more than host_requests"),
+    ("flash_programs_gc", 10**9, "more than flash_programs"),
+], ids=["iops", "bytes", "power", "reads", "gc programs"])
+def test_a_report_refuses_rates_that_are_not_their_amounts(nandlab_cli, tiny_path: Path, tmp_path: Path,
+                                                           key: str, value: float, message: str) -> None:
+    out = _run_dir(nandlab_cli, tiny_path, tmp_path)
+    summary = json.loads((out / "summary.json").read_text())
+    summary["summary"][key] = value
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert message in _one_error_line(nandlab_cli("report", out))
+
+
+def test_a_report_counts_free_and_bad_blocks_together(nandlab_cli, tiny_path: Path, tmp_path: Path) -> None:
+    out = _run_dir(nandlab_cli, tiny_path, tmp_path)
+    summary = json.loads((out / "summary.json").read_text())
+    blocks = summary["device"]["blocks"]
+    summary["phases"][0].update(free_blocks=blocks - 10, bad_blocks=blocks - 10)
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert f"on a drive of {blocks:,} blocks" in _one_error_line(nandlab_cli("report", out))

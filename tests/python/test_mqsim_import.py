@@ -129,6 +129,26 @@ def test_every_parameter_nandlab_does_not_take_is_named() -> None:
     assert "RANDOM_P and RANDOM_PP skip" in mqsim.import_config(ssd_file(ssd), WORKLOAD, 1)
 
 
+def test_every_device_parameter_changes_the_import_or_is_named() -> None:
+    """The issue's outside check: Caching_Mechanism, CMT_Sharing_Mode, Address_Mapping, Queue_Fetch_Size,
+    the buffer DRAM's timings and the preferred suspend times left the TOML byte-identical when they
+    changed; every parameter of MQSim's own file now shows in the TOML, as a key's source or a comment."""
+    import re
+
+    text = mqsim.import_config(SSD, WORKLOAD, 1)
+    for name in sorted(set(re.findall(r"<([A-Za-z_]+)>", SSD.read_text()))):
+        if name.endswith("Parameter_Set") or name in ("Seed", "Enable_ResponseTime_Logging",
+                                                       "ResponseTime_Logging_Period_Length", "Memory_Type"):
+            continue
+        assert name in text, name
+
+
+def test_mlc_latencies_are_mqsims_lsb_and_msb_pages() -> None:
+    """MQSim's MLC pages are LSB and MSB (SSD_Device.cpp); the importer read LSB and CSB."""
+    ssd = SSD.read_text().replace("<Page_Read_Latency_MSB>75000<", "<Page_Read_Latency_MSB>150000<")
+    assert "<Flash_Technology>MLC<" in ssd and "read_us = [75.0, 150.0]" in mqsim.import_config(ssd_file(ssd), WORKLOAD, 1)
+
+
 def ssd_file(text: str) -> Path:
     import tempfile
 

@@ -139,11 +139,15 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         "B" => 1.0,
         "KB" | "kB" => 1e3,
         "GB" => 1e9,
+        "TB" => 1e12,
+        "PB" => 1e15,
         "KiB" => 1024.0,
         "MiB" => 1024.0 * 1024.0,
         "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
         "Mb" => 1e6 / 8.0,
         "Gb" => 1e9 / 8.0,
+        "Tb" => 1e12 / 8.0,
         _ => return Err(expected()),
     };
     let r = (n * mult).round();

@@ -136,7 +136,7 @@ def write_manifest(out: Path, kind: str, paths: Sequence[Path]) -> Path:
     path = out / MANIFEST_JSON
     names = [p.relative_to(out).as_posix() for p in paths]
     document = {"kind": kind, "nandlab": version(), "files": names}
-    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    files.unlink_link(path).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")  # never through a link
     return path
 
 

@@ -108,9 +108,16 @@ fn limits_and_size(w: &FormWord, limits: usize) -> Result<(Vec<u32>, u32), Strin
     }
     let nums = parts[..limits]
         .iter()
-        .map(|p| p.parse::<u32>().ok().filter(|&n| (1..=10_000).contains(&n)))
-        .collect::<Option<Vec<u32>>>()
+        .map(|p| p.parse::<u64>().ok().map(|n| (p, n)))
+        .collect::<Option<Vec<_>>>()
         .ok_or_else(bad)?;
+    if let Some((p, _)) = nums.iter().find(|(_, n)| !(1..=10_000).contains(n)) {
+        return Err(format!(
+            "{}: expected 1 to 10,000 bits corrected per codeword, found `{p}` in `{}`",
+            w.form, w.word
+        ));
+    }
+    let nums: Vec<u32> = nums.into_iter().map(|(_, n)| n as u32).collect();
     let size = parse_size(parts[limits]).map_err(|e| format!("{}: codeword size: {e}", w.form))?;
     if !(64..=65_536).contains(&size) {
         return Err(format!(

@@ -387,14 +387,18 @@ fn check_spare(f: &RawFtl, shape: &Shape, gc_start: u32) -> Result<(), ConfigErr
     }
     if shape.nominal {
         // The nominal capacity sized the planes: say which capacity would do.
+        let remedy = match enough_gib(f, shape) {
+            Some(gib) => format!("give at least {gib} GiB, more spare space, or fewer planes"),
+            None => "no capacity up to 1,024 times this one would at this spare space: give more \
+                     spare space ([device] over_provisioning or reserve), or fewer planes"
+                .to_string(),
+        };
         return err(
             "[device] capacity",
             format!(
                 "too small for this geometry: {} blocks per plane leave {spare:.1} spare blocks per GC pool, \
-                 and GC needs more than {needed:.0} (gc_start plus 2 open blocks); give at least {} GiB, \
-                 more spare space, or fewer planes",
+                 and GC needs more than {needed:.0} (gc_start plus 2 open blocks); {remedy}",
                 g.blocks_per_plane,
-                enough_gib(f, shape).map_or("many more".to_string(), |g| g.to_string())
             ),
         );
     }
