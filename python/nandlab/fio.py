@@ -627,7 +627,7 @@ def report(jobs: FioJobs, result: api.Result, bins: bool = False) -> dict[str, A
         "timestamp": int(now),
         "timestamp_ms": int(now * 1000),
         "time": time.ctime(now),
-        "global options": jobs.global_options,
+        "global options": {k: v for k, v in jobs.global_options.items() if v != ""},  # as fio: no bare flag
         "device": device,
         "warnings": jobs.warnings,
         "jobs": reports,
@@ -739,7 +739,7 @@ def _job_report(job: FioJob, s: dict[str, Any], waf: float, command_ns: int,
         "error": 0,
         "eta": 0,
         "elapsed": round(s["sim_seconds"]),
-        "job options": job.own,
+        "job options": {k: v for k, v in job.own.items() if v != ""},  # fio lists no bare flag (stonewall)
         "read": direction("read"),
         "write": direction("write"),
         "trim": direction("trim"),

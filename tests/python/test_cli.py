@@ -215,3 +215,15 @@ def test_extents_are_said_and_can_be_turned_off(nandlab_cli, tmp_path: Path) -> 
     text, reads = runs["map_extents = false"]
     assert reads["map_reads"] > 15000 and "map_extent_lookups" not in reads and reads["map_lookups"] == 20000
     assert "extents answered" not in text
+
+
+def test_the_command_list_s_short_help_is_each_command_s_own() -> None:
+    """`nandlab --help` lists the commands without importing them (0.59 s before, ~0.1 s now): each line
+    is the text the command itself gives."""
+    import click
+
+    from nandlab.cli import COMMANDS, cli
+
+    ctx = click.Context(cli)
+    for name, (_, _, short) in COMMANDS.items():
+        assert cli.get_command(ctx, name).get_short_help_str(limit=1000) == short, name

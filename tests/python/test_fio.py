@@ -160,8 +160,11 @@ def test_jobs_without_stonewall_run_together() -> None:
     report = fio.run(jobs, DEVICE)
     names = [(j["jobname"], j["groupid"]) for j in report["jobs"]]
     assert names == [("reader", 0), ("writer", 0), ("writer", 0), ("after", 1)]
-    reader, writer1, writer2, _ = report["jobs"]
+    reader, writer1, writer2, last = report["jobs"]
     assert writer1["write"]["io_bytes"] == writer2["write"]["io_bytes"] == 32 * 2**20
+    # As fio's JSON: bare flags (time_based, stonewall) are not among a job's options.
+    assert reader["job options"] == {"rw": "randread", "iodepth": "8", "runtime": "1"}
+    assert last["job options"] == {"rw": "read", "bs": "128k", "io_size": "64m"}
     assert 1000 <= reader["read"]["runtime"] < 1050  # 1 s of issuing, then its last requests complete
     # The same group written as [[phase.job]]s, seed 3: the same numbers.
     shared = {"pattern": "shuffle", "block_size": "4KiB", "working_set": 0.125}
