@@ -600,6 +600,10 @@ def run(
 # --- fio's JSON ----------------------------------------------------------------------------------
 
 
+UNWRITTEN_HOW = "write the drive first (a job with rw=write, bs=128k, size=100% before a stonewall)"
+"""How a fio user preconditions a drive, said when reads found addresses never written."""
+
+
 @checked
 def report(jobs: FioJobs, result: api.Result, bins: bool = False) -> dict[str, Any]:
     """fio's JSON document for the jobs' phases of a run: an entry per job (``entries``); with
@@ -629,7 +633,7 @@ def report(jobs: FioJobs, result: api.Result, bins: bool = False) -> dict[str, A
         "time": time.ctime(now),
         "global options": {k: v for k, v in jobs.global_options.items() if v != ""},  # as fio: no bare flag
         "device": device,
-        "warnings": jobs.warnings,
+        "warnings": [*jobs.warnings, *output.unwritten_read_lines(result.phases, UNWRITTEN_HOW)],
         "jobs": reports,
         "disk_util": [_disk_util(device, result.summary)],
     }

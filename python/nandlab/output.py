@@ -202,6 +202,16 @@ def map_extent_lines(phases: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def unwritten_read_lines(phases: list[dict[str, Any]], how: str) -> list[str]:
+    """If the run's reads found addresses never written: how many bytes, why their latency says nothing
+    of the flash, and ``how`` to write the drive first; else nothing."""
+    unwritten = sum(int(phase.get("unwritten_read_bytes") or 0) for phase in phases)
+    if not unwritten:
+        return []
+    return [f"{unwritten / 2**20:,.1f} MiB of the reads found addresses never written: a fresh drive answers them "
+            f"from the controller, without reading flash (as a real drive does); {how} to measure reads of flash"]
+
+
 def wear_out_lines(summary: dict[str, Any]) -> list[str]:
     """When and why the drive died, and since when it no longer holds its advertised capacity (under
     ``death = "dead-blocks"`` a ZombieNAND drive lives on with less flash than it advertised)."""

@@ -666,3 +666,22 @@ def test_the_text_report_has_fios_lines_and_says_when_reads_found_nothing_writte
                           "--size=64m", "--number_ios=1000")
     assert written.exit_code == 0, written.stderr
     assert "never written" not in written.stdout and "write amplification: 1.00" in written.stdout
+
+
+def test_reads_of_never_written_addresses_are_pointed_out_in_every_format(nandlab_cli, tmp_path: Path) -> None:
+    """The issue's outside check: only fio's normal text said so; JSON, terse and `nandlab run` were silent."""
+    job = tmp_path / "r.fio"
+    job.write_text("[r]\nrw=randread\nbs=4k\nsize=16m\n")
+    args = ("fio", job, "--device", "snia-mlc", "--capacity", "1GiB")
+    as_json = nandlab_cli(*args, "--output-format", "json")
+    assert as_json.exit_code == 0, as_json.stderr
+    assert any("found addresses never written" in w for w in json.loads(as_json.stdout)["warnings"])
+    assert "note: 16.0 MiB of the reads found addresses never written" in as_json.stderr
+    assert "found addresses never written" in nandlab_cli(*args).stdout
+    config = tmp_path / "rd.toml"
+    config.write_text('[device]\npreset = "snia-mlc"\ncapacity = "1GiB"\n[[phase]]\nread_fraction = 1.0\n'
+                      'requests = 2000\n')
+    assert 'kind = "fill" before the reads' in " ".join(nandlab_cli("run", config).stdout.split())
+    written = tmp_path / "w.toml"
+    written.write_text(config.read_text().replace("[[phase]]\nread", '[[phase]]\nkind = "fill"\n[[phase]]\nread'))
+    assert "never written" not in nandlab_cli("run", written).stdout

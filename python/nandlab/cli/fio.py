@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from nandlab import api, fio
+from nandlab import api, fio, output
 from nandlab._core import ConfigError
 from nandlab.cli import options
 from nandlab.cli.console import LazyProgress, wrote
@@ -98,7 +98,10 @@ def fio_command(ctx: click.Context, device: str, capacity: str | None, seed: int
     if "json" in formats or "json+" in formats:
         click.echo(result.to_json())
     if "normal" in formats:
-        result.print(stdout_console())
+        result.print(stdout_console())  # its text says it too
+    else:
+        for note in output.unwritten_read_lines(result.result.phases, fio.UNWRITTEN_HOW):
+            stderr.print(f"[yellow]note:[/] {safe(note)}", soft_wrap=True, highlight=False)
     if out is not None:
         wrote(result.write(out), out, stderr)
     logs = fio.write_logs(jobs, result.result, out if out is not None else Path.cwd())

@@ -87,6 +87,7 @@ class RunResult(ProcedureResult):
         _latency_table(console, self.result)
         _bit_error_table(console, self.result)
         for note in (output.skipped_trace_lines(self.result.phases) + output.map_extent_lines(self.result.phases)
+                     + output.unwritten_read_lines(self.result.phases, RUN_UNWRITTEN_HOW)
                      + output.wear_out_lines(self.result.summary)):
             console.print(safe(note), style="yellow", highlight=False)
         _power_cut_tables(console, self.result)
@@ -94,6 +95,10 @@ class RunResult(ProcedureResult):
     @classmethod
     def report(cls, directory: Path) -> Report:
         return run_report(directory)
+
+
+RUN_UNWRITTEN_HOW = 'write the drive first (a [[phase]] with kind = "fill" before the reads)'
+"""How a run preconditions a drive, said when reads found addresses never written."""
 
 
 def run(config: api.ConfigSource = None, seed: int | None = None, **options: Any) -> RunResult:
