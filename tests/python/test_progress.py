@@ -201,3 +201,21 @@ def test_a_narrow_terminal_keeps_the_bar_percentage_and_time(width: int) -> None
         text = line.replace("\x1b[2K", "").split("\n")[0]
         assert len(text) <= width and "━" in text and "phase 2/3" in text, text
     assert " 42% -:--:--" in frame and " 100% 0:00:00" in last  # a finished run's last frame is full
+
+
+def test_a_run_until_dead_moves_its_bar_through_the_life() -> None:
+    """The issue's outside check: an `until = "dead"` run showed 0 % for its whole length (the bar took the
+    spare flash lost, which goes only at the end); a drive that retires its blocks now moves with its wear.
+    A phase's first report comes at its first check, whatever the machine's speed: after 500 drive writes
+    of a life of about 1,400, the bar of the phase that runs on until death starts about a third in."""
+    first: dict[str, float] = {}
+
+    def progress(fraction: float, info: dict) -> None:
+        first.setdefault(info["phase_name"], fraction)
+
+    nandlab.run({"device": {"preset": "zombienand-synthetic-tlc", "reserve": 0.3},
+                 "ftl": {"zombie": False, "wear_unleveling": False},
+                 "phase": [{"name": "young", "working_set": 0.5, "block_size": "8KiB", "volume": 500.0},
+                           {"name": "end", "working_set": 0.5, "block_size": "8KiB", "until": "dead"}]},
+                progress=progress)
+    assert 0.25 < first["end"] < 0.5, first

@@ -367,6 +367,19 @@ impl Ftl {
         (lost.unwrap_or(0) as f64 / budget).min(1.0)
     }
 
+    /// How far the drive is towards its death, 0 to 1, for a progress bar: the spare flash lost
+    /// (`reserve_used`), or — on a drive that retires its blocks, whose spare goes only at the very
+    /// end — the mean block's share of its native life used, whichever is further. A ZombieNAND
+    /// drive lives on past its native life, so only its spare flash says how far it is.
+    pub fn life_used(&self) -> f64 {
+        let reserve = self.reserve_used();
+        if self.blocks.zombie_on() {
+            reserve
+        } else {
+            reserve.max(self.blocks.wear_used().min(0.999))
+        }
+    }
+
     /// Mapped logical units.
     pub fn mapped_units(&self) -> u64 {
         self.blocks.valid_total()

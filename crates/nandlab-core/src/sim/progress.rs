@@ -204,7 +204,7 @@ impl Simulator {
             let reserve_used = self.drive.ftl().reserve_used();
             let pr = Progress {
                 fraction: if tally.until_dead {
-                    reserve_used
+                    self.drive.ftl().life_used()
                 } else if tally.stop.is_none() {
                     tally.jobs_fraction
                 } else {

@@ -273,6 +273,11 @@ impl BlockTable {
         self.stress_sum / (self.stress.len() as f64 * self.model.limit(self.native))
     }
 
+    /// Whether a block dead at its mode lives on one mode down (ZombieNAND) rather than retiring.
+    pub fn zombie_on(&self) -> bool {
+        self.zombie
+    }
+
     /// Usable blocks per bit mode (SLC, MLC, TLC, QLC), retired ones left out.
     pub fn blocks_by_mode(&self) -> [u64; 4] {
         self.by_mode
