@@ -685,3 +685,16 @@ def test_reads_of_never_written_addresses_are_pointed_out_in_every_format(nandla
     written = tmp_path / "w.toml"
     written.write_text(config.read_text().replace("[[phase]]\nread", '[[phase]]\nkind = "fill"\n[[phase]]\nread'))
     assert "never written" not in nandlab_cli("run", written).stdout
+
+
+def test_the_latency_distribution_takes_five_levels_a_line_as_fio_prints_it() -> None:
+    from nandlab.procedures.fio import _job_lines
+
+    job = {"latency_ns": {}, "latency_ms": {},
+           "latency_us": {str(level): 10.0 for level in (2, 4, 10, 20, 50, 100, 250)},
+           **{name: {"1": 100.0} for name in ("iodepth_level", "iodepth_submit", "iodepth_complete")},
+           "read": {"total_ios": 1}, "write": {"total_ios": 0}, "trim": {"total_ios": 0},
+           "latency_target": 0, "latency_window": 0, "latency_percentile": 100.0, "latency_depth": 1}
+    lines = [line for line in _job_lines(job) if line.startswith("  lat (usec)")]
+    assert lines == ["  lat (usec)   : 2=10.00%, 4=10.00%, 10=10.00%, 20=10.00%, 50=10.00%",
+                     "  lat (usec)   : 100=10.00%, 250=10.00%"]

@@ -149,8 +149,8 @@ def _job_lines(job: Mapping[str, Any]) -> list[str]:
     lines = []
     for unit, label in (("ns", "nsec"), ("us", "usec"), ("ms", "msec")):
         shares = [f"{level}={share:.2f}%" for level, share in job[f"latency_{unit}"].items() if share >= 0.01]
-        if shares:
-            lines.append(f"  lat ({label})   : " + ", ".join(shares))
+        for first in range(0, len(shares), 5):  # fio's lines hold five levels each
+            lines.append(f"  lat ({label})   : " + ", ".join(shares[first:first + 5]))
 
     def levels(name: str) -> str:
         return ", ".join(f"{level}={share:.1f}%" for level, share in job[name].items())
