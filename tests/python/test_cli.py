@@ -1,6 +1,7 @@
 """The nandlab command: table, --json, --out, presets, default-config, and how errors look."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -227,3 +228,13 @@ def test_the_command_list_s_short_help_is_each_command_s_own() -> None:
     ctx = click.Context(cli)
     for name, (_, _, short) in COMMANDS.items():
         assert cli.get_command(ctx, name).get_short_help_str(limit=1000) == short, name
+
+
+def test_an_80_column_terminal_shows_every_figure_of_the_run_whole(tiny_path: Path) -> None:
+    """The issue's outside check: at 80 columns the run's tables cut figures to `56,6…` and names to `rand…`."""
+    env = {**os.environ, "COLUMNS": "80", "TERM": "xterm"}
+    done = subprocess.run([sys.executable, "-m", "nandlab", "run", str(tiny_path)], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "…" not in done.stdout and max(map(len, done.stdout.splitlines())) <= 80
+    assert any(line.split()[:1] == ["randwrite"] for line in done.stdout.splitlines()), done.stdout

@@ -56,8 +56,8 @@ class RunResult(ProcedureResult):
         if not any(died):
             died = []
         caption = WAF_CAPTION + (FLASH_WAF_CAPTION if cuts else "")
-        table = Table(box=box.SIMPLE_HEAD, caption=caption, caption_justify="left")
-        table.add_column("Phase")
+        table = Table(box=box.SIMPLE_HEAD, caption=caption, caption_justify="left", pad_edge=False, collapse_padding=True)
+        table.add_column("Phase", overflow="fold")
         for header in (
             "Written\nGiB",
             "Read\nGiB",
@@ -70,7 +70,7 @@ class RunResult(ProcedureResult):
             "Wall\ns",
             "Mreq per\nwall-s",
         ):
-            table.add_column(header, justify="right")
+            table.add_column(header, justify="right", overflow="fold")
         if died:
             table.add_column("Died", overflow="fold")
         for index, phase in enumerate(self.result.phases):
@@ -209,9 +209,9 @@ def _bit_error_table(console: Console, result: api.Result) -> None:
     target = result.summary["uber_target"]
     table = Table(box=box.SIMPLE_HEAD, title="Bit errors", title_justify="left", caption_justify="left",
                   caption=f"UBER: expected uncorrectable errors per bit read (target {target:.0e}).")
-    table.add_column("Phase")
+    table.add_column("Phase", overflow="fold")
     for header, _, _ in BIT_ERROR_FIGURES:
-        table.add_column(header, justify="right")
+        table.add_column(header, justify="right", overflow="fold")
     for name, p in [*rows, ("total", result.summary)]:
         table.add_row(safe(name), *(fmt.format(p[key]) for _, key, fmt in BIT_ERROR_FIGURES),
                       style="bold" if name == "total" else None)
@@ -232,11 +232,12 @@ def _latency_table(console: Console, result: api.Result) -> None:
         rows += [(f"{phase['name']} └ {j['name']}", j) for j in phase.get("jobs", []) if _has_requests(j)]
     if not rows:
         return
-    table = Table(box=box.SIMPLE_HEAD, title="Latency µs", title_justify="left")
-    table.add_column("Phase")
+    table = Table(box=box.SIMPLE_HEAD, title="Latency µs", title_justify="left", pad_edge=False,
+                  collapse_padding=True)
+    table.add_column("Phase", overflow="fold")
     for op in ("Read", "Write"):
         for figure in LATENCY_FIGURES:
-            table.add_column(f"{op}\n{'p99.9' if figure == 'p999' else figure}", justify="right")
+            table.add_column(f"{op}\n{'p99.9' if figure == 'p999' else figure}", justify="right", overflow="fold")
     for label, s in rows:
         cells = [safe(label)]
         for key in ("read_latency_us", "write_latency_us"):
