@@ -1,8 +1,9 @@
 //! Memory: large zeroed arrays (the mapping tables) backed by transparent huge
 //! pages where the OS offers them (far fewer page faults and TLB misses when a
 //! run touches hundreds of megabytes of map, which matters most in virtual
-//! machines), the check that a run's state fits before it starts, and
-//! how such arrays go into a snapshot (as raw bytes).
+//! machines), the check that a run's state fits before it starts, how such
+//! arrays go into a snapshot (as raw bytes), and the hint that fetches an
+//! entry of one into the CPU's cache ahead of its use.
 
 use crate::config::{Arrival, Config, ConfigError, Interval, PhaseConfig};
 use crate::geometry::Geometry;
@@ -11,6 +12,22 @@ use crate::host::trace::TraceRecord;
 use crate::sim::ROWS_PER_PHASE;
 use crate::stats::{JobSummary, Latency, Row};
 use std::mem::size_of;
+
+/// Starts loading `items[i]` into the CPU's cache (nothing if `i` is out
+/// of range, or off x86-64): for an entry a later step will read, on
+/// tables far larger than the cache.
+#[inline]
+pub fn prefetch<T>(items: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(item) = items.get(i) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch only hints the cache (it cannot fault or change
+        // memory); SSE, which it needs, is in every x86-64 CPU.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast()) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (items, i);
+}
 
 /// A zero-filled `Vec<u32>` of `n` entries whose pages the OS provides lazily,
 /// as 2 MiB huge pages on Linux.

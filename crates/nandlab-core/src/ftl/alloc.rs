@@ -190,7 +190,9 @@ impl Ftl {
         let pool = self.g.pool_of_block(b) as usize;
         let queue = if !self.blocks.in_cache()[bi] {
             let (valid, capacity) = (self.blocks.valid()[bi], self.blocks.capacity()[bi]);
-            self.gc.victims.insert(b, valid, capacity, self.clock);
+            self.gc
+                .victims
+                .insert(b, valid, capacity, self.clock, &self.blocks);
             return;
         } else if self.blocks.static_cache()[bi] {
             &mut self.pslc.static_fifo[pool]

@@ -176,7 +176,7 @@ impl Ftl {
         // Every block a queue holds is free, once.
         let mut queued = vec![false; g.blocks as usize];
         for q in self.blocks.free().iter().chain(self.blocks.cache_free()) {
-            for &b in q {
+            for &b in q.iter() {
                 ensure(!std::mem::replace(&mut queued[b as usize], true), || {
                     format!("block {b} is queued twice")
                 })?;

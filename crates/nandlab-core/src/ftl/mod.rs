@@ -200,14 +200,15 @@ impl Ftl {
     /// fetched into cache while the current request is simulated).
     #[inline]
     pub fn will_touch(&self, lpn: u32) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetch is a hint and never faults, even for a bad address.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch(
-                self.map.l2p.as_ptr().wrapping_add(lpn as usize) as *const i8,
-                _MM_HINT_T0,
-            );
+        crate::memory::prefetch(&self.map.l2p, lpn as usize);
+    }
+
+    /// The slot holding `lpn`, if mapped (None too for an address past the map).
+    #[inline]
+    fn lookup_hinted(&self, lpn: u32) -> Option<u32> {
+        match self.map.l2p.get(lpn as usize) {
+            None | Some(0) => None,
+            Some(&s) => Some(s - 1),
         }
     }
 
@@ -215,9 +216,9 @@ impl Ftl {
     /// in the bit-error model is fetched into cache (nothing without one).
     #[inline]
     pub fn will_decode(&self, lpn: u32) {
-        if let (Some(e), Some(&s)) = (&self.errors, self.map.l2p.get(lpn as usize)) {
-            if s != 0 && e.far_from_cache() {
-                e.prefetch(self.g.block_of_slot(s - 1));
+        if let (Some(e), Some(s)) = (&self.errors, self.lookup_hinted(lpn)) {
+            if e.far_from_cache() {
+                e.prefetch(self.g.block_of_slot(s));
             }
         }
     }

@@ -489,21 +489,11 @@ impl ReadErrors {
     /// block table is far larger than the cache.
     #[inline]
     pub fn prefetch(&self, b: u32) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(e) = self.blocks.get(b as usize) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let first = (b * self.bits) as usize;
-            // SAFETY: a prefetch only hints the cache (it cannot fault or
-            // change memory); SSE, which it needs, is in every x86-64 CPU.
-            unsafe {
-                _mm_prefetch::<_MM_HINT_T0>((e as *const BlockErrors).cast());
-                for w in &self.windows[first..first + self.bits as usize] {
-                    _mm_prefetch::<_MM_HINT_T0>((w as *const Window).cast());
-                }
-            }
+        crate::memory::prefetch(&self.blocks, b as usize);
+        let first = (b * self.bits) as usize;
+        for i in first..first + self.bits as usize {
+            crate::memory::prefetch(&self.windows, i);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = b;
     }
 
     /// Whether block `b` was opened with `cycles` and has not been erased

@@ -147,7 +147,7 @@ impl BlockTable {
         )?;
         for queues in [&self.free, &self.cache_free] {
             for (p, q) in queues.iter().enumerate() {
-                indices("a free queue", q, n, false)?;
+                indices("a free queue", q.iter(), n, false)?;
                 ensure(q.iter().all(|&b| g.pool_of_block(b) == p as u32), || {
                     "a free queue holds a block of another GC pool".into()
                 })?;

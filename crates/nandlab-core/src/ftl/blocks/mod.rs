@@ -7,7 +7,8 @@
 //! and erase times move in ISPP steps.
 //!
 //! Which free block a frontier opens: the oldest (FIFO), or with wear
-//! levelling the one with the most life left.
+//! levelling the one with the most life left (the oldest of those tied),
+//! each in O(log n) (`free`).
 //!
 //! pSLC caches: a block's `mode` is what its cells can store (its wear
 //! limit); `run` is the mode it is programmed in now. Static cache blocks
@@ -15,6 +16,7 @@
 //! a native block opened in SLC mode, native again once erased.
 
 mod bet;
+mod free;
 mod growth;
 mod loaded;
 mod wear;
@@ -25,9 +27,9 @@ use crate::media::wear::{WearModel, ERASE_LOOPS, PROGRAM_LOOPS};
 use crate::media::CellMode;
 pub use bet::greedy_waf;
 use bet::Bet;
+pub use free::{total_order_key, FreeQueue};
 use growth::DataGrowth;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// Where a block is in its life cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,9 +76,9 @@ pub struct BlockTable {
     /// Static pSLC cache block: SLC for life, outside the native free queue.
     static_cache: Vec<bool>,
     /// Erased native blocks per GC pool, oldest first.
-    free: Vec<VecDeque<u32>>,
+    free: Vec<FreeQueue>,
     /// Erased static cache blocks per GC pool.
-    cache_free: Vec<VecDeque<u32>>,
+    cache_free: Vec<FreeQueue>,
     /// ZombieNAND's early-switch pool: worn on purpose so it switches mode first.
     early: Vec<bool>,
     /// Per pool: its early-switch blocks, and the most it may have (a
@@ -161,8 +163,8 @@ impl BlockTable {
             run: vec![g.cell; n],
             in_cache: static_cache.clone(),
             static_cache,
-            free: vec![VecDeque::new(); g.pools as usize],
-            cache_free: vec![VecDeque::new(); g.pools as usize],
+            free: vec![FreeQueue::default(); g.pools as usize],
+            cache_free: vec![FreeQueue::default(); g.pools as usize],
             early,
             early_count: vec![early_at_start; g.pools as usize],
             early_cap: ftl.wear.early_switch_blocks,
@@ -233,11 +235,7 @@ impl BlockTable {
                     continue;
                 }
                 t.count_life(b, pool, true);
-                if t.static_cache[i] {
-                    t.cache_free[pool as usize].push_back(b);
-                } else {
-                    t.free[pool as usize].push_back(b);
-                }
+                t.requeue_free(b, pool);
             }
         }
         t
@@ -311,10 +309,10 @@ impl BlockTable {
         &self.erase_loops
     }
     /// Erased native (and static cache) blocks of each pool, oldest first.
-    pub fn free(&self) -> &[VecDeque<u32>] {
+    pub fn free(&self) -> &[FreeQueue] {
         &self.free
     }
-    pub fn cache_free(&self) -> &[VecDeque<u32>] {
+    pub fn cache_free(&self) -> &[FreeQueue] {
         &self.cache_free
     }
     /// Mapping units the usable blocks of each pool hold in their modes.
@@ -475,14 +473,14 @@ impl BlockTable {
     /// does not wear it, and a placement that follows the early-switch pool
     /// would set a drive that never uses the pool on another course.)
     pub fn open(&mut self, pool: u32) -> Option<u32> {
-        let free = &self.free[pool as usize];
-        let at = if self.wear_leveling {
-            let life = |i: usize| self.remaining_life(free[i]);
-            (0..free.len()).max_by(|&i, &j| life(i).total_cmp(&life(j)).then(j.cmp(&i)))?
+        let mut free = std::mem::take(&mut self.free[pool as usize]);
+        let b = if self.wear_leveling {
+            free.pop_longest_lived(|b| self.remaining_life(b))
         } else {
-            0
+            free.pop_front()
         };
-        let b = self.free[pool as usize].remove(at)?;
+        self.free[pool as usize] = free;
+        let b = b?;
         self.state[b as usize] = BlockState::Open;
         Some(b)
     }
@@ -526,11 +524,7 @@ impl BlockTable {
         self.capacity[i] = self.capacity_in(self.mode[i]);
         self.in_cache[i] = self.static_cache[i];
         self.state[i] = BlockState::Free;
-        if self.static_cache[i] {
-            self.cache_free[pool as usize].push_back(block);
-        } else {
-            self.free[pool as usize].push_back(block);
-        }
+        self.requeue_free(block, pool);
         true
     }
 
@@ -543,7 +537,7 @@ impl BlockTable {
             &mut self.free[pool as usize],
             &mut self.cache_free[pool as usize],
         ] {
-            q.retain(|&b| b != block);
+            q.remove(block);
         }
         self.written[i] = 0;
         self.programmed[i] = 0;
@@ -576,11 +570,13 @@ impl BlockTable {
 
     /// Puts an erased block back on its free queue.
     pub fn requeue_free(&mut self, block: u32, pool: u32) {
-        if self.static_cache[block as usize] {
-            self.cache_free[pool as usize].push_back(block);
+        let life = self.remaining_life(block);
+        let queue = if self.static_cache[block as usize] {
+            &mut self.cache_free
         } else {
-            self.free[pool as usize].push_back(block);
-        }
+            &mut self.free
+        };
+        queue[pool as usize].push_back(block, life);
     }
 
     /// Erased native blocks of a pool.

@@ -13,18 +13,15 @@ const NIL: u32 = u32::MAX;
 
 /// The [`VictimPolicy`](super::VictimPolicy) items a policy over
 /// utilisation buckets (a `Buckets` in field 0) hands to them: `new`,
-/// `insert`, `invalidated`, `check_members`.
+/// `insert`, `invalidated`, `remove`, and (alone with `shared`, for a
+/// policy that keeps more beside its buckets) `parameter`, `check_members`.
 macro_rules! on_buckets {
     () => {
         fn new(g: &Geometry, _: Option<u32>) -> Self {
             Self(Buckets::new(g))
         }
 
-        fn parameter(&self) -> Option<u32> {
-            None
-        }
-
-        fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
+        fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64, _: &BlockTable) {
             self.0.insert(block, valid, capacity, now);
         }
 
@@ -35,6 +32,13 @@ macro_rules! on_buckets {
 
         fn remove(&mut self, block: u32, blocks: &BlockTable) {
             self.0.remove(block, blocks);
+        }
+
+        on_buckets!(shared);
+    };
+    (shared) => {
+        fn parameter(&self) -> Option<u32> {
+            None
         }
 
         fn check_members(
@@ -95,16 +99,35 @@ impl Buckets {
         pool * (self.units_per_block as usize + 1)
     }
 
+    /// The bucket (an index into `head`) of block `block` with `valid` units of `capacity`.
+    #[inline]
+    pub(super) fn bucket_of(&self, block: u32, valid: u32, capacity: u32) -> usize {
+        self.base(self.fast.pool_of_block(block)) + self.level(valid, capacity) as usize
+    }
+
     pub fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
         let pool = self.fast.pool_of_block(block);
         self.push(block, pool, self.level(valid, capacity), now);
     }
 
+    /// A sealed block's valid count dropped to `valid`: it moves to the
+    /// end of its new bucket. Returns the bucket it left and the one it entered.
     #[inline]
-    pub fn invalidated(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
+    pub fn invalidated(
+        &mut self,
+        block: u32,
+        valid: u32,
+        capacity: u32,
+        now: u64,
+    ) -> (usize, usize) {
         let pool = self.fast.pool_of_block(block);
-        self.unlink(block, pool, self.level(valid + 1, capacity));
-        self.push(block, pool, self.level(valid, capacity), now);
+        let (from, to) = (self.level(valid + 1, capacity), self.level(valid, capacity));
+        self.unlink(block, pool, from);
+        self.push(block, pool, to, now);
+        (
+            self.base(pool) + from as usize,
+            self.base(pool) + to as usize,
+        )
     }
 
     fn push(&mut self, block: u32, pool: usize, level: u32, now: u64) {

@@ -30,7 +30,7 @@ impl VictimPolicy for DChoices {
         Some(self.d)
     }
 
-    fn insert(&mut self, block: u32, _: u32, _: u32, _: u64) {
+    fn insert(&mut self, block: u32, _: u32, _: u32, _: u64, _: &BlockTable) {
         self.set.insert(block);
     }
 

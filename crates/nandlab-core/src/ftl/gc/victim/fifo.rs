@@ -24,7 +24,7 @@ impl VictimPolicy for Fifo {
         None
     }
 
-    fn insert(&mut self, block: u32, _: u32, _: u32, _: u64) {
+    fn insert(&mut self, block: u32, _: u32, _: u32, _: u64, _: &BlockTable) {
         self.0.insert(block);
     }
 

@@ -1,16 +1,20 @@
-//! GC victim selection per GC pool, in O(1) amortised per operation (no
-//! scan of all blocks). A policy is a [`VictimPolicy`] in a file of its own,
+//! GC victim selection per GC pool, in O(1) amortised or O(log n) per
+//! operation (no scan of all blocks; ZombieNAND's usage table with the
+//! rate-limited skip, whose draws follow a bucket's entry order, scans the
+//! buckets it looks into). A policy is a [`VictimPolicy`] in a file of its own,
 //! registered by one line in the `policies!` list below: its name (what
 //! `[ftl] gc` takes, with `name:N` if it takes a parameter) and its type.
-//! Shared structures: utilisation [`buckets`] (greedy, cost-benefit), an
-//! indexable [`set`] (random, d-choices) and the [`seal_order`] (FIFO,
-//! windowed greedy).
+//! Shared structures: utilisation [`buckets`] (greedy, cost-benefit), the
+//! usage table's order over them (`life_index`, greedy's wear-aware
+//! choice), an indexable [`set`] (random, d-choices) and the [`seal_order`]
+//! (FIFO, windowed greedy).
 //!
 //! A block's bucket is its valid units scaled to a native block
 //! (`valid × units_per_block / capacity`): blocks run in a lower bit mode
 //! hold fewer units, and a full small block must not look like a good victim.
 
 pub mod buckets;
+mod life_index;
 pub mod seal_order;
 pub mod set;
 
@@ -52,8 +56,9 @@ pub trait VictimPolicy: Sized {
     fn parameter(&self) -> Option<u32>;
 
     /// Block `block` of `capacity` units was sealed with `valid` valid
-    /// units at logical time `now` (host units written so far).
-    fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64);
+    /// units at logical time `now` (host units written so far); `blocks`
+    /// gives its wear.
+    fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64, blocks: &BlockTable);
 
     /// A sealed block's valid count dropped from `valid + 1` to `valid`.
     fn invalidated(&mut self, _block: u32, _valid: u32, _capacity: u32, _now: u64) {}
@@ -156,8 +161,8 @@ macro_rules! policies {
             }
 
             #[inline]
-            pub fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64) {
-                match self { $(VictimIndex::$policy(p) => p.insert(block, valid, capacity, now),)* }
+            pub fn insert(&mut self, block: u32, valid: u32, capacity: u32, now: u64, blocks: &BlockTable) {
+                match self { $(VictimIndex::$policy(p) => p.insert(block, valid, capacity, now, blocks),)* }
             }
 
             #[inline]

@@ -22,7 +22,7 @@ impl VictimPolicy for Random {
         None
     }
 
-    fn insert(&mut self, block: u32, _: u32, _: u32, _: u64) {
+    fn insert(&mut self, block: u32, _: u32, _: u32, _: u64, _: &BlockTable) {
         self.0.insert(block);
     }
 

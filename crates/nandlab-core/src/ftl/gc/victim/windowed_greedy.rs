@@ -34,7 +34,7 @@ impl VictimPolicy for WindowedGreedy {
         Some(self.window)
     }
 
-    fn insert(&mut self, block: u32, _: u32, _: u32, _: u64) {
+    fn insert(&mut self, block: u32, _: u32, _: u32, _: u64, _: &BlockTable) {
         self.sealed.insert(block);
     }
 
