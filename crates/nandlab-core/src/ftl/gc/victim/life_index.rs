@@ -13,9 +13,9 @@
 //! [`INDEXED`] blocks or more (from its list, in entry order) and kept as
 //! blocks enter and leave it until it holds fewer than half that; a smaller
 //! bucket is scanned (as fast, and nothing to keep), and buckets never
-//! looked into cost a count. A block's kind and life
-//! do not change while it is sealed (wear comes with its erase). None of it
-//! is in a snapshot: a loaded index rebuilds it when first asked.
+//! looked into cost a count. A block's kind and life do not change while
+//! it is sealed (wear comes with its erase). None of it is in a snapshot: a
+//! loaded index rebuilds it when first asked.
 
 use super::buckets::Buckets;
 use crate::ftl::blocks::{total_order_key, BlockTable};
@@ -47,24 +47,25 @@ pub struct LifeIndex {
 }
 
 impl LifeIndex {
-    /// A block's kind: early-switch pool or not, and its bit mode.
-    fn kind(blocks: &BlockTable, block: u32) -> u8 {
+    /// A block's kind (early-switch pool or not, and its bit mode) and
+    /// its remaining life's [`total_order_key`].
+    fn rank_of(blocks: &BlockTable, block: u32) -> (u8, u64) {
         let i = block as usize;
-        blocks.early()[i] as u8 * 4 + blocks.mode()[i].index() as u8
+        let kind = blocks.early()[i] as u8 * 4 + blocks.mode()[i].index() as u8;
+        (kind, total_order_key(blocks.remaining_life(block)))
     }
 
-    fn key(&self, block: u32) -> Key {
-        let (kind, life) = self.rank[block as usize];
-        (kind, life, Reverse(self.entered[block as usize]), block)
+    /// Block `block`'s key from its rank and entry (taken apart so that
+    /// a bucket's order can be borrowed beside them).
+    fn key(rank: &[(u8, u64)], entered: &[u64], block: u32) -> Key {
+        let (kind, life) = rank[block as usize];
+        (kind, life, Reverse(entered[block as usize]), block)
     }
 
     /// Sealed block `block` is filed in `bucket` (its entry is the newest).
     pub fn sealed(&mut self, block: u32, bucket: usize, blocks: &BlockTable) {
         if self.ranked {
-            self.rank[block as usize] = (
-                Self::kind(blocks, block),
-                total_order_key(blocks.remaining_life(block)),
-            );
+            self.rank[block as usize] = Self::rank_of(blocks, block);
             self.entered_bucket(block, bucket);
         }
     }
@@ -76,13 +77,10 @@ impl LifeIndex {
             return;
         }
         self.count[bucket] += 1;
-        if self.order[bucket].is_some() {
+        if let Some(set) = &mut self.order[bucket] {
             self.entered[block as usize] = self.next;
             self.next += 1;
-            let key = self.key(block);
-            if let Some(set) = &mut self.order[bucket] {
-                set.insert(key);
-            }
+            set.insert(Self::key(&self.rank, &self.entered, block));
         }
     }
 
@@ -93,15 +91,10 @@ impl LifeIndex {
             return;
         }
         self.count[bucket] -= 1;
-        if self.order[bucket].is_some() {
-            if self.count[bucket] < INDEXED / 2 {
-                self.order[bucket] = None;
-            } else {
-                let key = self.key(block);
-                if let Some(set) = &mut self.order[bucket] {
-                    set.remove(&key);
-                }
-            }
+        if self.count[bucket] < INDEXED / 2 {
+            self.order[bucket] = None;
+        } else if let Some(set) = &mut self.order[bucket] {
+            set.remove(&Self::key(&self.rank, &self.entered, block));
         }
     }
 
@@ -111,14 +104,7 @@ impl LifeIndex {
     pub fn ordered(&mut self, bucket: usize, lists: &Buckets, blocks: &BlockTable) -> bool {
         if !self.ranked {
             let n = blocks.valid().len();
-            self.rank = (0..n as u32)
-                .map(|b| {
-                    (
-                        Self::kind(blocks, b),
-                        total_order_key(blocks.remaining_life(b)),
-                    )
-                })
-                .collect();
+            self.rank = (0..n as u32).map(|b| Self::rank_of(blocks, b)).collect();
             self.entered = vec![0; n];
             self.count = (0..lists.head.len())
                 .map(|bucket| {
@@ -144,7 +130,7 @@ impl LifeIndex {
             while b != NIL {
                 self.entered[b as usize] = self.next;
                 self.next += 1;
-                set.insert(self.key(b));
+                set.insert(Self::key(&self.rank, &self.entered, b));
                 b = lists.next[b as usize];
             }
             self.order[bucket] = Some(set);
