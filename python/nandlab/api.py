@@ -45,6 +45,8 @@ class Result:
         device: derived device figures (``user_capacity_bytes``, ``blocks``, ``interface``, ...).
         config: the resolved config (presets applied), as the engine ran it.
         erase_counts: erase count of every block at the end of the run.
+        config_toml: the config as it was given, as TOML text with the run's seed: ``nandlab run``
+            of it runs the same experiment again (trace paths as given).
     """
 
     summary: dict[str, Any]
@@ -53,6 +55,7 @@ class Result:
     device: dict[str, Any]
     config: dict[str, Any]
     erase_counts: list[int]
+    config_toml: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The run as one JSON-able document: ``summary``, ``phases`` and ``device``, and for
@@ -428,7 +431,32 @@ def _run_phases(
         device=sim.device,
         config=sim.config,
         erase_counts=sim.erase_counts(),
+        config_toml=given_toml(*sim.given_config),
     )
+
+
+def given_toml(text: str, form: str, seed: int | None) -> str:
+    """A config as ``Simulator`` was given it (``text`` in ``form``, "toml" or "json", and the seed
+    given over its own) as TOML text ``nandlab run`` takes: TOML without a seed given is the text as
+    written, comments and all; otherwise the document with its ``seed`` set (nulls, "not given",
+    left out)."""
+    from nandlab import output
+
+    if form == "toml" and seed is None:
+        return text
+    document = _tomllib().loads(text) if form == "toml" else json.loads(text)
+    if seed is not None:
+        document = {"seed": seed, **{key: value for key, value in document.items() if key != "seed"}}
+    return output.as_toml(document)
+
+
+def _tomllib() -> Any:
+    """The standard library's TOML reader (``tomli`` before Python 3.11)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+    return tomllib
 
 
 def _config_text(config: ConfigSource) -> tuple[str, str, str]:

@@ -19,6 +19,8 @@ SUMMARY_JSON = "summary.json"
 RESULT_SUFFIXES = (".json", ".csv", ".parquet", ".html", ".png", ".log", ".txt")
 """Suffixes of the files nandlab writes in an output directory (and its figures/)."""
 CONFIG_JSON = "config.json"
+RERUN_TOML = "rerun.toml"
+"""The config as the run was given it (with its seed): ``nandlab run DIR/rerun.toml`` runs it again."""
 TIMESERIES_PARQUET = "timeseries.parquet"
 TIMESERIES_CSV = "timeseries.csv"
 POWER_LOSSES_PARQUET = "power_losses.parquet"
@@ -37,8 +39,9 @@ def to_strict_json(document: Any) -> str:
 
 
 def write(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write summary.json, config.json (the resolved config), timeseries.parquet, timeseries.csv,
-    throughput_latency.png, and with power cuts power_losses.parquet and .csv (a row per cut).
+    """Write summary.json, config.json (the resolved config), rerun.toml (the config as given, to run
+    it again), timeseries.parquet, timeseries.csv, throughput_latency.png, and with power cuts
+    power_losses.parquet and .csv (a row per cut).
 
     Creates ``out_dir`` if needed, overwrites those files, and returns their paths.
     """
@@ -53,6 +56,9 @@ def write(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
     config = out / CONFIG_JSON
     config.write_text(to_strict_json(result.config) + "\n", encoding="utf-8")
     paths.insert(1, config)
+    if result.config_toml:
+        paths.insert(2, out / RERUN_TOML)
+        files.write_replacing(paths[2], result.config_toml)
     result.timeseries.write_parquet(parquet)
     result.timeseries.write_csv(csv)
     plots.throughput_latency(result, png)

@@ -19,7 +19,7 @@ README = (ROOT / "README.md").read_text()
 # Options whose value is a file or directory the command writes (or a snapshot it makes).
 OUTPUTS = {"--out", "--snapshot", "--socket", "--control", "--data"}
 # Files a README line makes for a later one (`default-config > my.toml`, a snapshot).
-MADE = {"life.snap", "my.toml"}
+MADE = {"life.snap", "my.toml", "results/rerun.toml"}
 
 
 def commands() -> list[list[str]]:

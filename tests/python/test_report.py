@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import click
@@ -22,7 +23,12 @@ import pytest
 from conftest import TINY_TOML
 from test_sweep import QUICK
 
-from nandlab import report, sweep
+from nandlab import _core, report, sweep
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -142,8 +148,10 @@ def assert_self_contained(page: str) -> None:
 def test_a_run_gets_its_configuration_summary_time_series_and_erase_counts(run_dir: Path) -> None:
     page = (run_dir / "report.html").read_text()
     assert headings(page) == ["Summary", "Throughput and latency", "The drive over the run", "Erase counts", "Device",
-                              "Configuration (resolved)"]
-    assert "randwrite" in page and "over_provisioning = 0.2" in html.unescape(page)  # a phase, the config as TOML
+                              "Configuration", "Configuration (resolved)"]
+    # The config as given (the file, comments and all) and as the engine resolved it, both as TOML.
+    assert TINY_TOML in html.unescape(page) and f"nandlab run {run_dir / 'rerun.toml'}" in html.unescape(page)
+    assert "randwrite" in page and "over_provisioning = 0.2" in html.unescape(page)
     assert_self_contained(page)
     # Throughput and latency against data written, time and phase by phase; the drive against data written
     # and time; erase counts.
@@ -152,6 +160,45 @@ def test_a_run_gets_its_configuration_summary_time_series_and_erase_counts(run_d
         "throughput-latency-time.png", "throughput-latency-phases.png", "drive.png", "drive-time.png",
         "erase-counts.png"}
     assert (run_dir / "config.json").exists() and (run_dir / "throughput_latency.png").exists()
+    assert (run_dir / "rerun.toml").read_text() == TINY_TOML
+
+
+def without_wall_time(summary: dict) -> dict:
+    """A run's summary without the figures of the machine's speed."""
+    if isinstance(summary, dict):
+        return {k: without_wall_time(v) for k, v in summary.items() if k not in ("wall_seconds",
+                                                                                  "requests_per_wall_second")}
+    return [without_wall_time(v) for v in summary] if isinstance(summary, list) else summary
+
+
+@pytest.mark.parametrize("given", ["file", "dict"])
+def test_a_run_s_rerun_toml_runs_the_same_experiment_again(nandlab_cli, tmp_path: Path, given: str) -> None:
+    """A config as a file with comments, or as a Python dict with a null, with a seed over its own:
+    rerun.toml, given to ``nandlab run``, resolves to the same config and gives the same results."""
+    from nandlab import api, output
+
+    tiny = "# a comment\n" + TINY_TOML.replace("volume = 1.0\n", "volume = 0.25\n")
+    (tmp_path / "tiny.toml").write_text(tiny)
+    config = tmp_path / "tiny.toml" if given == "file" else {**tomllib.loads(tiny), "description": None}
+    result = api.run(config, seed=11, progress=False)
+    output.write(result, tmp_path / "out")
+    again = nandlab_cli("run", tmp_path / "out" / "rerun.toml", "--json")
+    assert again.exit_code == 0, again.output
+    assert tomllib.loads((tmp_path / "out" / "rerun.toml").read_text())["seed"] == 11
+    assert json.loads((tmp_path / "out" / "config.json").read_text()) == api.make_simulator(
+        tmp_path / "out" / "rerun.toml").config
+    assert without_wall_time(json.loads(again.stdout)) == without_wall_time(json.loads(output.to_json(result)))
+
+
+def test_the_default_experiment_s_rerun_toml_is_the_default_config() -> None:
+    """Without a config (the built-in default) and with a seed: the TOML to run it again resolves to
+    the same config (running the default takes half a minute; the test above runs what it gives)."""
+    from nandlab import api
+
+    given = api.make_simulator(None, seed=3)
+    text = api.given_toml(*given.given_config)
+    assert api.make_simulator(text).config == given.config and tomllib.loads(text)["seed"] == 3
+    assert api.given_toml(*api.make_simulator(None).given_config) == _core.default_config_toml()
 
 
 def test_the_report_command_rebuilds_it_and_prints_its_path(nandlab_cli, run_dir: Path, monkeypatch) -> None:

@@ -250,6 +250,16 @@ impl Simulator {
         to_python(py, &self.sim.config().to_json())
     }
 
+    /// The config as it was given (a resumed run's too): its text, its
+    /// format ("toml" or "json") and the seed given over the config's own
+    /// (None: the config's).
+    #[getter]
+    fn given_config(&self) -> (String, &'static str, Option<u64>) {
+        let t = &self.text;
+        let format = if t.json { "json" } else { "toml" };
+        (t.text.clone(), format, t.seed)
+    }
+
     /// Derived figures of the drive: geometry, capacities, interface; by key
     /// in alphabetical order.
     #[getter]

@@ -15,7 +15,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import api, output, plausible
+from nandlab import api, files, output, plausible
 from nandlab.output import NONE, fixed, number
 from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.report.page import GIB, Report, fmt, gib, read_json, read_table
@@ -352,8 +352,16 @@ def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str
     if device:
         r.pairs("Device", [(k, output.device_value(k, v)) for k, v in device.items()
                            if not isinstance(v, (dict, list))])
+    rerun = d / output.RERUN_TOML
+    if rerun.is_file():
+        r.text("Configuration", files.read_text(rerun, "config"),
+               f"as the run was given it, with its seed: `nandlab run {rerun}` runs it again (trace paths "
+               "as given, from where the run started)")
     if config:
-        r.text("Configuration (resolved)", output.as_toml(config))
+        r.text("Configuration (resolved)", output.as_toml(config),
+               "every value the engine used, presets applied and defaults filled in (config.json), in TOML "
+               "for reading: its layout is the engine's, not a config file's"
+               + (f" — {output.RERUN_TOML} is the file to run" if rerun.is_file() else ""))
     return r
 
 

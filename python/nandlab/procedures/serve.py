@@ -7,6 +7,7 @@ summary, time series and report of ``nandlab run``) plus a table of the client c
 from __future__ import annotations
 
 import csv
+import dataclasses
 import fcntl
 import json
 import os
@@ -353,7 +354,8 @@ def _serve(config: dict[str, Any] | None, listen: str, timing: str, once: bool, 
             output.update(snapshot=str(saved.path), served_session=saved.session)
         return output
 
-    return ServeResult(api._go_on(sim, phases, series, {}, progress, last=last))
+    # Its last phase was the clients' I/O, which no config holds: no rerun.toml.
+    return ServeResult(dataclasses.replace(api._go_on(sim, phases, series, {}, progress, last=last), config_toml=""))
 
 
 def _distinct_files(**paths: str | os.PathLike[str] | None) -> None:

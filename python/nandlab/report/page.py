@@ -87,9 +87,10 @@ class Report:
         items = "".join(f"<div><dt>{html.escape(k)}</dt><dd>{html.escape(fmt(v))}</dd></div>" for k, v in pairs)
         self._add(heading, f'<dl class="grid">{items}</dl>')
 
-    def text(self, heading: str, text: str) -> None:
-        """Preformatted text (a config, a sweep file)."""
-        self._add(heading, f"<pre>{html.escape(text)}</pre>")
+    def text(self, heading: str, text: str, note: str = "") -> None:
+        """Preformatted text (a config, a sweep file), with a ``note`` above it."""
+        above = f'<p class="note">{html.escape(note)}</p>' if note else ""
+        self._add(heading, f"{above}<pre>{html.escape(text)}</pre>")
 
     def details(self, heading: str, summary: str, text: str) -> None:
         """Preformatted text folded under a one-line ``summary`` (a traceback)."""
