@@ -268,6 +268,43 @@ iodepth=4
     assert {path: (kind, mine.get(path)) for path, kind in theirs.items() if mine.get(path) != kind} == {}
 
 
+def _layout(text: str) -> list[str]:
+    """What a reader's eye (or a script splitting fio's normal output into blocks) sees of its layout:
+    per line, blank, a job's first line, a direction's first line, a group's status, or other."""
+    kinds = []
+    for line in text.splitlines():
+        if not line.strip():
+            kinds.append("blank")
+        elif re.match(r"\S+: \(groupid=", line):
+            kinds.append("job")
+        elif re.match(r"  (read|write|trim): IOPS=", line):
+            kinds.append("direction")
+        elif line.startswith("Run status group"):
+            kinds.append("group")
+        else:
+            kinds.append("other")
+    return [kind for kind in kinds if kind != "other"]
+
+
+def test_real_fio_and_nandlab_fio_lay_out_the_normal_report_alike(nandlab_cli, tmp_path: Path) -> None:
+    """Two jobs in two groups: blank lines where fio puts them (none between jobs, one before each
+    group's status), whatever lines each has within a job."""
+    target = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
+    job = tmp_path / "two.fio"
+    job.write_text(f"[global]\nfilename={target}/nandlab-fio-text-{os.getpid()}\nsize=8m\nbs=4k\nioengine=psync\n"
+                   "[w]\nrw=randwrite\n[r]\nstonewall\nrw=randread\n")
+    try:
+        real = _real_fio(tmp_path, str(job))
+    finally:
+        Path(f"{target}/nandlab-fio-text-{os.getpid()}").unlink(missing_ok=True)
+    assert real.returncode == 0, real.stderr
+    simulated = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB")
+    assert simulated.exit_code == 0, simulated.stderr
+    expected = ["blank", "job", "direction", "job", "direction", "blank", "group", "blank", "group"]
+    real_text = real.stdout.split("\nDisk stats")[0]  # fio's disk lines (a file on a disk): no disk here
+    assert _layout(real_text)[-len(expected):] == expected and _layout(simulated.stdout) == expected
+
+
 def test_fio_command_line_jobs_section_and_runtime(nandlab_cli, tmp_path: Path) -> None:
     result = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", "--name=w", "--rw=randwrite",
                          "--bs=4k", "--size=8m", "--name=r", "--rw=randread", "--bs=4k", "--size=8m", "--stonewall",

@@ -59,9 +59,9 @@ class FioResult(ProcedureResult):
             lines += _job_lines(job)
             if job["write"]["total_ios"]:
                 lines.append(f"  write amplification: {output.fixed(job['waf'])}")
-            lines.append("")
         for group, jobs in groups.items():
-            lines.append(f"Run status group {group} (all jobs):")
+            # As fio: jobs follow one another, and a blank line comes before each group's status.
+            lines += ["", f"Run status group {group} (all jobs):"]
             for kind, label in (("read", "READ"), ("write", "WRITE"), ("trim", "TRIM")):
                 done = [j[kind] for j in jobs if j[kind]["total_ios"]]
                 if not done:
