@@ -18,7 +18,8 @@ from nandlab.procedures import run as run_procedure
 from nandlab.procedures.lifetime import LifetimeRun
 from nandlab.terminal import printable, safe
 
-RUN_OUT = "Write summary.json, timeseries.parquet/.csv and throughput_latency.png to DIR."
+RUN_OUT = ("Write summary.json, config.json, rerun.toml (the config to run it again), timeseries.parquet/.csv, "
+           "throughput_latency.png and report.html to DIR.")
 
 
 @click.command("run", short_help="Run an experiment (the built-in default without CONFIG.toml).")
