@@ -246,7 +246,10 @@ _OPTIONAL = {  # a phase's figures that are null or missing in some runs: what e
     "capacity_short_since_bytes": 0, "capacity_at_death": 0.0, "integrity": {"stamped": 0, "checked_reads": 0},
     "power_loss": {"cuts": 0, "acknowledged_lost_units": 0, "lost_by_reason": {}, "relocated_units": 0,
                    "in_flight": {}}, "trace_skipped": {"lines": 0}, "latency_bins": {}, "jobs": [],
-    "power_losses": [], "waf": 0.0, "data_waf": 0.0,
+    "power_losses": [], "waf": 0.0, "data_waf": 0.0, "latency_us_mean": 0.0,
+    # None without a request of the kind.
+    "read_latency_us": {"p50": 0.0, "p99": 0.0, "p999": 0.0, "max": 0.0, "mean": 0.0, "percentiles": []},
+    "write_latency_us": {"p50": 0.0, "p99": 0.0, "p999": 0.0, "max": 0.0, "mean": 0.0, "percentiles": []},
 }
 
 MAX_HISTOGRAM = 200_000
@@ -259,7 +262,7 @@ def _is_phase(phase: dict[str, Any], template: dict[str, Any], device: dict[str,
     ``template`` (the run's summary so far) with a value like it, each figure that a run may leave
     null of its kind, and jobs and power cuts as lists of figures; each figure one that can exist
     (``plausible``) on ``device`` (the simulator's)."""
-    if not all(key in phase and _like(phase[key], value) for key, value in template.items()):
+    if not all(key in phase and (key in _OPTIONAL or _like(phase[key], value)) for key, value in template.items()):
         return False
     if not (_figures(phase) and len(phase["name"]) <= _core.MAX_NAME_CHARS):
         return False
@@ -273,9 +276,21 @@ def _is_phase(phase: dict[str, Any], template: dict[str, Any], device: dict[str,
         value = phase.get(key)
         if value is not None and not _like(value, like):
             return False
-    job = {key: template[key] for key in _JOB_KEYS if key in template}
-    return all(_like(item, job) for item in phase.get("jobs") or []) and \
+    if not all(_latency_as_requests(item) for item in [phase, *(phase.get("jobs") or [])] if isinstance(item, dict)):
+        return False
+    job = {key: template[key] for key in _JOB_KEYS if key in template and key not in _OPTIONAL}
+    jobs = phase.get("jobs") or []
+    if not all(item.get(key) is None or _like(item[key], _OPTIONAL[key]) for item in jobs if isinstance(item, dict)
+               for key in ("read_latency_us", "write_latency_us")):
+        return False
+    return all(_like(item, job) for item in jobs) and \
         all(_like(item, _CUT) for item in phase.get("power_losses") or [])
+
+
+def _latency_as_requests(figures: dict[str, Any]) -> bool:
+    """A direction's latencies are None only where it had no request (and its requests a count)."""
+    return all(figures.get(f"{kind}_latency_us") is not None or figures.get(f"host_{kind}_requests") == 0
+               for kind in ("read", "write"))
 
 
 _JOB_KEYS = ("name", "host_read_bytes", "host_write_bytes", "host_requests", "host_read_requests",

@@ -837,7 +837,8 @@ def _disk_util(name: str, summary: dict[str, Any]) -> dict[str, Any]:
     jobs keep their queues full)."""
 
     def ticks(kind: str) -> int:
-        return round(summary[f"{kind}_latency_us"]["mean"] * summary[f"host_{kind}_requests"] / 1000)
+        latency = summary[f"{kind}_latency_us"]  # None without a request of the kind
+        return round(latency["mean"] * summary[f"host_{kind}_requests"] / 1000) if latency else 0
 
     ios = summary["host_read_requests"] + summary["host_write_requests"]
     return {

@@ -372,7 +372,7 @@ def test_finished_phases_altered_in_a_snapshot_are_refused_before_the_run_goes_o
         "a cut without its losses": lambda kept: kept["phases"][0]["power_losses"][0].pop("lost_by_reason"),
         "a cut's time as text": first_cut("at_seconds", "soon"),
         "a latency summary of words": phase("write_latency_us", {"p99": "x"}),
-        "no latency summary": phase("read_latency_us", None),
+        "no latency summary of the writes it made": phase("write_latency_us", None),
         "a negative count": phase("host_write_bytes", -1),
         "a count past 64 bits": phase("erases", 2**64),
         "a histogram of words": phase("erase_count_histogram", [["a", 1]]),

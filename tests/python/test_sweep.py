@@ -156,6 +156,9 @@ def test_a_killed_sweep_resumes_with_only_the_unfinished_runs(tmp_path: Path) ->
     subprocess.run([*command, "--out", str(whole)], capture_output=True, check=True)
     resumed, uninterrupted = pl.read_parquet(killed / "results.parquet"), pl.read_parquet(whole / "results.parquet")
     assert resumed.height == 8 and resumed.equals(uninterrupted)
+    # Runs without a read have no read latency (null, not 0); their writes have theirs.
+    assert uninterrupted["read_latency_us_p99"].null_count() == 8
+    assert (uninterrupted["write_latency_us_p99"] > 0).all()
     assert len(list((killed / "timeseries").iterdir())) == 8
 
 

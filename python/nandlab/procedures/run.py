@@ -242,15 +242,21 @@ def _latency_table(console: Console, result: api.Result) -> None:
         cells = [safe(label)]
         for key in ("read_latency_us", "write_latency_us"):
             lat = s[key]
-            cells += [number(lat[f]) if lat["max"] else NONE for f in LATENCY_FIGURES]
+            cells += [number(lat[f]) if _measured(lat) else NONE for f in LATENCY_FIGURES]
         table.add_row(*cells)
     console.print(table)
     for line in _stall_lines(rows):
         console.print(safe(line), style="yellow", highlight=False)
 
 
+def _measured(latency: Mapping[str, Any] | None) -> bool:
+    """Whether a direction's latencies are figures: None without a request (a summary written before
+    nandlab wrote null there has them all 0)."""
+    return bool(latency) and bool(latency.get("max"))
+
+
 def _has_requests(s: dict[str, Any]) -> bool:
-    return bool(s["read_latency_us"]["max"] or s["write_latency_us"]["max"])
+    return _measured(s["read_latency_us"]) or _measured(s["write_latency_us"])
 
 
 def _stall_lines(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
@@ -260,7 +266,7 @@ def _stall_lines(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
     for label, s in rows:
         for op in ("read", "write"):
             lat = s[f"{op}_latency_us"]
-            if lat["max"] > STALL_FACTOR * max(lat["p999"], 1.0):
+            if _measured(lat) and lat["max"] > STALL_FACTOR * max(lat["p999"], 1.0):
                 lines.append(
                     f"{label}: {op} max {number(lat['max'])} µs is {lat['max'] / max(lat['p999'], 1.0):,.0f}× "
                     f"its p99.9 — a few requests stalled (the time series' {op}_max_us shows when)"
@@ -403,12 +409,15 @@ def _summary_row(s: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _percentiles(latency: Mapping[str, float]) -> str:
+def _percentiles(latency: Mapping[str, float] | None) -> str:
     """``p50 / p99 / p99.9`` in µs, or a dash when there was no such request."""
-    if not latency.get("max"):
+    if not _measured(latency):
         return output.NONE
     return " / ".join(output.number(latency[k]) for k in ("p50", "p99", "p999"))
 
+
+LATENCY_KEYS = ("p50", "p90", "p99", "p999", "max", "mean", "min", "stddev", "percentiles")
+"""A direction's latency figures in a summary (``read_latency_us``: None without a read)."""
 
 _WALL_CLOCK = {"wall_seconds", "requests_per_wall_second"}
 """Figures that measure the machine, not the drive: kept in wall.parquet, out of the results."""
@@ -421,7 +430,9 @@ def _flat(summary: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in summary.items():
         if key in _WALL_CLOCK or key in ("jobs", "summary", "phases"):
             continue
-        if isinstance(value, Mapping):
+        if value is None and key.endswith("_latency_us"):  # no request of the kind: each figure None
+            flat.update({f"{key}_{k}": None for k in LATENCY_KEYS})
+        elif isinstance(value, Mapping):
             flat.update({f"{key}_{k}": v for k, v in _flat(value).items()})
         elif isinstance(value, (list, tuple)):
             flat[key] = json.dumps(value)

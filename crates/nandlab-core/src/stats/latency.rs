@@ -134,6 +134,7 @@ impl Latency {
         let e = self.0.is_empty();
         let us = |x: f64| if e { 0.0 } else { x / 1000.0 };
         LatencySummary {
+            samples: self.count(),
             p50: self.quantile_us(0.5),
             p90: self.quantile_us(0.9),
             p99: self.quantile_us(0.99),
@@ -144,6 +145,19 @@ impl Latency {
             stddev: us(self.0.stdev()),
             percentiles: FIO_PERCENTILES.map(|p| (p, self.quantile_us(p / 100.0))),
         }
+    }
+}
+
+/// Serialises a direction's latencies as `null` when it had no request: a
+/// latency without a request has no meaning, and 0 would read as a figure.
+pub fn null_without_samples<S: serde::Serializer>(
+    l: &LatencySummary,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    if l.samples == 0 {
+        s.serialize_none()
+    } else {
+        s.serialize_some(l)
     }
 }
 
@@ -169,9 +183,13 @@ impl LatencyBins {
     }
 }
 
-/// Latency percentiles in microseconds.
+/// Latency percentiles in microseconds (all 0 without a sample; a summary
+/// gives `null` then: see [`null_without_samples`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LatencySummary {
+    /// Requests it summarises.
+    #[serde(skip)]
+    pub samples: u64,
     pub p50: f64,
     pub p90: f64,
     pub p99: f64,

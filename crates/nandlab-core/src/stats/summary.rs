@@ -2,6 +2,7 @@
 //! wear, integrity checks, bit errors and power cuts, built from counters and latency
 //! distributions; and each `[[phase.job]]`'s own figures.
 
+use super::latency::null_without_samples;
 use super::{Counters, EnergySummary, ErrorSummary, Latency, LatencyBins, LatencySummary};
 use crate::power::PowerLossSummary;
 use crate::{Death, DeathCause};
@@ -85,10 +86,12 @@ pub struct Summary {
     pub direct_bytes: u64,
     #[serde(flatten)]
     pub rates: Rates,
+    #[serde(serialize_with = "null_without_samples")]
     pub read_latency_us: LatencySummary,
+    #[serde(serialize_with = "null_without_samples")]
     pub write_latency_us: LatencySummary,
-    /// Mean response time of every host read and write, µs (0 without any).
-    pub latency_us_mean: f64,
+    /// Mean response time of every host read and write, µs (None without any).
+    pub latency_us_mean: Option<f64>,
     /// The latency histograms, for a phase with `latency_bins = true`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_bins: Option<LatencyBins>,
@@ -175,12 +178,12 @@ pub struct TraceSkipped {
 }
 
 /// The mean response time of the requests in `a` and `b` together, µs.
-fn mean_of_both(a: &Latency, b: &Latency) -> f64 {
+fn mean_of_both(a: &Latency, b: &Latency) -> Option<f64> {
     let n = a.count() + b.count();
     if n == 0 {
-        return 0.0;
+        return None;
     }
-    (a.mean_ns() * a.count() as f64 + b.mean_ns() * b.count() as f64) / n as f64 / 1000.0
+    Some((a.mean_ns() * a.count() as f64 + b.mean_ns() * b.count() as f64) / n as f64 / 1000.0)
 }
 
 impl Summary {
@@ -324,7 +327,9 @@ pub struct JobSummary {
     pub host_write_requests: u64,
     #[serde(flatten)]
     pub rates: Rates,
+    #[serde(serialize_with = "null_without_samples")]
     pub read_latency_us: LatencySummary,
+    #[serde(serialize_with = "null_without_samples")]
     pub write_latency_us: LatencySummary,
     /// The latency histograms, for a phase with `latency_bins = true`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -365,12 +370,12 @@ mod tests {
     #[test]
     fn the_mean_response_time_weighs_reads_and_writes_by_their_counts() {
         let (mut reads, mut writes) = (Latency::new(3), Latency::new(3));
-        assert_eq!(mean_of_both(&reads, &writes), 0.0);
+        assert_eq!(mean_of_both(&reads, &writes), None);
         for _ in 0..3 {
             reads.record(100_000);
         }
         writes.record(500_000);
         // (3 × 100 µs + 500 µs) / 4 requests.
-        assert!((mean_of_both(&reads, &writes) - 200.0).abs() < 0.2);
+        assert!((mean_of_both(&reads, &writes).unwrap() - 200.0).abs() < 0.2);
     }
 }
