@@ -705,10 +705,13 @@ def test_the_text_report_has_fios_lines_and_says_when_reads_found_nothing_writte
     assert "never written" not in written.stdout and "write amplification: 1.00" in written.stdout
 
 
-def test_reads_of_never_written_addresses_are_pointed_out_in_every_format(nandlab_cli, tmp_path: Path) -> None:
-    """The issue's outside check: only fio's normal text said so; JSON, terse and `nandlab run` were silent."""
+@pytest.mark.parametrize("rw, bs", [("randread", "4k"), ("read", "4k"), ("read", "128k")])
+def test_reads_of_never_written_addresses_are_pointed_out_in_every_format(nandlab_cli, tmp_path: Path, rw: str,
+                                                                          bs: str) -> None:
+    """The issue's outside check: only fio's normal text said so; JSON, terse and `nandlab run` were silent.
+    Its second: sequential reads, served from the read-ahead window, counted none (0.0 MiB)."""
     job = tmp_path / "r.fio"
-    job.write_text("[r]\nrw=randread\nbs=4k\nsize=16m\n")
+    job.write_text(f"[r]\nrw={rw}\nbs={bs}\nsize=16m\n")
     args = ("fio", job, "--device", "snia-mlc", "--capacity", "1GiB")
     as_json = nandlab_cli(*args, "--output-format", "json")
     assert as_json.exit_code == 0, as_json.stderr

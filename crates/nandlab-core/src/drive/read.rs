@@ -24,6 +24,10 @@ impl Drive {
             let end = req.offset + req.len as u64;
             let mut done = cmd;
             for u in first..=last {
+                if self.ftl.lookup(u as u32).is_none() {
+                    // Never written: the window holds its zeroes (as `read_units` counts them).
+                    self.ftl.counters.unwritten_read_bytes += self.unit.size;
+                }
                 let lo = req.offset.max(u * self.unit.size);
                 let hi = end.min((u + 1) * self.unit.size);
                 let ready = cmd.max(ra.ready(u));
