@@ -281,10 +281,18 @@ def _decimal(value: str, what: str, low: float, high: float, low_open: bool = Fa
     return number
 
 
-def _flag(value: str | None) -> bool:
-    """A fio switch (``time_based``, ``stonewall``, ``group_reporting``, ...): absent is off; bare or
-    ``=1`` is on; ``=0``, false, no or off is off, as fio reads it."""
-    return value is not None and value.strip().lower() not in ("0", "false", "no", "off")
+def _flag(name: str, value: str | None) -> bool:
+    """A fio switch (``time_based``, ``stonewall``, ``group_reporting``, ...) as fio reads it: absent
+    is off, bare is on, else a whole number (what follows its digits ignored), on unless 0; words
+    (true, yes, off) fio refuses ("failed parsing"), and so does this (ValueError naming it)."""
+    if value is None:
+        return False
+    if not value.strip():
+        return True
+    m = re.match(r"\s*([-+]?[0-9]{1,18})", value)
+    if m is None:
+        raise ValueError(f"{name}: expected 0 or 1 (fio takes a whole number for a switch), found `{_shown(value)}`")
+    return int(m.group(1)) != 0
 
 
 def _bytes_text(n: int) -> str:
@@ -314,9 +322,12 @@ def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
         lines = {**global_lines, **lines}
         try:
             phase, ramp, seed, copies = _job(name, options, jobs.warnings)
+            waits = any([_flag(key, options.get(key)) for key in ("stonewall", "wait_for_previous")])
+            starts_group = waits or _flag("new_group", options.get("new_group"))
+            _flag("group_reporting", options.get("group_reporting"))  # checked here, read when reported
         except ValueError as error:
             # Messages start with the option at fault: point at its line.
-            line = lines.get(str(error).split(":")[0], lines[""])
+            line = lines.get(re.split("[:=]", str(error))[0], lines[""])
             raise ConfigError(f"{source}:{line}: [{name}] {error}") from None
         if seed is not None:
             jobs.seed = seed
@@ -324,8 +335,7 @@ def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
             line = lines.get("numjobs", lines[""])
             raise ConfigError(f"{source}:{line}: [{name}] more than {MAX_JOBS} jobs in the file (numjobs included), "
                               "fio's limit")
-        waits = _flag(options.get("stonewall")) or _flag(options.get("wait_for_previous"))
-        if (waits or _flag(options.get("new_group"))) and in_group:
+        if starts_group and in_group:
             group, in_group = group + 1, 0
         in_group += copies
         if not runs or waits:
@@ -447,27 +457,29 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
             read_fraction = 0.5
     phase["read_fraction"] = read_fraction
     distribution = (take("random_distribution") or "random").lower()
-    norandommap = _flag(take("norandommap"))
+    norandommap = _flag("norandommap", take("norandommap"))
+    # Checked whatever the pattern, as fio parses it (a sequential job does not use it).
+    kind, _, params = distribution.partition(":")
+    value, _, rest = params.partition(":")
+    if kind in ("zipf", "pareto", "normal"):
+        # zipf's θ and normal's deviation (a percentage) are above 0; pareto's h lies in (0, 1).
+        _decimal(value, f"random_distribution={_shown(distribution)}", 0, 1 if kind == "pareto" else 100,
+                 low_open=True)
+    elif kind != "random" and kind not in _UNMODELLED_DISTRIBUTIONS:
+        raise ValueError("random_distribution: expected random, zipf:T, pareto:H, normal:DEV or zoned:..., "
+                         f"found `{_shown(distribution)}`")
     if pattern == "random":
-        kind, _, params = distribution.partition(":")
         uniform = "random" if norandommap else "shuffle"
         if kind == "random":
             phase["pattern"] = uniform
         elif kind in _UNMODELLED_DISTRIBUTIONS:
             warnings.append(f"[{name}] random_distribution={distribution}: zones are not modelled; uniform random")
             phase["pattern"] = uniform
-        elif kind in ("zipf", "pareto", "normal"):
-            value, _, rest = params.partition(":")
-            # zipf's θ and normal's deviation (a percentage) are above 0; pareto's h lies in (0, 1).
-            _decimal(value, f"random_distribution={_shown(distribution)}", 0, 1 if kind == "pareto" else 100,
-                     low_open=True)
+        else:
             if rest:
                 warnings.append(f"[{name}] random_distribution={distribution}: the ':{rest}' is not modelled")
             phase["pattern"] = "random"
             phase["distribution"] = f"{kind}:{value}"
-        else:
-            raise ValueError("random_distribution: expected random, zipf:T, pareto:H, normal:DEV or zoned:..., "
-                             f"found `{_shown(distribution)}`")
     else:
         phase["pattern"] = "sequential"
     bs, bsrange, bssplit = take("bs", "blocksize"), take("bsrange", "blocksize_range"), take("bssplit")
@@ -522,7 +534,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         else:
             phase["working_set_offset"] = _bytes_text(bytes_of(offset, "offset"))
     io_size, number_ios = take("io_size", "io_limit"), take("number_ios")
-    runtime, time_based = take("runtime", "timeout"), _flag(take("time_based"))
+    runtime, time_based = take("runtime", "timeout"), _flag("time_based", take("time_based"))
     if number_ios:
         phase["requests"] = _whole(number_ios, "number_ios", 1, 2**64 - 1)
     if io_size:
@@ -542,7 +554,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
                 "name": f"{name} (ramp)", "duration": f"{_seconds(ramp_time, 'ramp_time')}s"}
     logged = [option for option in _LOGS if take(option) is not None]
     window = _whole(take("log_avg_msec") or "0", "log_avg_msec", 0, 2**31 - 1)
-    take("per_job_logs")
+    _flag("per_job_logs", take("per_job_logs"))  # read when logs are written
     if logged and not window:
         warnings.append(f"[{name}] {logged[0]} without log_avg_msec: fio would log every I/O; here each line is "
                         "one window of the time series (about 200 a phase; log_avg_msec=N: every N ms)")
@@ -565,7 +577,7 @@ def entries(jobs: FioJobs) -> list[list[FioJob]]:
     is one entry named after its first job)."""
     grouped: list[list[FioJob]] = []
     for job in jobs.jobs:
-        if grouped and _flag(job.options.get("group_reporting")) and grouped[-1][0].group == job.group:
+        if grouped and _flag("group_reporting", job.options.get("group_reporting")) and grouped[-1][0].group == job.group:
             grouped[-1].append(job)
         else:
             grouped.append([job])
@@ -916,7 +928,7 @@ def log_names(jobs: FioJobs) -> list[tuple[int, str, str]]:
         if not asked or job.phase in logged:
             continue
         logged.add(job.phase)
-        number = f".{job.number}" if _flag(job.options.get("per_job_logs", "1")) else ""
+        number = f".{job.number}" if _flag("per_job_logs", job.options.get("per_job_logs", "1")) else ""
         for option in asked:
             prefix = job.options[option] or job.name
             if os.path.isabs(prefix) or ".." in Path(prefix).parts or "\0" in prefix:

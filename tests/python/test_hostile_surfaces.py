@@ -478,15 +478,31 @@ def test_a_bake_shorter_than_a_nanosecond_is_none(nandlab_cli) -> None:
     ("bs=4KiB", "found `4KiB`, which fio reads as 4,000 bytes (with kb_base=1024, KiB, MiB and the like are powers"),
     ("bssplit=4k/50:3/50", "[j] bssplit: expected a request size in whole 512-byte sectors"),
     ("size=0", "[j] size: expected a size above 0"),
+    # Issue 40's outside check: fio refuses these ("failed parsing"); they ran silently.
+    ("stonewall=abc", "[j] stonewall: expected 0 or 1 (fio takes a whole number for a switch), found `abc`"),
+    ("time_based=yes", "[j] time_based: expected 0 or 1"),
+    ("group_reporting=on", "[j] group_reporting: expected 0 or 1"),
 ], ids=["size 200%", "offset 100%", "zipf nan", "pareto 2", "bs 3", "bs 0", "bs 1t", "bs 4KiB", "bssplit 3",
-        "size 0"])
+        "size 0", "stonewall abc", "time_based yes", "group_reporting on"])
 def test_fio_values_out_of_range_name_the_job_files_line(nandlab_cli, tmp_path: Path, line: str, message: str) -> None:
     """Issue 38: these named the engine's key (`[[phase]] #1 working_set`, `distribution`), not the job file's."""
     job = tmp_path / "job.fio"
     job.write_text(f"[j]\nrw=randwrite\n{'' if line.startswith('size') else 'size=4m'}\n{line}\n")
     result = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB")
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
-    assert f"{job}:" in result.stderr
+    assert f"{job}:4:" in result.stderr
+
+
+@pytest.mark.parametrize("line", ["random_distribution=zipf:abc", "random_distribution=lumpy", "stonewall=true",
+                                  "norandommap=yes"])
+def test_options_a_sequential_job_does_not_use_are_checked_as_fio_checks_them(nandlab_cli, tmp_path: Path,
+                                                                              line: str) -> None:
+    """Issue 40's outside check: a sequential read with random_distribution=zipf:abc ran; fio refuses it."""
+    job = tmp_path / "job.fio"
+    job.write_text(f"[j]\nrw=read\nsize=4m\n{line}\n")
+    result = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"nandlab: error: {job}:4: [j] {line.split('=')[0]}"), result.stderr
 
 
 def test_terse_output_sends_no_control_character_of_a_job_file(nandlab_cli, tmp_path: Path) -> None:
