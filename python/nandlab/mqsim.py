@@ -116,6 +116,7 @@ class Params:
 
     def __init__(self, element: ElementTree.Element, source: str) -> None:
         self.values = {child.tag: (child.text or "").strip() for child in element}
+        self.unstripped = {child.tag: child.text or "" for child in element}
         self.source = source
         for name, value in self.values.items():
             if len(value) > MAX_TEXT:
@@ -143,8 +144,15 @@ class Params:
             raise ConfigError(f"{self.source}: <{name}>: expected a whole number, found {shown(repr(self.text(name)))}")
         return int(value)
 
-    def flag(self, name: str, default: bool = False) -> bool:
-        return self.text(name, "true" if default else "false").lower() == "true"
+    def flag(self, name: str, default: bool, out: Toml) -> bool:
+        """A switch as MQSim reads it: anything but FALSE (in any case, spaces kept) is true; a value
+        other than true or false gets a comment in ``out`` saying so."""
+        if name not in self.unstripped:
+            return default
+        raw = self.unstripped[name]
+        if raw.upper() not in ("TRUE", "FALSE"):
+            out.comment(f"<{shown(name)}> {shown(repr(raw))}: MQSim reads anything but FALSE as true")
+        return raw.upper() != "FALSE"
 
 
 @checked
@@ -173,7 +181,7 @@ def import_config(ssdconfig: str | os.PathLike[str], workload: str | os.PathLike
     _device(out, host, device, flash)
     _ftl(out, device, flash)
     if workload is not None:
-        _workload(out, workload, scenario, device.flag("Enabled_Preconditioning", True))
+        _workload(out, workload, scenario, device.flag("Enabled_Preconditioning", True, out))
     else:
         out.table("phase", array=True, note="No workload.xml given: MQSim's default flows are 4 KiB random I/O at QD 16.")
         out.key("name", "random-write")
@@ -315,7 +323,7 @@ def _ftl(out: Toml, device: Params, flash: Params) -> None:
         out.key("stripe_order", scheme, "Plane_Allocation_Scheme")
     else:
         out.comment(f"Plane_Allocation_Scheme {scheme.upper()}: not a permutation of CWDP, kept as nandlab's default")
-    if not device.flag("Ideal_Mapping_Table"):
+    if not device.flag("Ideal_Mapping_Table", False, out):
         out.key("map_cache", f"{device.whole('CMT_Capacity', 2 << 20, 4096)}B",
                 "CMT_Capacity: cached mapping table (Ideal_Mapping_Table false)")
         out.key("map_extents", False, "MQSim's CMT is a page-level DFTL: every lookup goes through it (nandlab's "
@@ -324,7 +332,7 @@ def _ftl(out: Toml, device: Params, flash: Params) -> None:
     out.key("read_priority", scheduling != "FIFO",
             f"Transaction_Scheduling_Policy {scheduling} (note: MQSim dispatches one transaction per die at a time; "
             "nandlab's die queues take die_queue_depth, reads first unless FIFO)")
-    static = device.flag("Static_Wearleveling_Enabled", True)
+    static = device.flag("Static_Wearleveling_Enabled", True, out)
     if static and policy == "GREEDY":
         out.key("wear_leveling", True, "Static_Wearleveling_Enabled (Dynamic_Wearleveling: nandlab always writes "
                 "to the least worn free block)")
@@ -395,7 +403,7 @@ def _synthetic(out: Toml, flows: list[Params]) -> None:
         out.key("block_size", f"{sectors * 512}B", "Average_Request_Size (sectors)"
                 + (" (note: Request_Size_Distribution NORMAL is taken as fixed)"
                    if f.text("Request_Size_Distribution", "FIXED").upper() != "FIXED" else ""))
-        if f.flag("Generated_Aligned_Addresses", True):
+        if f.flag("Generated_Aligned_Addresses", True, out):
             out.key("align", f"{f.whole('Address_Alignment_Unit', 8, 1, 1 << 17) * 512}B", "Address_Alignment_Unit")
         if f.text("Synthetic_Generator_Type", "QUEUE_DEPTH").upper() == "BANDWIDTH":
             out.comment(f"Synthetic_Generator_Type BANDWIDTH, Bandwidth {f.text('Bandwidth', '0')} B/s: nandlab's "

@@ -41,6 +41,21 @@ def test_the_device_is_mqsims_default_drive(nandlab_cli) -> None:
     assert "one transaction per die at a time" in result.stdout
 
 
+@pytest.mark.parametrize("value, preconditions", [("false", False), ("FALSE", False), ("False", False),
+                                                   ("true", True), ("1", True), ("yes", True), ("", True),
+                                                   (" false ", True), ("0", True)])
+def test_switches_are_read_as_mqsim_reads_them(tmp_path: Path, value: str, preconditions: bool) -> None:
+    """MQSim takes anything but FALSE (any case, spaces kept) as true (outside check of issue 40: `1`,
+    `yes` and ` false ` were taken as false, without a word)."""
+    ssd = tmp_path / "ssd.xml"
+    ssd.write_text(SSD.read_text().replace("<Enabled_Preconditioning>false<", f"<Enabled_Preconditioning>{value}<"))
+    text = mqsim.import_config(ssd, WORKLOAD, 1)
+    phases = tomllib.loads(text)["phase"]
+    assert (phases[0].get("kind") == "fill") == preconditions, text[:2000]
+    odd = value.upper() not in ("TRUE", "FALSE")
+    assert ("MQSim reads anything but FALSE as true" in text) == odd
+
+
 def test_each_scenario_becomes_phases_that_run(tmp_path: Path) -> None:
     # MQSim's test ssdconfig.xml says Enabled_Preconditioning false: no fill, and a comment says why.
     text = mqsim.import_config(SSD, WORKLOAD, 1)
