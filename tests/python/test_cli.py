@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from conftest import SUMMARY_KEYS
 
-from nandlab import SimulationError, api
+from nandlab import SimulationError, api, output
 
 
 
@@ -238,3 +238,24 @@ def test_an_80_column_terminal_shows_every_figure_of_the_run_whole(tiny_path: Pa
     assert done.returncode == 0, done.stderr
     assert "…" not in done.stdout and max(map(len, done.stdout.splitlines())) <= 80
     assert any(line.split()[:1] == ["randwrite"] for line in done.stdout.splitlines()), done.stdout
+
+
+def test_an_80_column_terminal_breaks_no_latency_figure_whatever_the_phase_names(tmp_path: Path) -> None:
+    """Issue 40's second outside check: with long phase names the latency table folded a max of
+    6,194,987 µs as `6,194,9` over `87`. Each direction then gets a table of its own."""
+    config = tmp_path / "long.toml"
+    config.write_text('[device]\npreset = "snia-mlc"\ncapacity = "1GiB"\n[[phase]]\nkind = "fill"\n[[phase]]\n'
+                      'name = "random-write-with-a-long-name"\npattern = "random"\nqueue_depth = 8\nvolume = 0.1\n'
+                      '[[phase]]\nname = "random-read-after-the-writes-long"\npattern = "random"\n'
+                      'read_fraction = 1.0\nrequests = 5000\n')
+    env = {**os.environ, "COLUMNS": "80", "TERM": "xterm"}
+    done = subprocess.run([sys.executable, "-m", "nandlab", "run", str(config)], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert max(map(len, done.stdout.splitlines())) <= 80
+    result = api.run(config, progress=False)
+    for phase in result.phases[1:]:
+        for key in ("read_latency_us", "write_latency_us"):
+            if phase[key]:  # every figure whole on a line (as the table rounds it)
+                figures = [output.number(phase[key][f]) for f in ("mean", "p50", "p99", "p999", "max")]
+                assert any(line.split()[-5:] == figures for line in done.stdout.splitlines()), (figures, done.stdout)

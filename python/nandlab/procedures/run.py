@@ -232,19 +232,27 @@ def _latency_table(console: Console, result: api.Result) -> None:
         rows += [(f"{phase['name']} └ {j['name']}", j) for j in phase.get("jobs", []) if _has_requests(j)]
     if not rows:
         return
-    table = Table(box=box.SIMPLE_HEAD, title="Latency µs", title_justify="left", pad_edge=False,
-                  collapse_padding=True)
-    table.add_column("Phase", overflow="fold")
-    for op in ("Read", "Write"):
-        for figure in LATENCY_FIGURES:
-            table.add_column(f"{op}\n{'p99.9' if figure == 'p999' else figure}", justify="right", overflow="fold")
-    for label, s in rows:
-        cells = [safe(label)]
-        for key in ("read_latency_us", "write_latency_us"):
-            lat = s[key]
-            cells += [number(lat[f]) if _measured(lat) else NONE for f in LATENCY_FIGURES]
-        table.add_row(*cells)
-    console.print(table)
+    cells = {op: [[number(s[key][f]) if _measured(s[key]) else NONE for f in LATENCY_FIGURES] for _, s in rows]
+             for op, key in (("Read", "read_latency_us"), ("Write", "write_latency_us"))}
+    # Both directions side by side if their figures fit the terminal beside the phase names (up to 20
+    # characters of them); else a table each, so that no figure is broken over two lines.
+    widths = [max(len(row[i]) for row in cells[op]) for op in cells for i in range(len(LATENCY_FIGURES))]
+    names = min(20, max(len(label) for label, _ in rows))
+    if names + sum(max(w, 5) + 1 for w in widths) <= console.width:
+        tables = [("Latency µs", ("Read", "Write"))]
+    else:
+        tables = [(f"{op} latency µs", (op,)) for op in cells if any(row[0] != NONE for row in cells[op])]
+    for title, ops in tables:
+        table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", pad_edge=False, collapse_padding=True)
+        table.add_column("Phase", overflow="fold")
+        for op in ops:
+            for figure in LATENCY_FIGURES:
+                table.add_column(f"{op}\n{'p99.9' if figure == 'p999' else figure}", justify="right", no_wrap=True)
+        for index, (label, _) in enumerate(rows):
+            if len(ops) == 1 and cells[ops[0]][index][0] == NONE:
+                continue  # a table of one direction: the rows that had it
+            table.add_row(safe(label), *(cell for op in ops for cell in cells[op][index]))
+        console.print(table)
     for line in _stall_lines(rows):
         console.print(safe(line), style="yellow", highlight=False)
 
