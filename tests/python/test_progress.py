@@ -219,3 +219,17 @@ def test_a_run_until_dead_moves_its_bar_through_the_life() -> None:
                            {"name": "end", "working_set": 0.5, "block_size": "8KiB", "until": "dead"}]},
                 progress=progress)
     assert 0.25 < first["end"] < 0.5, first
+
+
+def test_a_zombienand_run_until_dead_moves_its_bar_through_the_life() -> None:
+    """Issue 40's second outside check: examples/long-life.toml (ZombieNAND) showed 0 % for its whole life
+    (a ZombieNAND drive's bar took only the spare flash lost, which went at the very end). Half its bar
+    is now the native wear: after 500 drive writes of a life of about 1,400, the bar of the phase that
+    runs on until death starts a sixth to a quarter in; it never goes back."""
+    seen: list[tuple[str, float]] = []
+    nandlab.run({"device": {"preset": "zombienand-synthetic-tlc", "reserve": 0.3},
+                 "phase": [{"name": "young", "working_set": 0.5, "block_size": "8KiB", "volume": 500.0},
+                           {"name": "end", "working_set": 0.5, "block_size": "8KiB", "until": "dead"}]},
+                progress=lambda fraction, info: seen.append((info["phase_name"], fraction)))
+    end = [fraction for name, fraction in seen if name == "end"]
+    assert 0.12 < end[0] < 0.25 and end == sorted(end), end[:3]

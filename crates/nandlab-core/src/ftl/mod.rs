@@ -371,13 +371,17 @@ impl Ftl {
     /// How far the drive is towards its death, 0 to 1, for a progress bar: the spare flash lost
     /// (`reserve_used`), or — on a drive that retires its blocks, whose spare goes only at the very
     /// end — the mean block's share of its native life used, whichever is further. A ZombieNAND
-    /// drive lives on past its native life, so only its spare flash says how far it is.
+    /// drive lives on past its native life: half its bar is the native life, half the spare flash.
     pub fn life_used(&self) -> f64 {
         let reserve = self.reserve_used();
+        let wear = self.blocks.wear_used().min(0.999);
         if self.blocks.zombie_on() {
-            reserve
+            // Its blocks live on past their native rating, and its spare flash goes only as they
+            // switch modes (often all at the end): half the way is the native wear, half the spare
+            // flash lost (a bar at 0 % for a whole life told nothing).
+            reserve.max(0.5 * wear + 0.5 * reserve).min(0.999)
         } else {
-            reserve.max(self.blocks.wear_used().min(0.999))
+            reserve.max(wear)
         }
     }
 
