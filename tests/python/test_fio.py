@@ -305,6 +305,25 @@ def test_real_fio_and_nandlab_fio_lay_out_the_normal_report_alike(nandlab_cli, t
     assert _layout(real_text)[-len(expected):] == expected and _layout(simulated.stdout) == expected
 
 
+@pytest.mark.parametrize("sizes", ["bs=4k", "bs=128k", "bs=10k", "bs=1536", "bs=1m", "bs=1536k",
+                                   "bssplit=4k/50:64k/50", "bssplit=512/10:3m/90", "bsrange=4k-16k"])
+def test_the_job_header_gives_the_request_sizes_as_fio_writes_them(nandlab_cli, tmp_path: Path, sizes: str) -> None:
+    """Issue 40's second outside check: bssplit=4k/50:64k/50 was `4096B-4096B` (fio: `4096B-64.0KiB`), bs=128k
+    `131072B-131072B` (fio: `128KiB-128KiB`)."""
+    target = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
+    job = tmp_path / "h.fio"
+    job.write_text(f"[j]\nrw=randwrite\nsize=4m\nfilename={target}/nandlab-fio-bs-{os.getpid()}\n{sizes}\n")
+    try:
+        real = _real_fio(tmp_path, str(job))
+    finally:
+        Path(f"{target}/nandlab-fio-bs-{os.getpid()}").unlink(missing_ok=True)
+    assert real.returncode == 0, real.stderr
+    simulated = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB")
+    assert simulated.exit_code == 0, simulated.stderr
+    header = [line for line in real.stdout.splitlines() if line.startswith("j: (g=0)")][0]
+    assert simulated.stdout.splitlines()[0].split(", ioengine=")[0] == header.split(", ioengine=")[0]
+
+
 def test_fio_command_line_jobs_section_and_runtime(nandlab_cli, tmp_path: Path) -> None:
     result = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", "--name=w", "--rw=randwrite",
                          "--bs=4k", "--size=8m", "--name=r", "--rw=randread", "--bs=4k", "--size=8m", "--stonewall",

@@ -45,7 +45,8 @@ class FioResult(ProcedureResult):
         distribution, IO depths and issued counts, then each group's "Run status" lines; nandlab adds
         the drive's write amplification under each job that wrote, and says when reads found
         addresses never written (a fresh drive: precondition it, as fio users do)."""
-        lines = [_header(job, members[0]) for job, members in zip(self.document["jobs"], fio.entries(self.jobs))]
+        lines = [_header(job, members[0], self.jobs.phases)
+                 for job, members in zip(self.document["jobs"], fio.entries(self.jobs))]
         lines.append("")
         groups: dict[int, list[dict[str, Any]]] = {}
         for job, members in zip(self.document["jobs"], fio.entries(self.jobs)):
@@ -105,16 +106,37 @@ def run(jobfile: str | os.PathLike[str] | fio.FioJobs, device: qualify.DeviceSou
     return FioResult(jobs, result, fio.report(jobs, result, bins=bins))
 
 
-def _header(job: Mapping[str, Any], member: fio.FioJob) -> str:
-    """A job's line before the run, as fio prints it: its group, rw, block size (one for reads, writes and
-    trims: fio's ``bs``) and depth."""
-    try:
-        size = fio._size(member.options.get("bs") or "4k", "bs")
-    except ValueError:  # (parse read it already)
-        size = 4096
-    sizes = ", ".join(f"({direction}) {size}B-{size}B" for direction in "RWT")
+def _header(job: Mapping[str, Any], member: fio.FioJob, phases: list[dict[str, Any]]) -> str:
+    """A job's line before the run, as fio prints it: its group, rw, smallest and largest request size
+    (those nandlab runs: one range for reads, writes and trims) and depth."""
+    phase = phases[member.phase]
+    phase = phase["job"][member.slot] if "job" in phase else phase
+    sizes = [int(item.split("B/")[0]) for item in phase["block_sizes"]] if "block_sizes" in phase \
+        else [int(phase["block_size"].rstrip("B"))]
+    span = f"{_num2str(min(sizes))}B-{_num2str(max(sizes))}B"
     return (f"{shown(job['jobname'])}: (g={job['groupid']}): rw={shown(member.options.get('rw', 'read'))}, "
-            f"bs={sizes}, ioengine=nandlab, iodepth={job['latency_depth']}")
+            f"bs={', '.join(f'({direction}) {span}' for direction in 'RWT')}, ioengine=nandlab, "
+            f"iodepth={job['latency_depth']}")
+
+
+def _num2str(size: int, digits: int = 4) -> str:
+    """A size as fio's header writes it (its ``num2str`` with ``sig_figs`` 4, binary prefixes, the
+    unit left to the caller): the number if it has at most ``digits`` digits (4096), else divided by
+    1024 until it has, with the decimals left of the ``digits`` (64.0Ki, 128Ki), rounded half up."""
+    prefixes = ("", "Ki", "Mi", "Gi", "Ti", "Pi")
+    power, rest = 0, None
+    while len(str(size)) > digits and power < len(prefixes) - 1:
+        size, rest = divmod(size, 1024)
+        power += 1
+    if rest is None:
+        return f"{size}{prefixes[power]}"
+    decimals = digits - len(str(size)) - 1  # one place goes to the point
+    if decimals < 1:
+        return f"{size + (rest >= 512)}{prefixes[power]}"
+    fraction = f"{rest / 1024:.{decimals}f}"
+    if fraction.startswith("1"):  # rounded up to the next whole number
+        return f"{size + 1}{prefixes[power]}"
+    return f"{size}.{fraction[2:]}{prefixes[power]}"
 
 
 def _latency_line(label: str, stat: Mapping[str, Any]) -> str:
