@@ -541,15 +541,12 @@ def _phase_progress(progress: ProgressCallback | None, index: int, count: int, n
 
 def _public_face() -> None:
     """``help(nandlab.run)`` shows the types, not their names as strings (this module's annotations are
-    written lazily); Result and Paused print as ``nandlab.Result`` and ``nandlab.Paused``, where users
-    find them. Python 3.9 cannot evaluate ``X | None``: there the names stay."""
-    import typing
+    written lazily), on Python 3.9 too; Result and Paused print as ``nandlab.Result`` and
+    ``nandlab.Paused``, where users find them."""
+    from nandlab.arguments import type_hints
 
-    for function in (make_simulator, run, open_snapshot, resume, Paused.go_on, Result.to_dict):
-        try:
-            function.__annotations__ = typing.get_type_hints(function)
-        except TypeError:
-            pass
+    for function in (make_simulator, check_config, run, open_snapshot, resume, Paused.go_on, Result.to_dict):
+        function.__annotations__ = type_hints(function)
     for kind in (Result, Paused):
         kind.__module__ = "nandlab"
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional, TypeVar, Union
 from nandlab._core import ConfigError, TraceError
 from nandlab.terminal import shown
 
-__all__ = ["checked"]
+__all__ = ["checked", "type_hints"]
 
 Function = TypeVar("Function", bound=Callable[..., Any])
 
@@ -36,13 +36,32 @@ _UNREAD = object()
 """An annotation that names something the module does not have at run time."""
 
 
+def type_hints(function: Callable[..., Any]) -> dict[str, Any]:
+    """``function``'s annotations (written lazily, as text) as the types they name, for ``help()``:
+    ``typing.get_type_hints``, and on Python 3.9, which cannot evaluate ``X | None``, each ``|`` of
+    an annotation read as ``Union`` (NameError for a name the module does not have)."""
+    try:
+        return typing.get_type_hints(function)
+    except TypeError:
+        pass
+
+    def evaluate(node: ast.expr) -> Any:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            return Union[evaluate(node.left), evaluate(node.right)]
+        code = compile(ast.Expression(node), "<annotation>", "eval")
+        return eval(code, vars(sys.modules[function.__module__]))  # noqa: S307 - the module's own source
+
+    return {name: evaluate(ast.parse(text, mode="eval").body) if isinstance(text, str) else text
+            for name, text in function.__annotations__.items()}
+
+
 def checked(function: Function) -> Function:
     """``function`` with its arguments checked (see the module)."""
     signature = inspect.signature(function)  # the annotations as written (text), which the checks read
     kinds: dict[str, Kind] | None = None
     try:  # help() shows the types, not their names as strings
-        function.__annotations__ = typing.get_type_hints(function)
-    except Exception:  # noqa: BLE001 - Python 3.9's `X | None`, or a name defined further down: names stay
+        function.__annotations__ = type_hints(function)
+    except Exception:  # noqa: BLE001 - a name defined further down: the names stay
         pass
     label = f"{function.__module__.replace('nandlab.', '', 1)}.{function.__qualname__}"
     if function.__module__ == "nandlab.api":

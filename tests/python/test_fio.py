@@ -324,6 +324,18 @@ def test_the_job_header_gives_the_request_sizes_as_fio_writes_them(nandlab_cli, 
     assert simulated.stdout.splitlines()[0].split(", ioengine=")[0] == header.split(", ioengine=")[0]
 
 
+@pytest.mark.parametrize("sizes", ["bssplit=4k/50:64k/50", "bsrange=4k-60k", "bs=48k"])
+def test_a_job_moves_exactly_its_size_as_fio_does(nandlab_cli, tmp_path: Path, sizes: str) -> None:
+    """Issue 40's second outside check: a bssplit job of size=128m moved 134,258,688 bytes (fio: 134,217,728,
+    its last request cut to what is left)."""
+    job = tmp_path / "s.fio"
+    job.write_text(f"[w]\nrw=randwrite\nsize=16m\n{sizes}\n[r]\nstonewall\nrw=randread\nsize=16m\n{sizes}\n")
+    result = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB", "--output-format=json")
+    assert result.exit_code == 0, result.stderr
+    jobs = json.loads(result.stdout)["jobs"]
+    assert [j["write"]["io_bytes"] + j["read"]["io_bytes"] for j in jobs] == [16 << 20, 16 << 20]
+
+
 def test_fio_command_line_jobs_section_and_runtime(nandlab_cli, tmp_path: Path) -> None:
     result = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", "--name=w", "--rw=randwrite",
                          "--bs=4k", "--size=8m", "--name=r", "--rw=randread", "--bs=4k", "--size=8m", "--stonewall",

@@ -403,7 +403,8 @@ impl Simulator {
         tally: &mut Tally,
         progress: ProgressFn,
     ) -> Result<u64, SimError> {
-        let (_, req) = c.next.expect("the loop checked Cursor::over");
+        let (_, mut req) = c.next.expect("the loop checked Cursor::over");
+        tally.stop.cut(&mut req, tally.issued_bytes);
         c.next = c.after.take();
         if let Some((_, n)) = &c.next {
             c.after = c.src.next()?;
@@ -535,7 +536,9 @@ impl Simulator {
             if job.stop.reached(t, job.issued_bytes, job.issued) {
                 continue;
             }
-            let req = job.source.next_request();
+            let mut req = job.source.next_request();
+            job.stop.cut(&mut req, job.issued_bytes);
+            tally.stop.cut(&mut req, tally.issued_bytes);
             self.last_issue = t;
             let done = self.drive.submit(req, t)?;
             let job = &mut st.jobs[j];
