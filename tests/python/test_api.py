@@ -1,6 +1,5 @@
 """The Python API: config sources, the Result's parts, determinism."""
 
-import sys
 from pathlib import Path
 
 import polars as pl
