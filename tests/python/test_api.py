@@ -9,7 +9,6 @@ from conftest import LATENCY_KEYS, SUMMARY_KEYS, without_wall_clock
 import nandlab
 
 
-
 def test_result_has_summary_phases_timeseries(tiny_toml: str) -> None:
     result = nandlab.run(tiny_toml)
     assert SUMMARY_KEYS <= result.summary.keys()
@@ -117,12 +116,11 @@ def test_the_time_series_goes_to_pandas_out_of_the_box(tiny_dict) -> None:
 def test_help_shows_types_and_where_results_live() -> None:
     """Issue 40: help(nandlab.run) showed 'ConfigSource' (a string), and the result type printed as
     nandlab.api.Result."""
-    import pickle
-    import pydoc
-
     # On every supported Python (3.9 cannot evaluate `X | None`: its `|` is read as Union), and for every
     # public function (the second outside check found check_config's still strings).
     import inspect
+    import pickle
+    import pydoc
 
     from nandlab import fio, lifetime, sweep
 

@@ -13,7 +13,6 @@ from conftest import SUMMARY_KEYS
 from nandlab import SimulationError, api, output
 
 
-
 def test_run_prints_a_table(nandlab_cli, tiny_path: Path) -> None:
     result = nandlab_cli("run", tiny_path, "--quiet")
     assert result.exit_code == 0, result.stderr
