@@ -406,6 +406,8 @@ def test_a_figure_that_is_not_a_png_is_refused_in_one_line(nandlab_cli, tmp_path
 LAYOUT_PROBLEMS = """() => {
     const problems = [];
     const page = document.querySelector("main").getBoundingClientRect();
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth + 1) problems.push(`the page scrolls sideways: ${root.scrollWidth} px wide`);
     for (const box of document.querySelectorAll(".scroll")) {
         const r = box.getBoundingClientRect();
         if (getComputedStyle(box).overflowX !== "auto") problems.push("a table's box does not scroll across");
@@ -419,7 +421,8 @@ LAYOUT_PROBLEMS = """() => {
     }
     return problems;
 }"""
-"""What a reader would see wrong in a page's layout: tables beyond the page (or not scrolling), figures
+"""What a reader would see wrong in a page's layout: a page wider than the window (the list of sections did
+not wrap at 700 px: issue 40's second outside check), tables beyond the page (or not scrolling), figures
 of a drive (``Report.pairs``) running into each other or out of their cells."""
 
 

@@ -43,7 +43,8 @@ dl.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(20em, 1
 dl.grid div { display: flex; flex-wrap: wrap; gap: 0 0.8em; border-bottom: 1px solid #eef0f2; min-width: 0; }
 dl.grid dd { margin-left: auto; text-align: right; overflow-wrap: anywhere; }
 dt { color: #5b6570; } dd { margin: 0; }
-nav { font-size: 0.9em; margin: 0.8em 0; } nav a { margin-right: 1em; white-space: nowrap; }
+nav { font-size: 0.9em; margin: 0.8em 0; display: flex; flex-wrap: wrap; gap: 0.2em 1em; }
+nav a { white-space: nowrap; }
 a { color: #1c5fb0; text-decoration: none; } a:hover { text-decoration: underline; }
 table { border-collapse: collapse; font-size: 0.85em; }
 th, td { padding: 0.25em 0.6em; border-bottom: 1px solid #e6e9ec; text-align: right; white-space: nowrap; }
