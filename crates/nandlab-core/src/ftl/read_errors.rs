@@ -143,6 +143,28 @@ const FIRST_STEP: i8 = 0;
 const MOST_STEP: i8 = 4;
 const LEAST_STEP: i8 = -20;
 
+/// The change over a window its successor's step aims at, as a share of
+/// the most a window may hold (2 × [`WINDOW_TOLERANCE`]): below 1, so that
+/// a model that bends a little more over the next step still holds.
+const STEP_AIM: f64 = 0.75;
+
+/// How many doublings a step may grow by at once (a model whose change
+/// was nil may bend at the next step).
+const MOST_GROWTH: i8 = 2;
+
+/// log2 of how much a window's step must change for the change over its
+/// successor to be [`STEP_AIM`] of the most allowed, from `change`, the
+/// relative change over its own step, taken as proportional to the step
+/// (rounded down: no more than the aim; at most [`MOST_GROWTH`]).
+fn step_change(change: f64) -> i8 {
+    let ratio = STEP_AIM * 2.0 * WINDOW_TOLERANCE / change;
+    if ratio >= f64::from(1u32 << MOST_GROWTH) {
+        return MOST_GROWTH; // nil or tiny change too (ratio inf)
+    }
+    // floor(log2(ratio)), shrinking by at most 12 doublings at once.
+    ratio.log2().floor().max(-12.0) as i8
+}
+
 /// The smallest retention age (equivalent ns: a millisecond) and reads a
 /// window's step is taken of.
 const AGE_FLOOR: f64 = 1e6;
@@ -154,8 +176,9 @@ const READS_FLOOR: f64 = 16.0;
 /// at its corners; a window opens at the read that finds none, computes
 /// both corners, and holds while they agree to within twice
 /// [`WINDOW_TOLERANCE`] (else it holds for that read alone, at the model's
-/// figures there, and its step shrinks). Its step (relative to the age and
-/// reads it opened at) grows while windows hold.
+/// figures there). Its step (relative to the age and reads it opened at) is
+/// sized from the change its predecessor's corners measured
+/// ([`step_change`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[repr(align(64))]
 struct Window {
@@ -467,10 +490,17 @@ impl ReadErrors {
                 w.reads_until = reads_until;
                 w.rber = mid(here.0, there.0);
                 w.base = mid(here.1, there.1);
-                w.step = (last.step + 1).min(MOST_STEP);
-            } else {
-                w.step = (last.step - 3).max(LEAST_STEP);
             }
+            // The next step from the change over this one, held or not: a
+            // fixed rule (one up, three down) overshot and undershot by
+            // turns, and a window that fails serves one read for two
+            // evaluations.
+            let relative = |a: f64, z: f64| if a > 0.0 { (z - a).abs() / a } else { 0.0 };
+            let change = relative(here.0, there.0).max(relative(here.1, there.1));
+            w.step = last
+                .step
+                .saturating_add(step_change(change))
+                .clamp(LEAST_STEP, MOST_STEP);
         }
         w.ln_first = self.hard.ln_fail(w.rber);
         w.fails = self.ln_ladder_fails(w.rber, w.base).exp_d();
@@ -881,6 +911,27 @@ mod tests {
                 assert!(worst > 0.0, "{preset} {model}: no window spanned a change");
             }
         }
+    }
+
+    /// A window's next step aims at [`STEP_AIM`] of the change a window may
+    /// hold: no change grows it the most allowed, the aim keeps it, twice
+    /// the aim halves it, and a change far past the aim shrinks it at most
+    /// 12 doublings (a NaN too).
+    #[test]
+    fn the_next_step_follows_the_change_measured() {
+        use super::{step_change, MOST_GROWTH, STEP_AIM, WINDOW_TOLERANCE};
+        let aim = STEP_AIM * 2.0 * WINDOW_TOLERANCE;
+        assert_eq!(step_change(0.0), MOST_GROWTH);
+        assert_eq!(step_change(aim / 100.0), MOST_GROWTH);
+        assert_eq!(step_change(aim / 2.0), 1);
+        assert_eq!(step_change(aim), 0);
+        assert_eq!(step_change(aim * 1.01), -1);
+        assert_eq!(step_change(aim * 2.0), -1);
+        assert_eq!(step_change(aim * 2.01), -2);
+        assert_eq!(step_change(1.0), -12);
+        assert_eq!(step_change(f64::NAN), -12);
+        let changes = [0.0, 1e-9, 1e-6, 1e-5, 1e-4, 1e-3, 0.1, 10.0];
+        assert!(changes.windows(2).all(|w| step_change(w[0]) >= step_change(w[1])));
     }
 
     /// Fresh data (ε alone: no retention or disturb shift for retry to take
