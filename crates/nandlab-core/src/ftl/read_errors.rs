@@ -161,8 +161,13 @@ fn step_change(change: f64) -> i8 {
     if ratio >= f64::from(1u32 << MOST_GROWTH) {
         return MOST_GROWTH; // nil or tiny change too (ratio inf)
     }
-    // floor(log2(ratio)), shrinking by at most 12 doublings at once.
-    ratio.log2().floor().max(-12.0) as i8
+    if ratio.is_nan() {
+        return -12;
+    }
+    // floor(log2(ratio)): the binary exponent, exactly (0 and subnormals fall below -12);
+    // shrinking by at most 12 doublings at once.
+    let exponent = ((ratio.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+    exponent.max(-12) as i8
 }
 
 /// The smallest retention age (equivalent ns: a millisecond) and reads a
@@ -931,7 +936,9 @@ mod tests {
         assert_eq!(step_change(1.0), -12);
         assert_eq!(step_change(f64::NAN), -12);
         let changes = [0.0, 1e-9, 1e-6, 1e-5, 1e-4, 1e-3, 0.1, 10.0];
-        assert!(changes.windows(2).all(|w| step_change(w[0]) >= step_change(w[1])));
+        assert!(changes
+            .windows(2)
+            .all(|w| step_change(w[0]) >= step_change(w[1])));
     }
 
     /// Fresh data (ε alone: no retention or disturb shift for retry to take
