@@ -324,16 +324,24 @@ def test_the_job_header_gives_the_request_sizes_as_fio_writes_them(nandlab_cli, 
     assert simulated.stdout.splitlines()[0].split(", ioengine=")[0] == header.split(", ioengine=")[0]
 
 
-@pytest.mark.parametrize("sizes", ["bssplit=4k/50:64k/50", "bsrange=4k-60k", "bs=48k"])
-def test_a_job_moves_exactly_its_size_as_fio_does(nandlab_cli, tmp_path: Path, sizes: str) -> None:
-    """Issue 40's second outside check: a bssplit job of size=128m moved 134,258,688 bytes (fio: 134,217,728,
-    its last request cut to what is left)."""
-    job = tmp_path / "s.fio"
-    job.write_text(f"[w]\nrw=randwrite\nsize=16m\n{sizes}\n[r]\nstonewall\nrw=randread\nsize=16m\n{sizes}\n")
-    result = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB", "--output-format=json")
-    assert result.exit_code == 0, result.stderr
-    jobs = json.loads(result.stdout)["jobs"]
-    assert [j["write"]["io_bytes"] + j["read"]["io_bytes"] for j in jobs] == [16 << 20, 16 << 20]
+@pytest.mark.parametrize("job", ["rw=read bs=64k size=1000k", "rw=write bs=3k size=10k",
+                                 "rw=randwrite bs=12k size=1m", "rw=write bs=4k size=4097",
+                                 "rw=randwrite bssplit=4k/50:64k/50 size=1001k",
+                                 "rw=randread bssplit=4k/50:64k/50 size=16m", "rw=randwrite bs=48k size=16m",
+                                 "rw=randwrite bsrange=4k-60k size=3m"])
+def test_a_job_moves_what_fio_moves_of_its_size(nandlab_cli, tmp_path: Path, job: str) -> None:
+    """Issue 40's outside checks: a bssplit job of size=128m moved 134,258,688 bytes; then, cut to fit, bs=4k
+    with size=4097 moved 4,608. As fio: no request goes past the size (the last ones take a size of the
+    split that fits), and the job ends when none fits."""
+    path = tmp_path / "s.fio"
+    path.write_text("[j]\nioengine=null\n" + job.replace(" ", "\n") + "\n")
+    real = _real_fio(tmp_path, str(path), "--output-format=json")
+    assert real.returncode == 0, real.stderr
+    ours = nandlab_cli("fio", path, "--device", "snia-mlc", "--capacity", "1GiB", "--output-format=json")
+    assert ours.exit_code == 0, ours.stderr
+    moved = [sum(j[d]["io_bytes"] for d in ("read", "write")) for j in
+             (json.loads(real.stdout[real.stdout.index("{"):])["jobs"][0], json.loads(ours.stdout)["jobs"][0])]
+    assert moved[0] == moved[1], moved
 
 
 def test_fio_command_line_jobs_section_and_runtime(nandlab_cli, tmp_path: Path) -> None:

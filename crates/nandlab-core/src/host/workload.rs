@@ -221,6 +221,19 @@ impl Generator {
         }
     }
 
+    /// The largest request size this workload draws that is at most `left`
+    /// bytes (None: none is).
+    pub fn fitting(&self, left: u64) -> Option<u32> {
+        if self.sizes.is_empty() {
+            return (self.block_size as u64 <= left).then_some(self.block_size);
+        }
+        self.sizes
+            .iter()
+            .map(|&(size, _)| size)
+            .filter(|&size| size as u64 <= left)
+            .max()
+    }
+
     /// Checks this (loaded) generator against `fresh`, the one its phase
     /// and seed build: the same settings, and where it is in its pass
     /// within the working set.

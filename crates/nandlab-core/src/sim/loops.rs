@@ -92,10 +92,20 @@ impl Cursor {
         st.arrival = self.arrival;
     }
 
-    /// Whether the phase is over at `t`: a stop condition, or the trace has ended.
+    /// Whether the phase is over at `t`: a stop condition, the trace has ended, or no request
+    /// fits in what the byte stop leaves (as fio, a phase never moves more than its volume).
     #[inline]
     fn over(&self, tally: &Tally, t: u64) -> bool {
-        self.next.is_none() || tally.over(t)
+        match &self.next {
+            None => true,
+            Some((_, req)) => {
+                tally.over(t)
+                    || tally
+                        .stop
+                        .left(tally.issued_bytes)
+                        .is_some_and(|left| self.src.fitting(req, left).is_none())
+            }
+        }
     }
 }
 
@@ -144,6 +154,20 @@ impl Source {
                 Ok(next.map(|(t, req)| (Some(t), req)))
             }
             Source::Jobs => Ok(None),
+        }
+    }
+
+    /// The length `req` is issued with when `left` bytes remain of the phase's volume: its own
+    /// if it fits, else the largest of a synthetic workload's sizes that does (a trace's
+    /// requests keep theirs); None if nothing fits.
+    #[inline]
+    pub(super) fn fitting(&self, req: &Request, left: u64) -> Option<u32> {
+        if req.len as u64 <= left {
+            return Some(req.len);
+        }
+        match self {
+            Source::Synthetic(g) => g.fitting(left),
+            _ => None,
         }
     }
 
@@ -404,7 +428,10 @@ impl Simulator {
         progress: ProgressFn,
     ) -> Result<u64, SimError> {
         let (_, mut req) = c.next.expect("the loop checked Cursor::over");
-        tally.stop.cut(&mut req, tally.issued_bytes);
+        if let Some(left) = tally.stop.left(tally.issued_bytes) {
+            // The last requests of a volume take the sizes that fit (Cursor::over checked one does).
+            req.len = c.src.fitting(&req, left).unwrap_or(req.len);
+        }
         c.next = c.after.take();
         if let Some((_, n)) = &c.next {
             c.after = c.src.next()?;
@@ -537,8 +564,26 @@ impl Simulator {
                 continue;
             }
             let mut req = job.source.next_request();
-            job.stop.cut(&mut req, job.issued_bytes);
-            tally.stop.cut(&mut req, tally.issued_bytes);
+            // A job's (and the phase's) last requests take the sizes that fit their volume; when
+            // none does, the job (or the phase) is over there, as fio ends a job at its size.
+            let job_left = job.stop.left(job.issued_bytes);
+            let left = job_left
+                .into_iter()
+                .chain(tally.stop.left(tally.issued_bytes))
+                .min();
+            if let Some(left) = left.filter(|&left| req.len as u64 > left) {
+                match job.source.fitting(left) {
+                    Some(len) => req.len = len,
+                    None if job_left == Some(left) => {
+                        job.stop.bytes = Some(job.issued_bytes);
+                        continue;
+                    }
+                    None => {
+                        tally.stop.bytes = Some(tally.issued_bytes);
+                        break;
+                    }
+                }
+            }
             self.last_issue = t;
             let done = self.drive.submit(req, t)?;
             let job = &mut st.jobs[j];

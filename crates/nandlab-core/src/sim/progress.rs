@@ -55,17 +55,10 @@ impl Stop {
         self.bytes.is_none() && self.requests.is_none() && self.until.is_none()
     }
 
-    /// `req`, issued after `issued` bytes, cut to end at the byte stop (in
-    /// whole 512-byte sectors, never longer than it was): as fio ends a job
-    /// at its `size` exactly, the last request moves only what is left.
+    /// Bytes the byte stop leaves after `issued` (None: the phase has none).
     #[inline]
-    pub(super) fn cut(&self, req: &mut Request, issued: u64) {
-        if let Some(limit) = self.bytes {
-            let left = limit.saturating_sub(issued);
-            if (req.len as u64) > left {
-                req.len = left.next_multiple_of(512).clamp(1, req.len as u64) as u32;
-            }
-        }
+    pub(super) fn left(&self, issued: u64) -> Option<u64> {
+        self.bytes.map(|b| b.saturating_sub(issued))
     }
 
     pub(super) fn reached(&self, t: u64, bytes: u64, requests: u64) -> bool {
