@@ -545,7 +545,8 @@ def _public_face() -> None:
     ``nandlab.Paused``, where users find them."""
     from nandlab.arguments import type_hints
 
-    for function in (make_simulator, check_config, run, open_snapshot, resume, Paused.go_on, Result.to_dict):
+    for function in (make_simulator, check_config, run, open_snapshot, resume, given_toml, Paused.go_on,
+                     Result.to_dict):
         function.__annotations__ = type_hints(function)
     for kind in (Result, Paused):
         kind.__module__ = "nandlab"

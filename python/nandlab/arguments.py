@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional, TypeVar, Union
 from nandlab._core import ConfigError, TraceError
 from nandlab.terminal import shown
 
-__all__ = ["checked", "type_hints"]
+__all__ = ["checked", "show_types", "type_hints"]
 
 Function = TypeVar("Function", bound=Callable[..., Any])
 
@@ -45,14 +45,44 @@ def type_hints(function: Callable[..., Any]) -> dict[str, Any]:
     except TypeError:
         pass
 
-    def evaluate(node: ast.expr) -> Any:
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-            return Union[evaluate(node.left), evaluate(node.right)]
-        code = compile(ast.Expression(node), "<annotation>", "eval")
-        return eval(code, vars(sys.modules[function.__module__]))  # noqa: S307 - the module's own source
+    class Unions(ast.NodeTransformer):
+        """``a | b``, at any depth (``Sequence[str | None]``), as ``Union[a, b]``."""
 
-    return {name: evaluate(ast.parse(text, mode="eval").body) if isinstance(text, str) else text
+        def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+            self.generic_visit(node)
+            if not isinstance(node.op, ast.BitOr):
+                return node
+            union = ast.Name("__union__", ast.Load())
+            return ast.Subscript(union, ast.Tuple([node.left, node.right], ast.Load()), ast.Load())
+
+    names = {**vars(sys.modules[function.__module__]), "__union__": Union}
+
+    def evaluate(text: str) -> Any:
+        tree = ast.fix_missing_locations(Unions().visit(ast.parse(text, mode="eval")))
+        return eval(compile(tree, "<annotation>", "eval"), names)  # noqa: S307 - the module's own source
+
+    return {name: evaluate(text) if isinstance(text, str) else text
             for name, text in function.__annotations__.items()}
+
+
+def show_types(module_name: str) -> None:
+    """``help()`` of a module's public functions, and of its public classes' methods, shows the types,
+    not their names as strings (annotations are written lazily): each resolved with ``type_hints``; an
+    annotation naming what its module cannot evaluate keeps its names. A module calls it last."""
+    module = sys.modules[module_name]
+    for name in getattr(module, "__all__", ()):
+        item = getattr(module, name, None)
+        if inspect.isfunction(item):
+            functions = [item]
+        elif inspect.isclass(item):
+            functions = [f for f in vars(item).values() if inspect.isfunction(f)]
+        else:
+            continue
+        for function in functions:
+            try:
+                function.__annotations__ = type_hints(function)
+            except Exception:  # noqa: BLE001 - a name the module has only while type checking: names stay
+                pass
 
 
 def checked(function: Function) -> Function:

@@ -21,7 +21,7 @@ import polars as pl
 
 from nandlab import files, plausible
 from nandlab._core import ConfigError, chip_endurance, chip_latency, chip_presets
-from nandlab.arguments import checked
+from nandlab.arguments import checked, show_types
 
 __all__ = ["chips", "endurance", "latency", "write_endurance", "write_latency"]
 
@@ -94,3 +94,6 @@ def _check_figures(document: dict[str, Any], what: str) -> None:
     wrong = plausible.impossible(document)
     if wrong is not None:
         raise ConfigError(f"{what}: {wrong}")
+
+
+show_types(__name__)

@@ -55,7 +55,7 @@ import polars as pl
 
 from nandlab import api, files, output, qualify
 from nandlab._core import ConfigError
-from nandlab.arguments import checked
+from nandlab.arguments import checked, show_types
 from nandlab.terminal import shown
 
 __all__ = ["FioJob", "FioJobs", "entries", "load", "logs", "parse", "report", "run", "terse", "to_config",
@@ -1027,3 +1027,6 @@ def _log_lines(windows: list[dict[str, float]], kind: str) -> Iterator[str]:
             if window[f"{direction}_bw"] > 0:
                 value = window["lat"] if kind in ("lat", "clat") else window[f"{direction}_{kind}"]
                 yield f"{window['ms']}, {round(value)}, {ddir}, 0, 0\n"
+
+
+show_types(__name__)

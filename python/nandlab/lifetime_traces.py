@@ -28,7 +28,7 @@ import polars as pl
 
 from nandlab import lifetime, traces
 from nandlab._core import ConfigError, SimulationError
-from nandlab.arguments import checked
+from nandlab.arguments import checked, show_types
 
 __all__ = ["CELLS", "RESERVES", "UNIQUE_BYTES", "Study", "study", "sweep_of"]
 
@@ -168,3 +168,6 @@ def _curves(results: pl.DataFrame, directory: Path) -> pl.DataFrame:
             "latency": zombie["latency_mean_us"].to_numpy() / reference,
         }))
     return pl.concat(frames) if frames else pl.DataFrame()
+
+
+show_types(__name__)

@@ -45,7 +45,7 @@ import polars as pl
 
 from nandlab import api, qualify
 from nandlab._core import ConfigError, parse_size
-from nandlab.arguments import checked
+from nandlab.arguments import checked, show_types
 
 __all__ = [
     "BLOCK_SIZES",
@@ -593,3 +593,6 @@ def _scaling(
     mbps = float(sim.run_phase(1)["summary"]["mbps"])
     cell = _with_theory(mix, block_size, {"mbps": mbps}, resolved)
     return {**layout, **cell, "link_mbps": theoretical(resolved)["link_mbps"]}
+
+
+show_types(__name__)

@@ -37,7 +37,7 @@ import polars as pl
 
 from nandlab import api, files
 from nandlab._core import ConfigError, presets
-from nandlab.arguments import checked
+from nandlab.arguments import checked, show_types
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -452,3 +452,6 @@ def _label(device: DeviceSource) -> str:
     if isinstance(device, Mapping):
         return str(device.get("device", {}).get("preset") or "custom")
     return str(device)
+
+
+show_types(__name__)

@@ -70,7 +70,7 @@ import polars as pl
 
 from nandlab import api, files, pool, progress_bars
 from nandlab._core import ConfigError
-from nandlab.arguments import checked
+from nandlab.arguments import checked, show_types
 from nandlab.procedures.base import write_manifest
 from nandlab.terminal import shown
 
@@ -709,3 +709,6 @@ def _write_atomic(path: Path, data: bytes) -> None:
         file.flush()
         os.fsync(file.fileno())
     os.replace(temporary, path)
+
+
+show_types(__name__)

@@ -118,14 +118,25 @@ def test_help_shows_types_and_where_results_live() -> None:
     nandlab.api.Result."""
     # On every supported Python (3.9 cannot evaluate `X | None`: its `|` is read as Union), and for every
     # public function (the second outside check found check_config's still strings).
+    import importlib
     import inspect
     import pickle
     import pydoc
 
     from nandlab import fio, lifetime, sweep
 
-    for function in (nandlab.run, nandlab.check_config, nandlab.make_simulator, nandlab.resume,
-                     nandlab.open_snapshot, sweep.run, fio.run, lifetime.run):
+    functions = [nandlab.run, nandlab.check_config, nandlab.make_simulator, nandlab.resume, nandlab.open_snapshot,
+                 sweep.run, fio.run, lifetime.run]
+    # And every public function and public class's method of the modules users call (the second outside
+    # check: Sweep.only, report.build and write, sweepable, Report's methods).
+    for name in ("report", "sweep", "matrix", "qualify", "chipbench", "lifetime_traces", "fio"):
+        module = importlib.import_module(f"nandlab.{name}")
+        for item in (getattr(module, public) for public in module.__all__):
+            if inspect.isfunction(item):
+                functions.append(item)
+            elif inspect.isclass(item):
+                functions += [f for f in vars(item).values() if inspect.isfunction(f)]
+    for function in functions:
         signature = inspect.signature(function)
         annotations = [p.annotation for p in signature.parameters.values()] + [signature.return_annotation]
         assert not any(isinstance(a, str) for a in annotations), (function.__qualname__, signature)

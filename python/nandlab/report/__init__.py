@@ -26,6 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from nandlab import files, output
+from nandlab.arguments import show_types
 from nandlab.procedures.base import MANIFEST_JSON
 from nandlab.report.page import DRAWN, FIGURES, REPORT_HTML, Report
 from nandlab.terminal import printable
@@ -154,3 +155,6 @@ def _kind_by_file_names(d: Path) -> tuple[str, str]:
     expected = "; ".join(f"{wrote_it} ({' or '.join(' + '.join(group) for group in groups)})"
                          for wrote_it, groups, _ in _OLD_DIRECTORIES)
     raise ValueError(f"{d}: not a directory nandlab wrote: found none of the files of an --out of {expected}")
+
+
+show_types(__name__)
