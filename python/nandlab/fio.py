@@ -108,6 +108,8 @@ class FioJob:
         slot: its place among that phase's ``[[phase.job]]``s (0 in a phase of one job).
         options: its fio options (after ``[global]`` and command-line overrides).
         own: those of its section and the command line alone (fio's ``job options``).
+        lines: the job file's line of each option (its own section's, else ``[global]``'s; 0: the
+            command line), and of its section's header under "".
     """
 
     name: str
@@ -117,6 +119,7 @@ class FioJob:
     slot: int
     options: dict[str, str]
     own: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -137,6 +140,7 @@ class FioJobs:
     warnings: list[str] = field(default_factory=list)
     seed: int | None = None
     global_options: dict[str, str] = field(default_factory=dict)
+    source: str = "<job file>"
 
     @property
     def reported(self) -> list[str]:
@@ -305,7 +309,7 @@ def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
     """Convert job file text (see the module's mapping). ``sections``: run only these jobs (fio's
     ``--section``); ``overrides``: options that replace every job's (fio's command-line options
     given with a job file, such as ``--runtime=10``)."""
-    jobs = FioJobs()
+    jobs = FioJobs(source=source)
     global_options: dict[str, str] = {}
     global_lines: dict[str, int] = {}
     # Jobs that run together, each copy (numjobs) with its name, options, phase, ramp phase and group.
@@ -340,7 +344,7 @@ def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
         in_group += copies
         if not runs or waits:
             runs.append([])
-        runs[-1] += [_Member(name, options, {**own, **(overrides or {})}, phase, ramp, group)] * copies
+        runs[-1] += [_Member(name, options, {**own, **(overrides or {})}, phase, ramp, group, lines)] * copies
     if not runs:
         chosen = f" named {', '.join(sorted(sections))}" if sections else ""
         raise ConfigError(f"{source}: no job sections{chosen} (only [global] or nothing)")
@@ -365,6 +369,7 @@ class _Member(NamedTuple):
     phase: dict[str, Any]
     ramp: dict[str, Any] | None
     group: int
+    lines: dict[str, int]
 
 
 def _add_run(jobs: FioJobs, run: list[_Member]) -> None:
@@ -375,7 +380,8 @@ def _add_run(jobs: FioJobs, run: list[_Member]) -> None:
     if len(run) == 1:
         job = run[0]
         jobs.phases += [job.ramp] if job.ramp else []
-        jobs.jobs.append(FioJob(job.name, len(jobs.jobs) + 1, job.group, len(jobs.phases), 0, job.options, job.own))
+        jobs.jobs.append(FioJob(job.name, len(jobs.jobs) + 1, job.group, len(jobs.phases), 0, job.options, job.own,
+                                job.lines))
         jobs.phases.append({**job.phase, **interval})
         return
     label = "+".join(dict.fromkeys(name for name, *_ in run))
@@ -398,7 +404,8 @@ def _add_run(jobs: FioJobs, run: list[_Member]) -> None:
                      for phase in (job.phase for job in run)]
         jobs.phases.append({"name": f"{label} (ramp)", "duration": f"{seconds}s", "job": unstopped})
     for slot, job in enumerate(run):
-        jobs.jobs.append(FioJob(job.name, len(jobs.jobs) + 1, job.group, len(jobs.phases), slot, job.options, job.own))
+        jobs.jobs.append(FioJob(job.name, len(jobs.jobs) + 1, job.group, len(jobs.phases), slot, job.options,
+                                job.own, job.lines))
     jobs.phases.append({"name": label, **interval, "job": [job.phase for job in run]})
 
 
@@ -484,13 +491,19 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         phase["pattern"] = "sequential"
     bs, bsrange, bssplit = take("bs", "blocksize"), take("bsrange", "blocksize_range"), take("bssplit")
     if bssplit:
-        parts = []
+        split = []
         for item in bssplit.split(",")[0].split(":"):
             size, _, weight = item.partition("/")
-            if not re.fullmatch(r"\s*[0-9]{1,9}\s*", weight or "1"):
+            if not re.fullmatch(r"\s*[0-9]{1,9}\s*", weight or "0"):
                 raise ValueError(f"bssplit: expected SIZE/PERCENT items such as 4k/60:64k/40 (a whole number of at "
                                  f"most 9 digits after each /), found `{_shown(item)}`")
-            parts.append(f"{block_of(size, 'bssplit')}B/{int(weight or 1)}")
+            split.append((block_of(size, "bssplit"), min(int(weight or 0), 100)))
+        # As fio: a size without a percentage (or with 0) shares what the others leave of 100 % equally.
+        unset = sum(weight == 0 for _, weight in split)
+        left = max(0, 100 - sum(weight for _, weight in split))
+        parts = [f"{size}B/{weight * max(unset, 1) if weight else left}" for size, weight in split if weight or left]
+        if not parts:
+            raise ValueError(f"bssplit: expected percentages that leave some size a share, found `{_shown(bssplit)}`")
         if "," in bssplit:
             warnings.append(f"[{name}] bssplit: separate read/write splits are not modelled; "
                             f"using `{bssplit.split(',')[0]}`")
@@ -605,8 +618,38 @@ def run(
 ) -> dict[str, Any]:
     """Run the jobs on one drive (see the module for groups; ``progress`` as ``nandlab.run`` takes
     it); the result shaped like ``fio --output-format=json``."""
-    result = api.run(to_config(jobs, device, capacity), seed=seed, progress=progress)
+    result = run_config(jobs, to_config(jobs, device, capacity), seed=seed, progress=progress)
     return report(jobs, result)
+
+
+_ENGINE_KEYS = {"working_set_offset": ("offset",), "working_set": ("size", "io_size", "io_limit"),
+                "block_sizes": ("bssplit", "bsrange", "blocksize_range"), "block_size": ("bs", "blocksize"),
+                "distribution": ("random_distribution",), "queue_depth": ("iodepth",),
+                "duration": ("runtime", "timeout"), "volume": ("size", "io_size", "io_limit"),
+                "requests": ("number_ios",), "align": ("blockalign", "ba")}
+"""The job options each engine key of a converted job comes from, for its error messages."""
+
+
+def run_config(jobs: FioJobs, config: dict[str, Any], **options: Any) -> api.Result:
+    """``api.run`` of ``config`` (``to_config`` of ``jobs``), an error in a job's phase said of the job
+    file (``job_file_error``)."""
+    try:
+        return api.run(config, **options)
+    except ConfigError as error:
+        raise job_file_error(jobs, error) from None
+
+
+def job_file_error(jobs: FioJobs, error: ConfigError) -> ConfigError:
+    """An error the engine found in a converted job's phase (``[[phase]] #1 job #2 working_set: ...``)
+    said of the job file: its line, the job and the fio option; any other error as it is."""
+    m = re.match(r"\[\[phase\]\] #(\d+)(?: job #(\d+))? (\w+): (.*)", str(error), re.S)
+    job = m and next((j for j in jobs.jobs if j.phase == int(m.group(1)) - 1 and j.slot == int(m.group(2) or 1) - 1),
+                     None)
+    if not m or job is None:
+        return error
+    option = next((o for o in _ENGINE_KEYS.get(m.group(3), ()) if o in job.options), None)
+    line = job.lines.get(option or "", job.lines.get("", 0))
+    return ConfigError(f"{jobs.source}:{line}: [{job.name}] {option or m.group(3)}: {m.group(4)}")
 
 
 # --- fio's JSON ----------------------------------------------------------------------------------

@@ -493,6 +493,36 @@ def test_fio_values_out_of_range_name_the_job_files_line(nandlab_cli, tmp_path: 
     assert f"{job}:4:" in result.stderr
 
 
+@pytest.mark.parametrize("line, option, message", [
+    ("offset=3g", "offset", "more than the drive's user capacity"),
+    ("random_distribution=pareto:1", "random_distribution", "pareto:H needs 0 < H < 1"),
+    ("bs=1m", "size", "smaller than one request"),
+])
+def test_what_the_engine_refuses_of_a_job_is_said_of_the_job_file(nandlab_cli, tmp_path: Path, line: str,
+                                                                  option: str, message: str) -> None:
+    """Issue 40's second outside check: these named the engine's keys (`[[phase]] #1 job #2
+    working_set_offset`), not the job file's line and option."""
+    job = tmp_path / "job.fio"
+    job.write_text(f"[a]\nrw=randread\nsize=4m\n[b]\nrw=randwrite\nsize=512k\n{line}\n")
+    result = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB")
+    expected = f"nandlab: error: {job}:{7 if option != 'size' else 6}: [b] {option}: "
+    assert result.exit_code == 2 and result.stderr.startswith(expected) and message in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_bssplit_sizes_without_a_share_split_what_is_left_as_fio_does(nandlab_cli, tmp_path: Path) -> None:
+    """fio runs `bssplit=4k/0:8k/0` (a 0 or missing percentage shares what the others leave); it was refused."""
+    from nandlab import fio
+
+    shares = {b: fio.parse(f"[j]\nrw=randread\nbssplit={b}\n").phases[0]["block_sizes"]
+              for b in ("4k/0:8k/0", "4k/60:8k", "4k/100:8k/0", "4k:8k:16k/50")}
+    assert shares == {"4k/0:8k/0": ["4096B/100", "8192B/100"], "4k/60:8k": ["4096B/60", "8192B/40"],
+                      "4k/100:8k/0": ["4096B/100"], "4k:8k:16k/50": ["4096B/50", "8192B/50", "16384B/100"]}
+    job = tmp_path / "job.fio"
+    job.write_text("[j]\nrw=randwrite\nsize=4m\nbssplit=4k/0:8k/0\n")
+    assert nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB").exit_code == 0
+
+
 @pytest.mark.parametrize("line", ["random_distribution=zipf:abc", "random_distribution=lumpy", "stonewall=true",
                                   "norandommap=yes"])
 def test_options_a_sequential_job_does_not_use_are_checked_as_fio_checks_them(nandlab_cli, tmp_path: Path,

@@ -87,7 +87,10 @@ def fio_command(ctx: click.Context, device: str, capacity: str | None, seed: int
     except ValueError as error:
         raise ConfigError(str(error)) from None
     # Warnings once nothing stops the run (a refusal is one line): the drive's config checked first.
-    api.check_config(fio.to_config(jobs, device, capacity))
+    try:
+        api.check_config(fio.to_config(jobs, device, capacity))
+    except ConfigError as error:
+        raise fio.job_file_error(jobs, error) from None
     stderr = Console(stderr=True)
     for warning in jobs.warnings:
         stderr.print(f"[yellow]warning:[/] {safe(printable(warning))}", soft_wrap=True, highlight=False)

@@ -102,7 +102,7 @@ def run(jobfile: str | os.PathLike[str] | fio.FioJobs, device: qualify.DeviceSou
     """Run a job file (a path, or one ``fio.load`` read) on a drive (a preset, a TOML file, a dict);
     with ``bins``, its document is json+'s (each completion latency's histogram)."""
     jobs = jobfile if isinstance(jobfile, fio.FioJobs) else fio.load(jobfile)
-    result = api.run(fio.to_config(jobs, device, capacity), seed=seed, progress=progress)
+    result = fio.run_config(jobs, fio.to_config(jobs, device, capacity), seed=seed, progress=progress)
     return FioResult(jobs, result, fio.report(jobs, result, bins=bins))
 
 
