@@ -287,16 +287,19 @@ def _decimal(value: str, what: str, low: float, high: float, low_open: bool = Fa
 
 def _flag(name: str, value: str | None) -> bool:
     """A fio switch (``time_based``, ``stonewall``, ``group_reporting``, ...) as fio reads it: absent
-    is off, bare is on, else a whole number (what follows its digits ignored), on unless 0; words
-    (true, yes, off) fio refuses ("failed parsing"), and so does this (ValueError naming it)."""
+    is off, bare is on, else the whole number it starts with (0x for hex; what follows its digits
+    ignored; 32 bits, so 4294967296 is 0), on unless 0; words (true, yes, off) fio refuses ("failed
+    parsing"), and so does this (ValueError naming it)."""
     if value is None:
         return False
     if not value.strip():
         return True
-    m = re.match(r"\s*([-+]?[0-9]{1,18})", value)
+    # The number the value starts with as fio reads it (0x1f hex, else decimal: 1.5 is 1), in 32 bits.
+    m = re.match(r"\s*[-+]?(?:0[xX]([0-9a-fA-F]{1,64})|([0-9]{1,64}))", value)
     if m is None:
         raise ValueError(f"{name}: expected 0 or 1 (fio takes a whole number for a switch), found `{_shown(value)}`")
-    return int(m.group(1)) != 0
+    hexadecimal, decimal = m.groups()
+    return (int(hexadecimal, 16) if hexadecimal else int(decimal)) % 2**32 != 0
 
 
 def _bytes_text(n: int) -> str:

@@ -344,6 +344,22 @@ def test_a_job_moves_what_fio_moves_of_its_size(nandlab_cli, tmp_path: Path, job
     assert moved[0] == moved[1], moved
 
 
+def test_switches_are_read_as_fio_reads_them(nandlab_cli, tmp_path: Path) -> None:
+    """Issue 40's outside checks: `true`, `yes` and `on` ran (fio refuses them); `0x1` was off and
+    4294967296 on (fio: on and off). group_reporting of two jobs says which: one entry or two."""
+    entries = {}
+    for value in ("1", "0", "0x1", "0x0", "09", "4294967296", "4294967297", "-1", "1.5", "0.5", "1e3", "0b1", "true",
+                  "off"):
+        job = tmp_path / "s.fio"
+        job.write_text(f"[j]\nrw=read\nsize=1m\nioengine=null\nnumjobs=2\ngroup_reporting={value}\n")
+        real = _real_fio(tmp_path, str(job), "--output-format=json")
+        ours = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB", "--output-format=json")
+        theirs = len(json.loads(real.stdout[real.stdout.index("{"):])["jobs"]) if real.returncode == 0 else "refused"
+        mine = len(json.loads(ours.stdout)["jobs"]) if ours.exit_code == 0 else "refused"
+        entries[value] = (theirs, mine)
+    assert all(theirs == mine for theirs, mine in entries.values()), entries
+
+
 def test_fio_command_line_jobs_section_and_runtime(nandlab_cli, tmp_path: Path) -> None:
     result = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", "--name=w", "--rw=randwrite",
                          "--bs=4k", "--size=8m", "--name=r", "--rw=randread", "--bs=4k", "--size=8m", "--stonewall",
