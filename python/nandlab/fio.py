@@ -396,7 +396,7 @@ def _add_run(jobs: FioJobs, run: list[_Member]) -> None:
         number = len(jobs.jobs) + 1 + [name for name, *_ in run].index(logging[0])
         jobs.warnings.append(f"[{label}] jobs that run together share one time series: the logs of {logging[0]} "
                              f"(job {number}) hold the figures of them all; the others write none")
-    ramps = [ramp for *_, ramp, _ in run if ramp]
+    ramps = [job.ramp for job in run if job.ramp]
     if ramps:
         # fio starts the jobs together and each measures after its own ramp_time; here the group
         # ramps together for the longest one.
@@ -466,15 +466,17 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         else:
             read_fraction = 0.5
     phase["read_fraction"] = read_fraction
-    distribution = (take("random_distribution") or "random").lower()
+    distribution = take("random_distribution") or "random"  # (fio's names are lower case: ZIPF it refuses)
     norandommap = _flag("norandommap", take("norandommap"))
     # Checked whatever the pattern, as fio parses it (a sequential job does not use it).
     kind, _, params = distribution.partition(":")
     value, _, rest = params.partition(":")
     if kind in ("zipf", "pareto", "normal"):
         # zipf's θ and normal's deviation (a percentage) are above 0; pareto's h lies in (0, 1).
-        _decimal(value, f"random_distribution={_shown(distribution)}", 0, 1 if kind == "pareto" else 100,
-                 low_open=True)
+        parameter = _decimal(value, f"random_distribution={_shown(distribution)}", 0, 1 if kind == "pareto" else 100,
+                             low_open=True)
+        if kind == "zipf" and parameter == 1:
+            raise ValueError(f"random_distribution={_shown(distribution)}: zipf's theta must not be 1 (fio refuses it)")
     elif kind != "random" and kind not in _UNMODELLED_DISTRIBUTIONS:
         raise ValueError("random_distribution: expected random, zipf:T, pareto:H, normal:DEV or zoned:..., "
                          f"found `{_shown(distribution)}`")
@@ -633,6 +635,7 @@ _ENGINE_KEYS = {"working_set_offset": ("offset",), "working_set": ("size", "io_s
 """The job options each engine key of a converted job comes from, for its error messages."""
 
 
+@checked
 def run_config(jobs: FioJobs, config: dict[str, Any], **options: Any) -> api.Result:
     """``api.run`` of ``config`` (``to_config`` of ``jobs``), an error in a job's phase said of the job
     file (``job_file_error``)."""
@@ -642,6 +645,7 @@ def run_config(jobs: FioJobs, config: dict[str, Any], **options: Any) -> api.Res
         raise job_file_error(jobs, error) from None
 
 
+@checked
 def job_file_error(jobs: FioJobs, error: ConfigError) -> ConfigError:
     """An error the engine found in a converted job's phase (``[[phase]] #1 job #2 working_set: ...``)
     said of the job file: its line, the job and the fio option; any other error as it is."""

@@ -524,7 +524,7 @@ def test_bssplit_sizes_without_a_share_split_what_is_left_as_fio_does(nandlab_cl
 
 
 @pytest.mark.parametrize("line", ["random_distribution=zipf:abc", "random_distribution=lumpy", "stonewall=true",
-                                  "norandommap=yes"])
+                                  "norandommap=yes", "random_distribution=zipf:1", "random_distribution=ZIPF:1.2"])
 def test_options_a_sequential_job_does_not_use_are_checked_as_fio_checks_them(nandlab_cli, tmp_path: Path,
                                                                               line: str) -> None:
     """Issue 40's outside check: a sequential read with random_distribution=zipf:abc ran; fio refuses it."""
