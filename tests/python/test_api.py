@@ -169,3 +169,18 @@ def test_arguments_of_the_wrong_kind_are_nandlabs_errors(tmp_path: Path) -> None
     nandlab.check_config(config)
     with pytest.raises(nandlab.ConfigError, match=r"\[\[phase\]\] #1 name: at most 256 characters"):
         nandlab.check_config({**config, "phase": [{"requests": 10, "name": "x" * 257}]})
+
+
+@pytest.mark.parametrize("preset", ["zombienand-trace-tlc", "zombienand-trace-mlc"])
+@pytest.mark.parametrize("pattern", ["random", "sequential"])
+@pytest.mark.parametrize("block_size", ["3KiB", "4KiB", "6KiB", "128KiB"])
+def test_reads_of_a_fresh_drive_are_all_of_never_written_addresses(preset: str, pattern: str,
+                                                                     block_size: str) -> None:
+    """Issue 40's third outside check: a 4 KiB read of an 8 KiB mapping unit counted the whole unit
+    (19.5 MiB "never written" of 9.77 MiB read). On a fresh drive every byte read is never written:
+    no more, no less, whatever the request's size, whether read-ahead serves it or not."""
+    result = nandlab.run({"device": {"preset": preset, "capacity": "1GiB"},
+                          "phase": [{"pattern": pattern, "read_fraction": 1.0, "block_size": block_size,
+                                     "volume": "2MiB"}]}, progress=False)
+    phase = result.phases[0]
+    assert phase["unwritten_read_bytes"] == phase["host_read_bytes"] > 0

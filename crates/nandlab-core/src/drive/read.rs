@@ -17,25 +17,25 @@ impl Drive {
         let cmd = self.tl.command(t);
         self.issued = cmd;
         let Some(mut ra) = self.read_ahead.take() else {
-            return self.read_units(first, last, req.len, cmd);
+            return self.read_units(req, first, last, cmd);
         };
         let done = if ra.covers(first, last) {
             // Each unit streams to the host once its flash read has landed.
             let end = req.offset + req.len as u64;
             let mut done = cmd;
             for u in first..=last {
-                if self.ftl.lookup(u as u32).is_none() {
-                    // Never written: the window holds its zeroes (as `read_units` counts them).
-                    self.ftl.counters.unwritten_read_bytes += self.unit.size;
-                }
                 let lo = req.offset.max(u * self.unit.size);
                 let hi = end.min((u + 1) * self.unit.size);
+                if self.ftl.lookup(u as u32).is_none() {
+                    // Never written: the window holds its zeroes (as `read_units` counts them).
+                    self.ftl.counters.unwritten_read_bytes += hi - lo;
+                }
                 let ready = cmd.max(ra.ready(u));
                 done = done.max(self.tl.link_transfer(ready, hi - lo, false));
             }
             done
         } else {
-            self.read_units(first, last, req.len, cmd)
+            self.read_units(req, first, last, cmd)
         };
         if let Some((from, to)) = ra.after_read(first, last) {
             let to = to.min(self.ftl.g.user_units);
@@ -101,13 +101,13 @@ impl Drive {
         ready.fill(done);
     }
 
-    /// Reads units `first..=last` (`len` bytes) from flash, or RAM for
-    /// unwritten units and those still in the write buffer; returns when the
-    /// host has them.
-    pub(super) fn read_units(&mut self, first: u64, last: u64, len: u32, cmd: u64) -> u64 {
+    /// Reads units `first..=last` (those `req` covers) from flash, or RAM
+    /// for unwritten units and those still in the write buffer; returns when
+    /// the host has them.
+    pub(super) fn read_units(&mut self, req: Request, first: u64, last: u64, cmd: u64) -> u64 {
         // Bytes of the request still to send: a request smaller than its
         // units (a 512 B read) sends only its own bytes over the link.
-        let mut unsent = len as u64;
+        let mut unsent = req.len as u64;
         let unit = self.unit;
         let mut done = cmd;
         let mut from_ram = 0u64;
@@ -129,10 +129,13 @@ impl Drive {
                     from_ram += unit.size;
                     continue;
                 }
-                // Never written: zeroes, from the controller.
+                // Never written: zeroes, from the controller (the bytes of
+                // the unit the request reads counted).
                 None => {
                     from_ram += unit.size;
-                    self.ftl.counters.unwritten_read_bytes += unit.size;
+                    let lo = req.offset.max(lpn * unit.size);
+                    let hi = (req.offset + req.len as u64).min((lpn + 1) * unit.size);
+                    self.ftl.counters.unwritten_read_bytes += hi - lo;
                     continue;
                 }
             };
