@@ -543,11 +543,9 @@ def _public_face() -> None:
     """``help(nandlab.run)`` shows the types, not their names as strings (this module's annotations are
     written lazily), on Python 3.9 too; Result and Paused print as ``nandlab.Result`` and
     ``nandlab.Paused``, where users find them."""
-    from nandlab.arguments import type_hints
+    from nandlab.arguments import show_types_of
 
-    for function in (make_simulator, check_config, run, open_snapshot, resume, given_toml, Paused.go_on,
-                     Result.to_dict):
-        function.__annotations__ = type_hints(function)
+    show_types_of([make_simulator, check_config, run, open_snapshot, resume, given_toml, Result, Paused])
     for kind in (Result, Paused):
         kind.__module__ = "nandlab"
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional, TypeVar, Union
 from nandlab._core import ConfigError, TraceError
 from nandlab.terminal import shown
 
-__all__ = ["checked", "show_types", "type_hints"]
+__all__ = ["checked", "show_types", "show_types_of", "type_hints"]
 
 Function = TypeVar("Function", bound=Callable[..., Any])
 
@@ -70,12 +70,22 @@ def show_types(module_name: str) -> None:
     not their names as strings (annotations are written lazily): each resolved with ``type_hints``; an
     annotation naming what its module cannot evaluate keeps its names. A module calls it last."""
     module = sys.modules[module_name]
-    for name in getattr(module, "__all__", ()):
-        item = getattr(module, name, None)
+    show_types_of([getattr(module, name, None) for name in getattr(module, "__all__", ())])
+
+
+def show_types_of(items: list[Any]) -> None:
+    """``show_types`` of these functions and classes (a class: its own annotations, its methods',
+    ``__init__``'s of a dataclass too, and its properties')."""
+    for item in items:
         if inspect.isfunction(item):
             functions = [item]
         elif inspect.isclass(item):
             functions = [f for f in vars(item).values() if inspect.isfunction(f)]
+            functions += [p.fget for p in vars(item).values() if isinstance(p, property) and p.fget]
+            try:
+                item.__annotations__ = typing.get_type_hints(item)
+            except Exception:  # noqa: BLE001 - Python 3.9's `X | None`: its fields' names stay
+                pass
         else:
             continue
         for function in functions:

@@ -136,6 +136,9 @@ def test_help_shows_types_and_where_results_live() -> None:
                 functions.append(item)
             elif inspect.isclass(item):
                 functions += [f for f in vars(item).values() if inspect.isfunction(f)]
+                functions += [p.fget for p in vars(item).values() if isinstance(p, property)]
+    # The result types too (the third outside check: Result's and Paused's fields, properties).
+    functions += [nandlab.Result, nandlab.Paused]
     for function in functions:
         signature = inspect.signature(function)
         annotations = [p.annotation for p in signature.parameters.values()] + [signature.return_annotation]
