@@ -46,7 +46,7 @@ class Result:
         config: the resolved config (presets applied), as the engine ran it.
         erase_counts: erase count of every block at the end of the run.
         config_toml: the config as it was given, as TOML text with the run's seed: ``nandlab run``
-            of it runs the same experiment again (trace paths as given).
+            of it runs the same experiment again, from any directory (traces' paths made absolute).
     """
 
     summary: dict[str, Any]
@@ -452,14 +452,24 @@ def _run_phases(
 
 def given_toml(text: str, form: str, seed: int | None) -> str:
     """A config as ``Simulator`` was given it (``text`` in ``form``, "toml" or "json", and the seed
-    given over its own) as TOML text ``nandlab run`` takes: TOML without a seed given is the text as
-    written, comments and all; otherwise the document with its ``seed`` set (nulls, "not given",
-    left out)."""
+    given over its own) as TOML text ``nandlab run`` takes from anywhere: TOML without a seed given
+    and without a relative trace path is the text as written, comments and all; otherwise the
+    document with its ``seed`` set and each trace's path made absolute (a run reads it from where it
+    started; nulls, "not given", left out)."""
     from nandlab import output
 
-    if form == "toml" and seed is None:
-        return text
     document = _tomllib().loads(text) if form == "toml" else json.loads(text)
+    moved = False
+    phases = document.get("phase") if isinstance(document, dict) else None
+    for phase in phases if isinstance(phases, list) else []:
+        jobs = phase.get("job") if isinstance(phase, dict) else None
+        for workload in [phase, *(jobs if isinstance(jobs, list) else [])]:
+            trace = workload.get("trace") if isinstance(workload, dict) else None
+            if isinstance(trace, str) and trace and not os.path.isabs(trace):
+                workload["trace"] = os.path.abspath(trace)
+                moved = True
+    if form == "toml" and seed is None and not moved:
+        return text
     if seed is not None:
         document = {"seed": seed, **{key: value for key, value in document.items() if key != "seed"}}
     return output.as_toml(document)

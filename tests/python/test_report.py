@@ -190,6 +190,23 @@ def test_a_run_s_rerun_toml_runs_the_same_experiment_again(nandlab_cli, tmp_path
     assert without_wall_time(json.loads(again.stdout)) == without_wall_time(json.loads(output.to_json(result)))
 
 
+def test_a_rerun_toml_runs_its_trace_from_any_directory(nandlab_cli, tmp_path: Path, monkeypatch) -> None:
+    """Issue 40's third outside check: a trace given relative to where the run started was not found by
+    `nandlab run OUT/rerun.toml` from elsewhere; its path is made absolute there."""
+    root = Path(__file__).resolve().parents[2]
+    (tmp_path / "sub").mkdir()
+    shutil.copy(root / "examples" / "traces" / "hot-cold.csv", tmp_path / "sub" / "hot-cold.csv")
+    (tmp_path / "sub" / "t.toml").write_text('# mine\n[device]\npreset = "snia-mlc"\ncapacity = "1GiB"\n'
+                                             '[[phase]]\nkind = "trace"\ntrace = "hot-cold.csv"\n')
+    monkeypatch.chdir(tmp_path / "sub")
+    first = nandlab_cli("run", "t.toml", "--out", tmp_path / "out", "--json")
+    assert first.exit_code == 0, first.stderr
+    monkeypatch.chdir(tmp_path)
+    again = nandlab_cli("run", tmp_path / "out" / "rerun.toml", "--json")
+    assert again.exit_code == 0, again.stderr
+    assert without_wall_time(json.loads(again.stdout)) == without_wall_time(json.loads(first.stdout))
+
+
 def test_the_default_experiment_s_rerun_toml_is_the_default_config() -> None:
     """Without a config (the built-in default) and with a seed: the TOML to run it again resolves to
     the same config (running the default takes half a minute; the test above runs what it gives)."""

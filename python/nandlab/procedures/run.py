@@ -369,8 +369,8 @@ def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str
     rerun = d / output.RERUN_TOML
     if rerun.is_file():
         r.text("Configuration", files.read_text(rerun, "config"),
-               f"as the run was given it, with its seed: `nandlab run {rerun}` runs it again (trace paths "
-               "as given, from where the run started)")
+               f"as the run was given it, with its seed (and its traces' paths made absolute): "
+               f"`nandlab run {rerun}` runs it again from anywhere")
     if config:
         r.text("Configuration (resolved)", output.as_toml(config),
                "every value the engine used, presets applied and defaults filled in (config.json), in TOML "
