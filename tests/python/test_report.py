@@ -463,7 +463,15 @@ def open_in(browser, directory: Path, width: int = 1280) -> tuple[list[bool], li
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (scripts/test-all installs Debian's package)")
 def test_chromium_renders_every_figure_without_errors_requests_or_overlaps(run_dir: Path, one_axis_sweep: Path,
-                                                                  lifetime_dir: Path) -> None:
+                                                                  lifetime_dir: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from nandlab.cli import cli
+
+    (tmp_path / "long.toml").write_text(TINY_TOML.replace('name = "randwrite"', f'name = "{"x_" * 125}"'))
+    long_name_dir = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "long.toml"), "--out", str(long_name_dir), "--quiet"])
+    assert result.exit_code == 0, result.output
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -478,5 +486,7 @@ def test_chromium_renders_every_figure_without_errors_requests_or_overlaps(run_d
                 assert [r for r in requests if not r.startswith("data:")] == [(directory / "report.html").as_uri()]
             for width in (700, 1000):  # on a narrower screen too
                 assert open_in(browser, run_dir, width)[3] == [] and open_in(browser, lifetime_dir, width)[3] == []
+            # A phase name of 250 characters without a space (the third outside check: the page was 2,077 px).
+            assert open_in(browser, long_name_dir, 700)[3] == []
         finally:
             browser.close()

@@ -142,7 +142,8 @@ def _num2str(size: int, digits: int = 4) -> str:
 def _latency_line(label: str, stat: Mapping[str, Any]) -> str:
     """A ``slat``/``clat``/``lat`` line, in the unit fio chooses for its smallest value."""
     unit, scale = ("nsec", 1) if stat["min"] < 10_000 else ("usec", 1000) if stat["min"] < 10_000_000 else ("msec", 1e6)
-    return (f"{label} ({unit}): min={stat['min'] / scale:.0f}, max={stat['max'] / scale:.0f}, "
+    # fio divides min and max by the unit rounding down (13,648 ns is min=13 µs, not 14: above its avg).
+    return (f"{label} ({unit}): min={stat['min'] // scale:.0f}, max={stat['max'] // scale:.0f}, "
             f"avg={stat['mean'] / scale:.2f}, stdev={stat['stddev'] / scale:.2f}")
 
 

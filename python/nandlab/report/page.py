@@ -37,7 +37,8 @@ body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin:
        padding: 0 1.2em; color: #1d232a; }
 h1 { font-size: 1.6em; margin: 0; } h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #d6dbe0; }
 .kind { color: #5b6570; margin: 0.2em 0 0.8em; }
-dl.facts { display: grid; grid-template-columns: max-content auto; gap: 0.15em 1.2em; margin: 0.6em 0; }
+dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.15em 1.2em; margin: 0.6em 0; }
+dl.facts dd { overflow-wrap: anywhere; }
 dl.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(20em, 1fr)); gap: 0.1em 1.5em;
           font-size: 0.85em; }
 dl.grid div { display: flex; flex-wrap: wrap; gap: 0 0.8em; border-bottom: 1px solid #eef0f2; min-width: 0; }
