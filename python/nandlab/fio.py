@@ -556,7 +556,10 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
     if number_ios:
         phase["requests"] = _whole(number_ios, "number_ios", 1, 2**64 - 1)
     if io_size:
-        phase["volume"] = _bytes_text(bytes_of(io_size, "io_size"))
+        # As fio: an io_size below the smallest request still does one.
+        smallest = min(int(part.split("B/")[0]) for part in phase["block_sizes"]) if "block_sizes" in phase \
+            else int(phase["block_size"].rstrip("B"))
+        phase["volume"] = _bytes_text(max(bytes_of(io_size, "io_size"), smallest))
     if runtime:
         phase["duration"] = f"{_seconds(runtime, 'runtime')}s"
     if not time_based and not io_size:

@@ -328,7 +328,7 @@ def test_the_job_header_gives_the_request_sizes_as_fio_writes_them(nandlab_cli, 
                                  "rw=randwrite bs=12k size=1m", "rw=write bs=4k size=4097",
                                  "rw=randwrite bssplit=4k/50:64k/50 size=1001k",
                                  "rw=randread bssplit=4k/50:64k/50 size=16m", "rw=randwrite bs=48k size=16m",
-                                 "rw=randwrite bsrange=4k-60k size=3m"])
+                                 "rw=randwrite bsrange=4k-60k size=3m", "rw=randread bs=4k size=1m io_size=1k"])
 def test_a_job_moves_what_fio_moves_of_its_size(nandlab_cli, tmp_path: Path, job: str) -> None:
     """Issue 40's outside checks: a bssplit job of size=128m moved 134,258,688 bytes; then, cut to fit, bs=4k
     with size=4097 moved 4,608. As fio: no request goes past the size (the last ones take a size of the
