@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -231,6 +232,18 @@ def _real_fio(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["fio", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
+def _both(nandlab_cli, tmp_path: Path, text: str, *args: str) -> tuple[subprocess.CompletedProcess, Any]:
+    """The job file ``text`` through Debian's fio (its null engine: nothing written anywhere) and through
+    `nandlab fio` on a 1 GiB snia-mlc, each with ``args``; both asserted to have run."""
+    job = tmp_path / "job.fio"
+    job.write_text("[global]\nioengine=null\n" + text)
+    real = _real_fio(tmp_path, str(job), *args)
+    assert real.returncode == 0, real.stderr
+    ours = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB", *args)
+    assert ours.exit_code == 0, ours.stderr
+    return real, ours
+
+
 def test_real_fio_and_nandlab_fio_write_json_one_consumer_reads(nandlab_cli, tmp_path: Path) -> None:
     """The same job file through Debian's fio (on a file in tmpfs) and through `nandlab fio`."""
     target = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
@@ -289,20 +302,9 @@ def _layout(text: str) -> list[str]:
 def test_real_fio_and_nandlab_fio_lay_out_the_normal_report_alike(nandlab_cli, tmp_path: Path) -> None:
     """Two jobs in two groups: blank lines where fio puts them (none between jobs, one before each
     group's status), whatever lines each has within a job."""
-    target = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
-    job = tmp_path / "two.fio"
-    job.write_text(f"[global]\nfilename={target}/nandlab-fio-text-{os.getpid()}\nsize=8m\nbs=4k\nioengine=psync\n"
-                   "[w]\nrw=randwrite\n[r]\nstonewall\nrw=randread\n")
-    try:
-        real = _real_fio(tmp_path, str(job))
-    finally:
-        Path(f"{target}/nandlab-fio-text-{os.getpid()}").unlink(missing_ok=True)
-    assert real.returncode == 0, real.stderr
-    simulated = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB")
-    assert simulated.exit_code == 0, simulated.stderr
+    real, simulated = _both(nandlab_cli, tmp_path, "size=8m\nbs=4k\n[w]\nrw=randwrite\n[r]\nstonewall\nrw=randread\n")
     expected = ["blank", "job", "direction", "job", "direction", "blank", "group", "blank", "group"]
-    real_text = real.stdout.split("\nDisk stats")[0]  # fio's disk lines (a file on a disk): no disk here
-    assert _layout(real_text)[-len(expected):] == expected and _layout(simulated.stdout) == expected
+    assert _layout(real.stdout)[-len(expected):] == expected and _layout(simulated.stdout) == expected
 
 
 @pytest.mark.parametrize("sizes", ["bs=4k", "bs=128k", "bs=10k", "bs=1536", "bs=1m", "bs=1536k",
@@ -310,16 +312,7 @@ def test_real_fio_and_nandlab_fio_lay_out_the_normal_report_alike(nandlab_cli, t
 def test_the_job_header_gives_the_request_sizes_as_fio_writes_them(nandlab_cli, tmp_path: Path, sizes: str) -> None:
     """Issue 40's second outside check: bssplit=4k/50:64k/50 was `4096B-4096B` (fio: `4096B-64.0KiB`), bs=128k
     `131072B-131072B` (fio: `128KiB-128KiB`)."""
-    target = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
-    job = tmp_path / "h.fio"
-    job.write_text(f"[j]\nrw=randwrite\nsize=4m\nfilename={target}/nandlab-fio-bs-{os.getpid()}\n{sizes}\n")
-    try:
-        real = _real_fio(tmp_path, str(job))
-    finally:
-        Path(f"{target}/nandlab-fio-bs-{os.getpid()}").unlink(missing_ok=True)
-    assert real.returncode == 0, real.stderr
-    simulated = nandlab_cli("fio", job, "--device", "snia-mlc", "--capacity", "1GiB")
-    assert simulated.exit_code == 0, simulated.stderr
+    real, simulated = _both(nandlab_cli, tmp_path, f"[j]\nrw=randwrite\nsize=4m\n{sizes}\n")
     header = [line for line in real.stdout.splitlines() if line.startswith("j: (g=0)")][0]
     assert simulated.stdout.splitlines()[0].split(", ioengine=")[0] == header.split(", ioengine=")[0]
 
@@ -333,12 +326,7 @@ def test_a_job_moves_what_fio_moves_of_its_size(nandlab_cli, tmp_path: Path, job
     """Issue 40's outside checks: a bssplit job of size=128m moved 134,258,688 bytes; then, cut to fit, bs=4k
     with size=4097 moved 4,608. As fio: no request goes past the size (the last ones take a size of the
     split that fits), and the job ends when none fits."""
-    path = tmp_path / "s.fio"
-    path.write_text("[j]\nioengine=null\n" + job.replace(" ", "\n") + "\n")
-    real = _real_fio(tmp_path, str(path), "--output-format=json")
-    assert real.returncode == 0, real.stderr
-    ours = nandlab_cli("fio", path, "--device", "snia-mlc", "--capacity", "1GiB", "--output-format=json")
-    assert ours.exit_code == 0, ours.stderr
+    real, ours = _both(nandlab_cli, tmp_path, "[j]\n" + job.replace(" ", "\n") + "\n", "--output-format=json")
     moved = [sum(j[d]["io_bytes"] for d in ("read", "write")) for j in
              (json.loads(real.stdout[real.stdout.index("{"):])["jobs"][0], json.loads(ours.stdout)["jobs"][0])]
     assert moved[0] == moved[1], moved
