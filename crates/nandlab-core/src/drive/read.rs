@@ -21,17 +21,15 @@ impl Drive {
         };
         let done = if ra.covers(first, last) {
             // Each unit streams to the host once its flash read has landed.
-            let end = req.offset + req.len as u64;
             let mut done = cmd;
             for u in first..=last {
-                let lo = req.offset.max(u * self.unit.size);
-                let hi = end.min((u + 1) * self.unit.size);
+                let bytes = bytes_in(&req, u, self.unit.size);
                 if self.ftl.lookup(u as u32).is_none() {
                     // Never written: the window holds its zeroes (as `read_units` counts them).
-                    self.ftl.counters.unwritten_read_bytes += hi - lo;
+                    self.ftl.counters.unwritten_read_bytes += bytes;
                 }
                 let ready = cmd.max(ra.ready(u));
-                done = done.max(self.tl.link_transfer(ready, hi - lo, false));
+                done = done.max(self.tl.link_transfer(ready, bytes, false));
             }
             done
         } else {
@@ -133,9 +131,7 @@ impl Drive {
                 // the unit the request reads counted).
                 None => {
                     from_ram += unit.size;
-                    let lo = req.offset.max(lpn * unit.size);
-                    let hi = (req.offset + req.len as u64).min((lpn + 1) * unit.size);
-                    self.ftl.counters.unwritten_read_bytes += hi - lo;
+                    self.ftl.counters.unwritten_read_bytes += bytes_in(&req, lpn, unit.size);
                     continue;
                 }
             };
@@ -221,4 +217,11 @@ impl Drive {
         self.ftl.counters.flash_reads_host += sensings * g.planes.count_ones().max(1) as u64;
         done
     }
+}
+
+/// The bytes of unit `u` (of `size` bytes) that `req` covers.
+#[inline]
+fn bytes_in(req: &Request, u: u64, size: u64) -> u64 {
+    let end = req.offset + req.len as u64;
+    end.min((u + 1) * size) - req.offset.max(u * size)
 }
