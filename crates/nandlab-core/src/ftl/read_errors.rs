@@ -199,9 +199,7 @@ struct Window {
     /// The page type's RBER and its part retry cannot take back.
     rber: f64,
     base: f64,
-    /// ln P(a codeword fails the first hard decode), and P(it fails the
-    /// whole ladder).
-    ln_first: f64,
+    /// P(a codeword fails the whole ladder).
     fails: f64,
 }
 
@@ -214,7 +212,6 @@ impl Window {
         step: FIRST_STEP,
         rber: 0.0,
         base: 0.0,
-        ln_first: f64::NEG_INFINITY,
         fails: 0.0,
     };
 
@@ -257,6 +254,7 @@ pub struct ReadErrors {
     pub settings: ErrorSettings,
     hard: TailTable,
     soft: Option<TailTable>,
+    quiet: Vec<Quiet>,
     clock: RetentionClock,
     blocks: Vec<BlockErrors>,
     /// Per block, the mean wear weight of its cycles so far (`CYCLE_WEAR`;
@@ -290,9 +288,11 @@ impl ReadErrors {
             queued: false,
             data: 0,
         };
+        let hard = TailTable::new(cfg.ecc.bits, cfg.ecc.hard_limit);
         ReadErrors {
             settings,
-            hard: TailTable::new(cfg.ecc.bits, cfg.ecc.hard_limit),
+            quiet: Quiet::table(&hard),
+            hard,
             soft: cfg.ecc.soft_limit.map(|l| TailTable::new(cfg.ecc.bits, l)),
             clock: RetentionClock::new(settings.rate(temp_c)),
             blocks: vec![unopened; blocks as usize],
@@ -322,6 +322,7 @@ impl ReadErrors {
             && self.cycle_weight.iter().all(|w| (lo..=hi).contains(w))
             && (1..=4).contains(&self.bits)
             && self.windows.len() == blocks as usize * self.bits as usize
+            && self.quiet.len() == QUIET_CODEWORDS + 1
     }
 
     /// From simulated time `t` the drive is at `temp_c`.
@@ -507,7 +508,6 @@ impl ReadErrors {
                 .saturating_add(step_change(change))
                 .clamp(LEAST_STEP, MOST_STEP);
         }
-        w.ln_first = self.hard.ln_fail(w.rber);
         w.fails = self.ln_ladder_fails(w.rber, w.base).exp_d();
         w
     }
@@ -573,23 +573,38 @@ impl ReadErrors {
         }
         self.tally.page(rber, codewords, self.settings.data_bits);
         let n = codewords as f64;
-        let mut outcome = ReadOutcome {
+        let outcome = ReadOutcome {
             retries: 0,
             soft: false,
             uncorrectable: false,
         };
-        let ln_first = w.ln_first;
-        let ln_n = if codewords == 1 { 0.0 } else { n.ln_d() };
-        if ln_first + ln_n < NEGLIGIBLE {
+        let (negligible, undrawn) = self.quiet(rber, codewords);
+        if negligible {
             // The best step fails no more often than the first: nothing f64
             // could add to the tally (the common case, fresh data).
             return self.count(outcome, 0.0);
         }
         let expected = n * w.fails;
-        if ln_first + ln_n < NEVER_DRAWN {
+        if undrawn {
             // No draw could find a codeword that fails even the first step.
             return self.count(outcome, expected);
         }
+        self.draw(outcome, codewords, rber, base, expected)
+    }
+
+    /// Draws the ladder of a read of `codewords` codewords at `rber`, `base`
+    /// of it beyond retry's reach, `expected` of them expected to fail it
+    /// (see [`ReadErrors::read`]).
+    #[cold]
+    fn draw(
+        &mut self,
+        mut outcome: ReadOutcome,
+        codewords: u32,
+        rber: f64,
+        base: f64,
+        expected: f64,
+    ) -> ReadOutcome {
+        let n = codewords as f64;
         // Each step takes back `retry_factor` of what is left of the shift
         // above its floor: the best read references leave `retry_floor` of it.
         let cfg = self.settings;
@@ -603,11 +618,9 @@ impl ReadErrors {
         let ln_v = (-(r.ln_d() / n).exp_m1_d()).ln_d();
         let mut shift = full;
         for step in 0..=cfg.retry_steps {
-            let ln_q = if step == 0 {
-                ln_first
-            } else {
-                self.hard.ln_fail(base + shift)
-            };
+            let ln_q = self
+                .hard
+                .ln_fail(if step == 0 { rber } else { base + shift });
             if ln_v >= ln_q {
                 outcome.retries = step;
                 return self.count(outcome, expected);
@@ -618,6 +631,22 @@ impl ReadErrors {
         outcome.soft = self.soft.is_some();
         outcome.uncorrectable = self.soft.is_none() || ln_v < ln_last;
         self.count(outcome, expected)
+    }
+
+    /// Whether a read of `codewords` codewords at `rber` adds nothing to the
+    /// tally (n · P(the first decode fails) below what f64 holds), and
+    /// whether no draw could find a codeword that fails even the first
+    /// decode: from the RBERs where each starts ([`Quiet`]), or — for more
+    /// codewords than those are made for — from the tail itself.
+    #[inline]
+    fn quiet(&self, rber: f64, codewords: u32) -> (bool, bool) {
+        match self.quiet.get(codewords as usize) {
+            Some(q) => (rber < q.negligible, rber < q.undrawn),
+            None => {
+                let ln = self.hard.ln_fail(rber) + (codewords as f64).ln_d();
+                (ln < NEGLIGIBLE, ln < NEVER_DRAWN)
+            }
+        }
     }
 
     /// ln P(a codeword read at `rber`, `base` of it beyond retry's reach,
@@ -715,6 +744,59 @@ impl ReadErrors {
         t.uncorrectable_reads += outcome.uncorrectable as u64;
         outcome
     }
+}
+
+/// Up to how many codewords a read's [`Quiet`] RBERs are made for (a 16
+/// KiB page of 512 B codewords holds 32).
+const QUIET_CODEWORDS: usize = 64;
+
+/// For a read of some number n of codewords, the RBERs below which n ·
+/// P(the first decode fails) is below what f64 holds, and below which no
+/// draw could find a codeword failing the first decode: the same verdicts
+/// as the tail's (it only grows with the RBER), without its logarithm a read.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct Quiet {
+    negligible: f64,
+    undrawn: f64,
+}
+
+impl Quiet {
+    /// Index n: a read of n codewords (n = 0 as 1).
+    fn table(hard: &TailTable) -> Vec<Quiet> {
+        (0..=QUIET_CODEWORDS)
+            .map(|n| {
+                let ln_n = if n <= 1 { 0.0 } else { (n as f64).ln_d() };
+                let starts = |limit: f64| first_rber(|rber| hard.ln_fail(rber) + ln_n >= limit);
+                Quiet {
+                    negligible: starts(NEGLIGIBLE),
+                    undrawn: starts(NEVER_DRAWN),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The least RBER in [0, 1] at which `reached` holds (it holds at every
+/// greater one), found over the floats themselves (their bits order as
+/// they do); infinite if it holds at none.
+fn first_rber(reached: impl Fn(f64) -> bool) -> f64 {
+    let (mut lo, mut hi) = (0u64, 1.0f64.to_bits());
+    if !reached(1.0) {
+        return f64::INFINITY;
+    }
+    if reached(0.0) {
+        return 0.0;
+    }
+    // reached(lo) is false, reached(hi) true.
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if reached(f64::from_bits(mid)) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    f64::from_bits(hi)
 }
 
 /// The z below which a standard normal falls with probability `p` (0 < p ≤

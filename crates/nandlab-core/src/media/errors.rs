@@ -49,8 +49,27 @@ pub struct PowerLaw {
     pub fit_days: f64,
 }
 
-/// Reads since erase up to which [`PowerLaw::disturb_factor`] is tabulated.
-const DISTURB_TABLE: usize = 1 << 14;
+/// Reads since erase below which a published set's function of reads
+/// ([`PowerLaw::disturb_factor`], the vt model's log of reads) is read from
+/// a table of its own figures.
+const READS_TABLE: usize = 1 << 14;
+
+/// `exact(reads)`, from the table `slot` holds (made at its first use) when
+/// `reads` is a whole number below [`READS_TABLE`] and the function has one.
+#[inline]
+pub(crate) fn tabulated(
+    slot: Option<&'static OnceLock<Vec<f64>>>,
+    reads: f64,
+    exact: impl Fn(f64) -> f64,
+) -> f64 {
+    let r = reads as usize;
+    match slot {
+        Some(slot) if r < READS_TABLE && r as f64 == reads => {
+            slot.get_or_init(|| (0..READS_TABLE).map(|r| exact(r as f64)).collect())[r]
+        }
+        _ => exact(reads),
+    }
+}
 
 /// 2y-nm planar MLC (FAST 2019, Table 2; the set SimpleSSD's read reclaim
 /// uses): t in days, r in reads. At 8,000 cycles and 10⁵ reads the disturb
@@ -238,33 +257,16 @@ impl PowerLaw {
     }
 
     /// (r / read_unit)^q: for a whole number of reads below
-    /// [`DISTURB_TABLE`], of a published set, from a table of the same
+    /// [`READS_TABLE`], of a published set, from a table of the same
     /// figures (a power per host read was a sixth of a read's cost).
     #[inline]
     fn disturb_factor(&self, reads: f64) -> f64 {
-        let r = reads as usize;
-        if r < DISTURB_TABLE && r as f64 == reads {
-            if let Some(table) = self.disturb_table() {
-                return table[r];
-            }
-        }
-        (reads / self.read_unit).pow_d(self.q)
-    }
-
-    /// The table of [`PowerLaw::disturb_factor`] for this set, if it is a
-    /// published one (made at its first use).
-    fn disturb_table(&self) -> Option<&'static [f64]> {
         static TABLES: [OnceLock<Vec<f64>>; 3] = [const { OnceLock::new() }; 3];
-        let sets = [FAST19_SLC, FAST19_MLC, FAST19_TLC];
-        let i = sets
+        let set = [FAST19_SLC, FAST19_MLC, FAST19_TLC]
             .iter()
-            .position(|s| s.q == self.q && s.read_unit == self.read_unit)?;
-        let table = TABLES[i].get_or_init(|| {
-            (0..DISTURB_TABLE)
-                .map(|r| (r as f64 / self.read_unit).pow_d(self.q))
-                .collect()
-        });
-        Some(table)
+            .position(|s| s.q == self.q && s.read_unit == self.read_unit);
+        let exact = |r: f64| (r / self.read_unit).pow_d(self.q);
+        tabulated(set.map(|i| &TABLES[i]), reads, exact)
     }
 
     /// The two parts at `cycles` (see [`PowerLaw::parts_of`]).

@@ -14,9 +14,10 @@
 //! states' tails are equally many σ away. The model's RBER at the fixed
 //! references and at the best ones are the two ends of the retry ladder.
 
-use super::errors::WearTerms;
+use super::errors::{tabulated, WearTerms};
 use crate::math::Deterministic;
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 
 /// The mixture's parameters, in volts (relative to the erased state's fresh
 /// mean), with c the block's cycles over `cycles_ref`, t its retention age
@@ -166,6 +167,25 @@ impl VtModel {
         }
     }
 
+    /// ln(1 + r/read_ref): how far `reads` reads since erase lift the erased
+    /// state, per unit of `disturb` (for a published set's `read_ref`, from a
+    /// table of the same figures).
+    #[inline]
+    pub fn ln_reads(&self, reads: f64) -> f64 {
+        static TABLES: [OnceLock<Vec<f64>>; 2] = [const { OnceLock::new() }; 2];
+        let set = [VT_MLC, VT_TLC]
+            .iter()
+            .position(|s| s.read_ref == self.read_ref);
+        let exact = |r: f64| {
+            if r > 0.0 {
+                (r / self.read_ref).ln_1p_d()
+            } else {
+                0.0
+            }
+        };
+        tabulated(set.map(|i| &TABLES[i]), reads, exact)
+    }
+
     /// Fresh mean of state `s` of a `bits`-bit cell: the set's own mode at
     /// its spacing; other modes spread their programmed states evenly over
     /// the same window.
@@ -208,11 +228,7 @@ impl VtModel {
         } else {
             0.0
         };
-        let ln_reads = if reads > 0.0 {
-            (reads / self.read_ref).ln_1p_d()
-        } else {
-            0.0
-        };
+        let ln_reads = self.ln_reads(reads);
         // State s now: its mean and σ, and those it was programmed with.
         let state = |s: usize| {
             let fresh = self.fresh_mean(bits, s);
