@@ -17,9 +17,13 @@ from nandlab import lifetime
 
 
 def workload(cell: str, reserve: float, steps: list[tuple[float, float | None]], seed: int = 1,
-             distribution: str | None = None) -> dict[str, Any]:
-    """The ZombieNAND paper's generator on `zombienand-synthetic-CELL`, its working set changing by step."""
-    return lifetime.changing(f"zombienand-synthetic-{cell}", reserve, steps, seed, distribution)
+             distribution: str | None = None, blocks_per_plane: int | None = None) -> dict[str, Any]:
+    """The ZombieNAND paper's generator on `zombienand-synthetic-CELL`, its working set changing by step
+    (on an element of `blocks_per_plane` × 8 blocks if given: the preset's has 128)."""
+    config = lifetime.changing(f"zombienand-synthetic-{cell}", reserve, steps, seed, distribution)
+    if blocks_per_plane:
+        config["device"]["blocks_per_plane"] = blocks_per_plane
+    return config
 
 
 CHANGING = {
@@ -43,6 +47,10 @@ CHANGING = {
     # Both ways: the baseline dies in the middle step, which ends its life there.
     "tlc 30 %: all for 100, 10 % for 500, then all": ("tlc", 0.3, [(1.0, 100), (0.1, 500), (1.0, None)], 1, None),
     "mlc 30 %: 10 % for 1,000, then all": ("mlc", 0.3, [(0.1, 1000), (1.0, None)], 1, None),
+    # A 64-block element, hot data skewed on a twentieth of it: where the bet allowed no lead, GC still
+    # preferred the pool's blocks, and the erases that sent them first cost 1.1 % of the life (0.9887).
+    "tlc 20 %, 64 blocks: Zipf 1.2 over 5 % for 300, then all": ("tlc", 0.2, [(0.05, 300), (1.0, None)], 2,
+                                                                 "zipf:1.2", 8),
 }
 
 STATIONARY = {
@@ -54,8 +62,7 @@ STATIONARY = {
 
 @pytest.mark.parametrize("case", CHANGING)
 def test_a_changing_working_set_never_shortens_the_life(case: str) -> None:
-    cell, reserve, steps, seed, distribution = CHANGING[case]
-    r = lifetime.compare(workload(cell, reserve, steps, seed, distribution), progress=False)
+    r = lifetime.compare(workload(*CHANGING[case]), progress=False)
     assert r["zombie"]["death"] and r["baseline"]["death"], "both drives run until they die"
     assert r["lifetime_ratio"] >= 0.99, r["lifetime_ratio"]
     assert r["latency_ratio"] <= 1.02, r["latency_ratio"]

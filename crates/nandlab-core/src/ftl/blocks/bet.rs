@@ -164,11 +164,18 @@ impl BlockTable {
         self.bet.floor[pool as usize]
     }
 
-    /// Works out `pool`'s lead floor for the next victim choice.
+    /// Works out `pool`'s lead floor for the next victim choice. A bet that
+    /// allows no lead wears no block on purpose: preferring the pool's
+    /// blocks while they are no more worn than the rest still sent them the
+    /// hot data's erases first, and the wear that concentrated cost 1.1 % of
+    /// the life once the whole drive was live (TLC 20 %, a 64-block element,
+    /// Zipf 1.2 over 5 % for 300 drive writes).
     pub(super) fn place_bet(&mut self, pool: u32) {
-        let floor = self.lead_allowed(pool).map_or(f64::NEG_INFINITY, |lead| {
-            self.average_life(pool, self.native, true) - lead
-        });
+        let floor = match self.lead_allowed(pool) {
+            None => f64::NEG_INFINITY,
+            Some(lead) if lead > 0.0 => self.average_life(pool, self.native, true) - lead,
+            Some(_) => f64::INFINITY,
+        };
         self.bet.floor[pool as usize] = floor;
     }
 
