@@ -416,27 +416,33 @@ fn check_spare(f: &RawFtl, shape: &Shape, gc_start: u32) -> Result<(), ConfigErr
     )
 }
 
-/// The least nominal capacity in whole GiB, from the present one up, that
-/// sizes the planes (as the shape does) with enough spare blocks for GC
-/// (None: not within 1024 times the present one).
+/// The least nominal capacity in whole GiB, from the present one up, from
+/// which every larger one sizes the planes (as the shape does) with enough
+/// spare blocks for GC (None: not within 1024 times the present one).
+///
+/// Whole blocks per plane round the raw capacity up, so some capacities
+/// get a spare block or two more than others: the least one that works
+/// may be followed by ones that do not (29 GiB of MQSim's geometry works,
+/// 32 does not). Counted without that rounding, the spare blocks and GC's
+/// start (rounding at its most) both grow in proportion to the capacity,
+/// so once the spare passes what GC needs it stays past it.
 fn enough_gib(f: &RawFtl, shape: &Shape) -> Option<u64> {
     let g = &shape.geometry;
-    let gc_start_of = |bpp: u32| match f.gc_start.unwrap_or(CountOrFraction::Fraction(GC_START)) {
-        CountOrFraction::Count(n) => n as f64,
-        CountOrFraction::Fraction(x) => (x * (bpp * g.planes_per_pool) as f64).round().max(2.0),
-    };
     let raw_per_user = match shape.capacity {
         Capacity::OverProvisioning(op) => 1.0 + op,
         Capacity::Reserve(r) => 1.0 / (1.0 - r),
     };
-    let units_per_block = g.units_per_block as u64;
+    let units_per_block = g.units_per_block as f64;
     let gib_units = (1u64 << 30) / g.unit_size as u64;
     let now_gib = g.user_units.div_ceil(gib_units);
     (now_gib.max(1)..now_gib.max(1).saturating_mul(1024)).find(|&gib| {
-        let user = gib * gib_units;
-        let bpp = (user as f64 * raw_per_user / (units_per_block * g.planes as u64) as f64).ceil();
-        let spare =
-            bpp * g.planes_per_pool as f64 - user as f64 / units_per_block as f64 / g.pools as f64;
-        spare > gc_start_of(bpp as u32) + 2.0
+        // Blocks of user data per pool, and a pool's blocks at most.
+        let user = (gib * gib_units) as f64 / units_per_block / g.pools as f64;
+        let pool_blocks = user * raw_per_user + g.planes_per_pool as f64;
+        let gc_start = match f.gc_start.unwrap_or(CountOrFraction::Fraction(GC_START)) {
+            CountOrFraction::Count(n) => n as f64,
+            CountOrFraction::Fraction(x) => (x * pool_blocks + 0.5).max(2.0),
+        };
+        user * (raw_per_user - 1.0) > gc_start + 2.0
     })
 }
