@@ -107,6 +107,9 @@ def changing(
     dies), addresses uniform or as ``distribution`` says (``"zipf:0.9"``, ``"hotcold:0.8:0.2"``)."""
     phases = []
     for i, (working_set, drive_writes) in enumerate(steps):
+        if drive_writes is None and i < len(steps) - 1:
+            raise ValueError(f"step {i + 1} runs until the drive dies, so the {len(steps) - i - 1} after it would "
+                             "never run: only the last step may have drive_writes None")
         phase: dict[str, Any] = {"name": f"step-{i}", "working_set": working_set, "queue_depth": 1,
                                  "block_size": _page(preset)}
         if distribution:
@@ -188,8 +191,9 @@ def of_result(result: api.Result) -> dict[str, Any]:
     }
 
 
-def _mean_latency(ts: pl.DataFrame, upto_bytes: float | None = None, after_bytes: float | None = None) -> float:
-    """Request-weighted mean latency (µs) of the time-series rows in a range of host bytes written."""
+def _mean_latency(ts: pl.DataFrame, upto_bytes: float | None = None, after_bytes: float | None = None) -> float | None:
+    """Request-weighted mean latency (µs) of the time-series rows in a range of host bytes written (None
+    without a request there)."""
     ts = ts.with_columns(
         requests=(pl.col("iops") * pl.col("sim_seconds").diff().over("phase").fill_null(0.0)).clip(lower_bound=0.0)
     )
@@ -199,8 +203,13 @@ def _mean_latency(ts: pl.DataFrame, upto_bytes: float | None = None, after_bytes
         ts = ts.filter(pl.col("host_write_bytes") > after_bytes)
     weight = ts["requests"].sum()
     if not weight:
-        return float("nan")
+        return None
     return float((ts["latency_mean_us"] * ts["requests"]).sum() / weight)
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    """a / b, or None where either has no meaning (no request, no byte written)."""
+    return a / b if a is not None and b else None
 
 
 @checked
@@ -249,9 +258,10 @@ def _report(zombie: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
     base_latency = _mean_latency(base_ts)
     life = baseline["host_write_bytes"]
     return {
-        "lifetime_ratio": zombie["host_write_bytes"] / life if life else float("nan"),
-        "latency_ratio": _mean_latency(zombie_ts, upto_bytes=life) / base_latency,
-        "latency_ratio_after": _mean_latency(zombie_ts, after_bytes=life) / base_latency,
+        "lifetime_ratio": _ratio(zombie["host_write_bytes"], life),
+        "latency_ratio": _ratio(_mean_latency(zombie_ts, upto_bytes=life), base_latency),
+        # None when ZombieNAND died first: it wrote nothing after the baseline's death.
+        "latency_ratio_after": _ratio(_mean_latency(zombie_ts, after_bytes=life), base_latency),
         "zombie": {k: v for k, v in zombie.items() if k != "series"},
         "baseline": {k: v for k, v in baseline.items() if k != "series"},
     }

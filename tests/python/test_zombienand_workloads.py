@@ -66,6 +66,9 @@ def test_a_changing_working_set_never_shortens_the_life(case: str) -> None:
     assert r["zombie"]["death"] and r["baseline"]["death"], "both drives run until they die"
     assert r["lifetime_ratio"] >= 0.99, r["lifetime_ratio"]
     assert r["latency_ratio"] <= 1.02, r["latency_ratio"]
+    # The latency after the baseline's death has a meaning only if ZombieNAND wrote past it.
+    after = r["latency_ratio_after"]
+    assert (after is None) == (r["zombie"]["host_write_bytes"] <= r["baseline"]["host_write_bytes"]), after
 
 
 @pytest.mark.parametrize("case", STATIONARY)
@@ -82,3 +85,8 @@ def test_the_bet_is_what_bounds_it() -> None:
     config["ftl"] = {"unleveling_bet": 1.0}
     r = lifetime.compare(config, progress=False)
     assert r["lifetime_ratio"] < 0.9, r["lifetime_ratio"]
+
+
+def test_no_step_may_follow_one_that_runs_until_death() -> None:
+    with pytest.raises(ValueError, match="step 1 runs until the drive dies, so the 1 after it would never run"):
+        workload("tlc", 0.3, [(0.1, None), (1.0, None)])

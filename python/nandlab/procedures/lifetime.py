@@ -99,10 +99,11 @@ class LifetimeComparison(LifetimeResult):
         """Both runs, then the ratios."""
         super().print(console)
         d = self.document
+        after = d["latency_ratio_after"]
         console.print(
-            f"lifetime ratio (ZombieNAND / baseline): {d['lifetime_ratio']:.3g}; "
-            f"latency ratio over the baseline's life: {d['latency_ratio']:.3g}, "
-            f"after it: {d['latency_ratio_after']:.3g}"
+            f"lifetime ratio (ZombieNAND / baseline): {number(d['lifetime_ratio'])}; "
+            f"latency ratio over the baseline's life: {number(d['latency_ratio'])}, "
+            f"after it: {number(after) if after is not None else 'none (ZombieNAND died first)'}"
         )
 
 
