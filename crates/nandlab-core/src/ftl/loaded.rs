@@ -28,6 +28,9 @@ impl Ftl {
                 ensure(e.fits(g.blocks), || {
                     "the error model's block arrays do not fit the drive".into()
                 })?;
+                ensure(e.same_tables(f), || {
+                    "the error model's ECC tables are not the config's".into()
+                })?;
             }
             _ => ensure(false, || {
                 "the error model is on in the snapshot or the config, not both".into()

@@ -322,7 +322,14 @@ impl ReadErrors {
             && self.cycle_weight.iter().all(|w| (lo..=hi).contains(w))
             && (1..=4).contains(&self.bits)
             && self.windows.len() == blocks as usize * self.bits as usize
-            && self.quiet.len() == QUIET_CODEWORDS + 1
+    }
+
+    /// Whether its tables — the ECC tails and the RBERs a read's verdicts
+    /// start at, all made from the config — are those `fresh` (a drive made
+    /// from the same config) has: a snapshot's must be, or its reads would
+    /// decode by another code.
+    pub fn same_tables(&self, fresh: &ReadErrors) -> bool {
+        self.hard == fresh.hard && self.soft == fresh.soft && self.quiet == fresh.quiet
     }
 
     /// From simulated time `t` the drive is at `temp_c`.
@@ -894,6 +901,22 @@ mod tests {
     /// The RBER histogram holds every read at the RBER it was decoded at,
     /// whether its window is still open (counted in `tally()`), closed by a
     /// later window, or closed by its block's erase or new data.
+    /// A snapshot's tables are checked against a fresh drive's: the same
+    /// config makes the same ones, and an altered one is told apart.
+    #[test]
+    fn tables_made_from_the_config_are_the_fresh_drive_s() {
+        let e = errors_of("power-law", "bch:40/1KiB");
+        let (a, mut b) = (
+            ReadErrors::new(&e, 4, 2, 25.0, 1),
+            ReadErrors::new(&e, 4, 2, 40.0, 2),
+        );
+        assert!(a.same_tables(&b));
+        b.quiet[4].undrawn *= 2.0;
+        assert!(!a.same_tables(&b));
+        let other = ReadErrors::new(&errors_of("power-law", "bch:8/1KiB"), 4, 2, 25.0, 1);
+        assert!(!a.same_tables(&other));
+    }
+
     #[test]
     fn every_read_is_in_the_rber_histogram_once() {
         for model in ["power-law", "vt"] {

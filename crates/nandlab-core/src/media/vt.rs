@@ -171,7 +171,7 @@ impl VtModel {
     /// state, per unit of `disturb` (for a published set's `read_ref`, from a
     /// table of the same figures).
     #[inline]
-    pub fn ln_reads(&self, reads: f64) -> f64 {
+    fn ln_reads(&self, reads: f64) -> f64 {
         static TABLES: [OnceLock<Vec<f64>>; 2] = [const { OnceLock::new() }; 2];
         let set = [VT_MLC, VT_TLC]
             .iter()
