@@ -430,6 +430,24 @@ LAYOUT_PROBLEMS = """() => {
         if (getComputedStyle(box).overflowX !== "auto") problems.push("a table's box does not scroll across");
         if (r.right > page.right + 1) problems.push(`a table sticks out of the page by ${r.right - page.right} px`);
     }
+    for (const th of document.querySelectorAll("th")) {
+        // A header may wrap at its spaces, never inside a word (issue 40: sweep headers broke at underscores).
+        const chars = [];  // every character of the header: its text node and offset
+        const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode())
+            for (let i = 0; i < node.textContent.length; i++) chars.push([node, i, node.textContent[i]]);
+        const range = document.createRange();
+        for (let start = 0; start < chars.length;) {
+            if (/\s/.test(chars[start][2])) { start++; continue; }
+            let end = start;
+            while (end < chars.length && !/\s/.test(chars[end][2])) end++;
+            range.setStart(chars[start][0], chars[start][1]);
+            range.setEnd(chars[end - 1][0], chars[end - 1][1] + 1);
+            const tops = new Set(Array.from(range.getClientRects(), r => Math.round(r.top)));
+            if (tops.size > 1) problems.push(`header ${th.textContent}: a word broken across lines`);
+            start = end;
+        }
+    }
     for (const item of document.querySelectorAll("dl.grid div")) {
         const [name, value] = [item.querySelector("dt"), item.querySelector("dd")].map(e => e.getBoundingClientRect());
         const box = item.getBoundingClientRect();
@@ -488,5 +506,9 @@ def test_chromium_renders_every_figure_without_errors_requests_or_overlaps(run_d
                 assert open_in(browser, run_dir, width)[3] == [] and open_in(browser, lifetime_dir, width)[3] == []
             # A phase name of 250 characters without a space (the third outside check: the page was 2,077 px).
             assert open_in(browser, long_name_dir, 700)[3] == []
+            # A sweep's many long headers (zombie_drive_writes, ...) at 700 px: whole, in a box that scrolls.
+            sweep_dir = lifetime_sweep(tmp_path / "sweep")
+            report.write(sweep_dir)
+            assert open_in(browser, sweep_dir, 700)[3] == []
         finally:
             browser.close()

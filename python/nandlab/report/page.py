@@ -233,10 +233,11 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return '<p class="note">(none)</p>'
     columns = list(dict.fromkeys(k for row in rows for k in row))
-    # A long header breaks after its underscores and at its spaces, so that its column stays narrow;
-    # a column of text has its header on the left, as its cells.
+    # A header wraps only at its spaces: a name (`read_p99_us`) is never broken inside, and a table
+    # wider than the page scrolls across in its box. A column of text has its header on the left,
+    # as its cells.
     texts = {c for c in columns if any(isinstance(row.get(c), str) for row in rows)}
-    head = "".join(('<th class="text">' if c in texts else "<th>") + html.escape(str(c)).replace("_", "_<wbr>")
+    head = "".join(('<th class="text">' if c in texts else "<th>") + html.escape(str(c))
                    + "</th>" for c in columns)
     body = []
     for row in rows[:MAX_TABLE_ROWS]:
