@@ -172,7 +172,8 @@ def command_line(args: Sequence[str]) -> tuple[str, dict[str, str]]:
         if any(c in key + value for c in "[]\n\r"):
             raise ConfigError(f"command line: `{arg}` is not a job option")
         if key == "name":
-            sections.append((value, []))
+            # fio lists a command-line job's name among its job options (a job file's is its section's).
+            sections.append((value, [f"name={value}"] if not any(c in value for c in ";#") else []))
             continue
         sections[-1][1].append(f"{key}={value}" if eq else key)
         options[key] = value
@@ -431,6 +432,7 @@ def _job(name: str, o: Mapping[str, str], warnings: list[str]) -> tuple[dict, di
         return None
 
     phase: dict[str, Any] = {"name": name}
+    take("name")  # a command-line job's --name, also its section's name
     kb_base = _whole(take("kb_base") or "1024", "kb_base", 1000, 1024)
     if kb_base not in (1000, 1024):
         raise ValueError(f"kb_base: expected 1000 or 1024, found `{kb_base}`")
@@ -678,16 +680,19 @@ def report(jobs: FioJobs, result: api.Result, bins: bool = False) -> dict[str, A
     for members in entries(jobs):
         phase = result.phases[members[0].phase]
         together = sum(job.phase == members[0].phase for job in jobs.jobs)
-        samples = None
+        own = [phase["jobs"][job.slot] if together > 1 else phase for job in members]
         if len(members) == together:
             figures = phase  # the phase's own figures: exact percentiles over all its jobs
-            # Its time-series windows are its bandwidth samples (jobs' own series are not kept).
-            samples = _windows(result.timeseries, members[0].phase)
         elif len(members) == 1:
-            figures = phase["jobs"][members[0].slot]
+            figures = own[0]
         else:
-            figures = _pooled([phase["jobs"][job.slot] for job in members])
-        reports.append(_job_report(members[0], figures, phase["waf"], command_ns, samples, bins))
+            figures = _pooled(own)
+        # Each job's bandwidth samples, from its phase's windows (fio samples each job; a group's entry
+        # has all its jobs' samples, and their runtimes summed).
+        windows = _windows(result.timeseries, members[0].phase)
+        samples = [w for job in own for w in _job_windows(windows, job)]
+        runtime_ms = sum(job["sim_seconds"] for job in own) * 1000
+        reports.append(_job_report(members[0], figures, phase["waf"], command_ns, samples, runtime_ms, bins))
     _share_of_group(reports)
     device = result.device.get("preset") or "custom"
     now = time.time()
@@ -696,7 +701,9 @@ def report(jobs: FioJobs, result: api.Result, bins: bool = False) -> dict[str, A
         "timestamp": int(now),
         "timestamp_ms": int(now * 1000),
         "time": time.ctime(now),
-        "global options": {k: v for k, v in jobs.global_options.items() if v != ""},  # as fio: no bare flag
+        # As fio: no bare flag, and no key at all without global options.
+        **({"global options": options} if (options := {k: v for k, v in jobs.global_options.items() if v != ""})
+           else {}),
         "device": device,
         "warnings": [*jobs.warnings, *output.unwritten_read_lines(result.phases, UNWRITTEN_HOW)],
         "jobs": reports,
@@ -739,14 +746,56 @@ def _merged(histograms: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
     return sorted(counts.items())
 
 
+MAX_SAMPLES = 200
+"""The most bandwidth samples a job gets (as many as its phase's time-series windows, up to this)."""
+
+
+def _job_windows(windows: list[dict[str, float]], job: dict[str, Any]) -> list[dict[str, float]]:
+    """A job's bandwidth and IOPS samples, as fio takes them: over equal spans of the job's own time
+    (fio's ``bw_avg_time``), from its phase's time-series windows (``_windows``; their spans follow
+    the data moved, so a short window's rate would count as much as a long one's), the data each
+    window moved spread evenly over it. The engine keeps one time series per phase, not per job: a
+    job's figures in a direction are the phase's scaled to the job's own bytes in it (exact for a
+    job alone in its direction, as a writer beside a reader; jobs sharing a direction each get a
+    constant share of it)."""
+    end_ms = job["sim_seconds"] * 1000
+    if not windows or end_ms <= 0:
+        return []
+    edges = [0.0, *(w["end_ms"] for w in windows)]
+    count = min(len(windows), MAX_SAMPLES)
+    bounds = [end_ms * i / count for i in range(count + 1)]
+
+    def at(totals: list[float], t: float) -> float:
+        """The cumulative figure at time ``t`` (ms), linear within a window."""
+        i = min(bisect.bisect_left(edges, t), len(edges) - 1)
+        if i == 0:
+            return 0.0
+        span = edges[i] - edges[i - 1]
+        share = (t - edges[i - 1]) / span if span > 0 else 1.0
+        return totals[i - 1] + (totals[i] - totals[i - 1]) * min(1.0, max(0.0, share))
+
+    samples = [{} for _ in range(count)]
+    for kind in ("read", "write"):
+        for figure, total in (("bw", job[f"host_{kind}_bytes"] / 1024), ("iops", job[f"host_{kind}_requests"])):
+            totals = [0.0]
+            for w, before, after in zip(windows, edges, edges[1:]):
+                totals.append(totals[-1] + w[f"{kind}_{figure}"] * (after - before) / 1000)
+            moved = at(totals, end_ms)
+            scale = total / moved if moved > 0 else 0.0
+            for i, sample in enumerate(samples):
+                seconds = (bounds[i + 1] - bounds[i]) / 1000
+                sample[f"{kind}_{figure}"] = (at(totals, bounds[i + 1]) - at(totals, bounds[i])) * scale / seconds
+    return samples
+
+
 def _job_report(job: FioJob, s: dict[str, Any], waf: float, command_ns: int,
-                samples: list[dict[str, float]] | None, bins: bool = False) -> dict[str, Any]:
+                samples: list[dict[str, float]], job_runtime_ms: float, bins: bool = False) -> dict[str, Any]:
     """One entry: ``job`` the (first) job it reports, ``s`` its figures (a phase's, a job's in a
     phase, or pooled), ``waf`` the drive's over the phase, ``command_ns`` the host interface's time
-    per command (fio's submission latency: the rest is the completion latency); ``samples`` its
-    time-series windows (``_windows``), which give its bandwidth and IOPS samples (None: jobs run
-    together, whose own windows are not kept: one sample, their means); ``bins``: json+'s latency
-    histograms. Whole numbers where fio writes them."""
+    per command (fio's submission latency: the rest is the completion latency); ``samples`` the
+    windows of its jobs (``_job_windows``), which give its bandwidth and IOPS samples;
+    ``job_runtime_ms`` its jobs' runtimes added up (fio's ``job_runtime`` of a group); ``bins``:
+    json+'s latency histograms. Whole numbers where fio writes them."""
     runtime_ms = s["sim_seconds"] * 1000
 
     def direction(kind: str) -> dict[str, Any]:
@@ -814,7 +863,7 @@ def _job_report(job: FioJob, s: dict[str, Any], waf: float, command_ns: int,
         "trim": direction("trim"),
         # fio's fsync/fdatasync figures: nandlab's jobs issue none.
         "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
-        "job_runtime": round(runtime_ms),
+        "job_runtime": round(job_runtime_ms),
         "usr_cpu": 0.0,
         "sys_cpu": 0.0,
         "ctx": 0,
@@ -833,11 +882,11 @@ def _job_report(job: FioJob, s: dict[str, Any], waf: float, command_ns: int,
     }
 
 
-def _samples(kind: str, windows: list[dict[str, float]] | None, bw_kib: float, iops: float,
+def _samples(kind: str, windows: list[dict[str, float]], bw_kib: float, iops: float,
              moved: bool) -> dict[str, Any]:
-    """fio's bandwidth and IOPS sample statistics of a direction: over the job's time-series windows
-    that moved data (fio's ``bw_avg_time`` samples), or — without them — one sample, the means."""
-    values = [(w[f"{kind}_bw"], w[f"{kind}_iops"]) for w in windows or [] if w.get(f"{kind}_bw", 0) > 0]
+    """fio's bandwidth and IOPS sample statistics of a direction that moved data: over the job's samples
+    (``_job_windows``), or — without any (a trim) — one sample, the means."""
+    values = [(w[f"{kind}_bw"], w[f"{kind}_iops"]) for w in windows if f"{kind}_bw" in w] if moved else []
     if not values:
         values = [(bw_kib, iops)] if moved else []
     if not values:
@@ -865,7 +914,8 @@ def _latency_levels(s: dict[str, Any], command_ns: int) -> dict[str, dict[str, f
     counted from the latency histograms (``latency_bins``, ns) as fio
     counts its completions: below 1 µs by the nanoseconds, below 1 ms by the whole microseconds,
     else by the whole milliseconds; a level ``L`` holds the values from the level before it up to
-    below ``L`` (``250`` µs: 100–249 µs), ``>=2000`` ms the rest."""
+    below ``L`` (``250`` µs: 100–249 µs), ``>=2000`` ms the rest; a level with any completion at
+    least 0.01 (fio rounds it up)."""
     bins = s.get("latency_bins", {})
     counts = {unit: [0] * (len(_LATENCY_LEVELS) + (2 if unit == "ms" else 0)) for unit in ("ns", "us", "ms")}
     for kind in ("read", "write"):
@@ -878,7 +928,9 @@ def _latency_levels(s: dict[str, Any], command_ns: int) -> dict[str, dict[str, f
     levels = {}
     for unit, level_counts in counts.items():
         names = [*map(str, _LATENCY_LEVELS), *(("2000", ">=2000") if unit == "ms" else ())]
-        levels[f"latency_{unit}"] = {name: (n / total * 100 if total else 0.0) for name, n in zip(names, level_counts)}
+        # As fio's stat_calc_lat: a level that holds any completion shows at least 0.01 %.
+        levels[f"latency_{unit}"] = {name: (max(0.01, n / total * 100) if n else 0.0)
+                                     for name, n in zip(names, level_counts)}
     return levels
 
 
@@ -1063,6 +1115,7 @@ def _windows(series: pl.DataFrame, phase: int) -> list[dict[str, float]]:
         moved = row["read_mbps"] + row["write_mbps"]
         windows.append({
             "ms": round((row["sim_seconds"] - start) * 1000),
+            "end_ms": (row["sim_seconds"] - start) * 1000,  # not rounded: samples are taken over it
             "lat": (row["latency_mean_us"] or 0.0) * 1000,  # no completions: fio's logs say 0
             **{f"{kind}_bw": row[f"{kind}_mbps"] * 1e6 / 1024 for kind in ("read", "write")},
             **{f"{kind}_iops": row["iops"] * row[f"{kind}_mbps"] / moved if moved else 0.0

@@ -171,7 +171,7 @@ def _job_lines(job: Mapping[str, Any]) -> list[str]:
     """A job's latency distribution, IO depths and issued counts in fio's text report."""
     lines = []
     for unit, label in (("ns", "nsec"), ("us", "usec"), ("ms", "msec")):
-        shares = [f"{level}={share:.2f}%" for level, share in job[f"latency_{unit}"].items() if share >= 0.01]
+        shares = [f"{level}={share:.2f}%" for level, share in job[f"latency_{unit}"].items() if share > 0]
         for first in range(0, len(shares), 5):  # fio's lines hold five levels each
             lines.append(f"  lat ({label})   : " + ", ".join(shares[first:first + 5]))
 

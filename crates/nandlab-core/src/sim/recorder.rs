@@ -198,7 +198,31 @@ fn error_tallies(drive: &Drive) -> ErrorTallies {
         })
 }
 
+/// About [`ROWS_PER_PHASE`] rows over the phase's stop: its volume, time or
+/// requests — or, for a phase of jobs that run together, theirs (the
+/// longest job's time, else their volumes or requests added up); else a row
+/// per drive capacity moved.
 pub(super) fn default_interval(p: &PhaseConfig, user: u64) -> Interval {
+    if p.volume.is_none() && p.duration_ns.is_none() && p.requests.is_none() && !p.jobs.is_empty() {
+        let jobs = &p.jobs;
+        if let Some(d) = jobs.iter().filter_map(|j| j.duration_ns).max() {
+            return Interval::Time((d / ROWS_PER_PHASE).max(1));
+        }
+        if jobs.iter().all(|j| j.volume.is_some()) {
+            let bytes = jobs
+                .iter()
+                .filter_map(|j| j.volume)
+                .fold(0u64, |sum, v| sum.saturating_add(v.bytes(user)));
+            return Interval::Bytes((bytes / ROWS_PER_PHASE).max(1));
+        }
+        if jobs.iter().all(|j| j.requests.is_some()) {
+            let requests = jobs
+                .iter()
+                .filter_map(|j| j.requests)
+                .fold(0u64, |sum, r| sum.saturating_add(r));
+            return Interval::Requests((requests / ROWS_PER_PHASE).max(1));
+        }
+    }
     if let Some(v) = p.volume {
         Interval::Bytes((v.bytes(user) / ROWS_PER_PHASE).max(1))
     } else if let Some(d) = p.duration_ns {
