@@ -212,6 +212,8 @@ def test_extents_are_said_and_can_be_turned_off(nandlab_cli, tmp_path: Path) -> 
     text, reads = runs[""]
     assert reads["map_reads"] == 0 and reads["map_extent_lookups"] == reads["map_lookups"] == 20000
     assert "reads: extents answered 100% of 20,000 map lookups" in " ".join(text.split())
+    # Into a pipe the note is one line: wrapped at 80 columns it broke the key a reader would copy.
+    assert any("[ftl] map_extents = false makes" in line for line in text.splitlines())
     text, reads = runs["map_extents = false"]
     assert reads["map_reads"] > 15000 and "map_extent_lookups" not in reads and reads["map_lookups"] == 20000
     assert "extents answered" not in text

@@ -153,12 +153,11 @@ def test_a_run_gets_its_configuration_summary_time_series_and_erase_counts(run_d
     assert TINY_TOML in html.unescape(page) and f"nandlab run {run_dir / 'rerun.toml'}" in html.unescape(page)
     assert "randwrite" in page and "over_provisioning = 0.2" in html.unescape(page)
     assert_self_contained(page)
-    # Throughput and latency against data written, time and phase by phase; the drive against data written
-    # and time; erase counts.
-    assert len(images(page)) == 6
+    # Throughput and latency, and the drive, against data written, time and phase by phase; erase counts.
+    assert len(images(page)) == 7
     assert {p.name for p in (run_dir / "figures").glob("*.png")} == {
         "throughput-latency-time.png", "throughput-latency-phases.png", "drive.png", "drive-time.png",
-        "erase-counts.png"}
+        "drive-phases.png", "erase-counts.png"}
     assert (run_dir / "config.json").exists() and (run_dir / "throughput_latency.png").exists()
     assert (run_dir / "rerun.toml").read_text() == TINY_TOML
 
@@ -238,6 +237,9 @@ def test_a_one_axis_sweep_gets_bar_charts_series_and_erase_count_cdfs(one_axis_s
     assert headings(page) == ["Axes", "Results", "Bar charts", "Time series", "Erase counts", "Sweep file",
                               "Base config"]
     assert "3 of 3 runs finished" in page and "[[axis]]" in page
+    # The base config as TOML, as the run report's configuration (it was JSON).
+    base = page[page.index('id="base-config"'):]
+    assert "[device]" in base and "{&quot;" not in base[:2000]
     assert_self_contained(page)
     figures = {p.name for p in (one_axis_sweep / "figures").glob("*.png")}
     assert figures == {"bars.png", "timeseries.png", "erase-count-cdf.png"} and len(images(page)) == 3
@@ -438,9 +440,9 @@ LAYOUT_PROBLEMS = """() => {
             for (let i = 0; i < node.textContent.length; i++) chars.push([node, i, node.textContent[i]]);
         const range = document.createRange();
         for (let start = 0; start < chars.length;) {
-            if (/\s/.test(chars[start][2])) { start++; continue; }
+            if (/\\s/.test(chars[start][2])) { start++; continue; }
             let end = start;
-            while (end < chars.length && !/\s/.test(chars[end][2])) end++;
+            while (end < chars.length && !/\\s/.test(chars[end][2])) end++;
             range.setStart(chars[start][0], chars[start][1]);
             range.setEnd(chars[end - 1][0], chars[end - 1][1] + 1);
             const tops = new Set(Array.from(range.getClientRects(), r => Math.round(r.top)));

@@ -360,6 +360,10 @@ def _phase_starts(ts: pl.DataFrame, names: Sequence[str]) -> list[tuple[float, s
     return starts
 
 
+MAX_LABEL = 48
+"""The most characters of a phase's name a figure's label shows."""
+
+
 def mark_starts(
     starts: Sequence[tuple[float, str]],
     labelled: Axes,
@@ -368,25 +372,35 @@ def mark_starts(
     stagger: int = 0,
     levels: int = 3,
 ) -> None:
-    """A dashed vertical line at each ``(x, label)`` on every axes, the label at the top of
-    ``labelled``, staggered over ``levels`` lines (starting ``stagger`` lines down), so that nearby
-    labels stay legible; a label near the right edge goes left of its line."""
+    """A dashed vertical line at each ``(x, label)`` on every axes, the label above ``labelled`` (over
+    no data), staggered over ``levels`` lines (starting ``stagger`` lines up), so that nearby labels stay
+    legible; a label near the right edge goes left of its line. Starts at one x (a fill, which takes
+    no simulated time, and the phase after it) share one line and one label, "a, b"."""
     left, right = labelled.get_xlim()
-    for index, (x, name) in enumerate(starts, stagger):
+    merged: list[tuple[float, list[str]]] = []
+    for x, name in starts:
         label = shown(name)  # a phase's name as the user typed it: control characters escaped
+        if len(label) > MAX_LABEL:  # a label above the panels cannot take the figure's whole width
+            label = label[:MAX_LABEL - 1] + "…"
+        if merged and abs(x - merged[-1][0]) <= 1e-3 * (right - left):
+            merged[-1][1].append(label)
+        else:
+            merged.append((x, [label]))
+    for index, (x, names) in enumerate(merged, stagger):
         for axes in (labelled, *others):
             axes.axvline(x, color=color, linestyle="--", linewidth=0.8)
         near_the_edge = x > left + 0.85 * (right - left)
         labelled.annotate(
-            label,
+            ", ".join(names),
             xy=(x, 1.0),
             xycoords=labelled.get_xaxis_transform(),
-            xytext=(-3 if near_the_edge else 3, -3 - 11 * (index % levels)),
+            xytext=(-3 if near_the_edge else 3, 2 + 11 * (index % levels)),
             textcoords="offset points",
             ha="right" if near_the_edge else "left",
-            va="top",
+            va="bottom",
             fontsize="small",
             color="dimgrey",
+            annotation_clip=False,
         )
 
 

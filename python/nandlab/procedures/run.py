@@ -89,7 +89,9 @@ class RunResult(ProcedureResult):
         for note in (output.skipped_trace_lines(self.result.phases) + output.map_extent_lines(self.result.phases)
                      + output.unwritten_read_lines(self.result.phases, RUN_UNWRITTEN_HOW)
                      + output.wear_out_lines(self.result.summary)):
-            console.print(safe(note), style="yellow", highlight=False)
+            # Into a file or a pipe a note is one line: wrapped at 80 columns it broke a key (`[ftl]
+            # map_extents ⏎= false`) a reader would copy.
+            console.print(safe(note), style="yellow", highlight=False, soft_wrap=not console.is_terminal)
         _power_cut_tables(console, self.result)
 
     @classmethod
@@ -351,8 +353,10 @@ def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str
     drive = plots.with_data(ts, (plots.WAF, plots.FREE_BLOCKS, plots.BIT_MODES, plots.WEAR, plots.PSLC,
                                  plots.POWER, plots.BIT_ERRORS, plots.RETRIES))
     if ts.height and drive:
-        for x, name, against in (("written", "drive.png", "host data written"),
-                                 ("time", "drive-time.png", "simulated time")):
+        axes = [("written", "drive.png", "host data written"), ("time", "drive-time.png", "simulated time")]
+        if ts["phase"].n_unique() > 1:  # a short phase is no sliver: each the same width
+            axes.append(("phase", "drive-phases.png", "each phase's simulated time, phases the same width"))
+        for x, name, against in axes:
             path = r.figure_path(name)
             plots.timeseries_panels(ts, drive, path, phases=names, x=x, title=f"the drive over the run ({against})")
             r.figure("The drive over the run", path, f"{', '.join(p.label for p in drive)} against {against}"

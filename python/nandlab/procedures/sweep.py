@@ -19,7 +19,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import files, plausible
+from nandlab import files, output, plausible
 from nandlab.output import number
 from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.report.page import Report, fmt, read_json, read_table
@@ -192,7 +192,11 @@ def sweep_report(d: Path) -> Report:
             r.figure("Erase counts", path, f"erase-count CDFs at the end of the first {len(curves)} runs")
     if (d / "sweep.toml").exists():
         r.text("Sweep file", files.read_text(d / "sweep.toml", "sweep file"))
-    r.text("Base config", json.dumps(about["base"], indent=2))
+    try:
+        base = output.as_toml(about["base"])
+    except (TypeError, ValueError):  # what TOML cannot hold (a sweep.json not written by nandlab)
+        base = json.dumps(about["base"], indent=2)
+    r.text("Base config", base, "the config every run starts from, before its axes' values")
     return r
 
 
