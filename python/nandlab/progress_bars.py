@@ -49,10 +49,65 @@ ProgressOption = Union[bool, str, Callable[..., None], None]
 """What a ``progress`` argument takes (see the module)."""
 
 
+RATE_WINDOW_SECONDS = 60.0
+"""The wall time over which a run until death measures how fast it wears (``DeathProjection``)."""
+
+
+class DeathProjection:
+    """The wall time a run until death has left, projected from how fast it wears: the mean block's
+    share of its native rating used (``wear_used``) and the spare flash lost (``reserve_used``; the
+    drive dies when it is all gone), each at its rate over the last ``RATE_WINDOW_SECONDS`` of wall
+    time. Until the native rating is used up the drive is projected to die when it is (a drive that
+    retires its blocks loses its spare flash all at the end) or when its spare flash is gone, if that
+    comes first; a ZombieNAND drive living on past its rating, when its spare flash is gone at the rate
+    it goes. None while there is no rate to go by (the first report, or nothing moving)."""
+
+    def __init__(self) -> None:
+        self._points: list[tuple[float, float, float]] = []  # (wall s, wear, reserve)
+
+    def seconds_left(self, now: float, wear: float, reserve: float) -> float | None:
+        self._points.append((now, wear, reserve))
+        while len(self._points) > 2 and self._points[1][0] <= now - RATE_WINDOW_SECONDS:
+            self._points.pop(0)
+        then, wear_then, reserve_then = self._points[0]
+        elapsed = now - then
+        if elapsed <= 0:
+            return None
+
+        def left(value: float, before: float) -> float | None:
+            rate = (value - before) / elapsed
+            return (1.0 - value) / rate if rate > 0 and value < 1.0 else None
+
+        by_reserve = left(reserve, reserve_then)
+        by_wear = left(wear, wear_then)
+        times = [t for t in (by_reserve, by_wear) if t is not None]
+        return min(times) if times else None
+
+
+class ProjectedTimeColumn(TimeRemainingColumn):
+    """The time left: a run until death's projection (the task's ``death_in`` field, ``DeathProjection``)
+    where it has one, else rich's estimate from the bar's progress."""
+
+    def render(self, task: Any) -> Any:
+        seconds = task.fields.get("death_in")
+        if seconds is None:
+            return super().render(task)
+        from rich.text import Text
+
+        return Text(clock(seconds), style="progress.remaining")
+
+
+def clock(seconds: float) -> str:
+    """Wall seconds as H:MM:SS (at most 99:59:59)."""
+    whole = int(min(max(seconds, 0.0), 359_999))
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
 class PhaseBar:
     """A bar for a run's phases, called as its progress callback (``progress(fraction, info)``, see
     ``nandlab.api.ProgressCallback``): the phase under way ("phase 2/3 fill"), how far it is, the
-    host data written and the simulated time (and a lifetime run's wear). Drawn at the first update
+    host data written and the simulated time (and a lifetime run's wear), and the time left (for a
+    phase run until the drive dies, projected from its wear: ``DeathProjection``). Drawn at the first update
     (nothing before: no unlabelled 0 % frame); a new phase starts the bar again. As a context
     manager it closes when the block ends, full if it ends without an error."""
 
@@ -62,6 +117,9 @@ class PhaseBar:
         self.bar: Progress | None = None
         self._task: TaskID | None = None
         self._phase: int | None = None
+        self._death: DeathProjection | None = None  # a phase run until the drive dies
+        self.death_in: float | None = None
+        """The wall seconds the phase under way is projected to have left until the drive dies."""
 
     def __enter__(self) -> PhaseBar:
         return self
@@ -79,14 +137,11 @@ class PhaseBar:
             # The bar, percentage and time left first, at fixed widths: an 80-column terminal cuts
             # what follows (the phase's name, the data written), never them.
             self.bar = Progress(
-                BarColumn(bar_width=BAR_WIDTH), TaskProgressColumn(), TimeRemainingColumn(),
+                BarColumn(bar_width=BAR_WIDTH), TaskProgressColumn(), ProjectedTimeColumn(),
                 TextColumn("{task.description}"),
                 console=self.console, transient=self.transient, auto_refresh=False,
             )
-            self._task = self.bar.add_task("", total=1.0)
-        elif info["phase"] != self._phase:
-            self.bar.reset(self._task)  # the time left is estimated per phase
-        self._phase = info["phase"]
+            self._task = self.bar.add_task("", total=1.0, death_in=None)
         description = f"phase {info['phase'] + 1}/{info['phases']} {info['phase_name']}"
         detail = f"{info['host_write_bytes'] / GIB:.2f} GiB written, {number(info['sim_seconds'])} s simulated"
         if info.get("wear_used"):
@@ -94,8 +149,19 @@ class PhaseBar:
         # Cut to what the line has left after the bar, percentage and time (rich would drop those first).
         room = max(0, self.console.width - FIXED_COLUMNS)
         text = f"{description}  {detail}"
-        text = text if len(text) <= room else text[:max(0, room - 1)] + "…"
-        self.bar.update(self._task, completed=fraction, description=safe(text))
+        text = safe(text if len(text) <= room else text[:max(0, room - 1)] + "…")
+        if info["phase"] != self._phase:
+            self._death = DeathProjection() if info.get("until_dead") else None
+        death_in = None
+        if self._death is not None and "wear_used" in info:
+            death_in = self._death.seconds_left(time.monotonic(), info["wear_used"], info["reserve_used"])
+        self.death_in = death_in
+        if self._phase is not None and info["phase"] != self._phase:
+            # The time left is estimated per phase. reset() draws a frame: it gets the new phase's
+            # label and fraction (a frame of the old label at 0 % came between the phases).
+            self.bar.reset(self._task, completed=fraction, description=text, death_in=death_in)
+        self._phase = info["phase"]
+        self.bar.update(self._task, completed=fraction, description=text, death_in=death_in)
         if not self.bar.live.is_started:
             self.bar.start()  # once the task is labelled
         self.bar.refresh()

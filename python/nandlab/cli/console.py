@@ -13,7 +13,7 @@ from rich.progress import Progress
 
 from nandlab.cli.errors import Failure
 from nandlab.procedures.base import ProcedureResult
-from nandlab.progress_bars import PhaseBar
+from nandlab.progress_bars import PhaseBar, clock
 from nandlab.terminal import safe, stdout_console
 
 PROGRESS_DELAY_SECONDS = 1.0
@@ -53,9 +53,17 @@ def drawn(console: Console) -> Console:
     return console if console.is_interactive else Console(stderr=True, quiet=True)
 
 
+FIRST_LINE_SECONDS = 5.0
+LINE_EVERY_SECONDS = 30.0
+"""Without a terminal, a phase run until the drive dies says how far it is after this long, then this often."""
+
+
 class LazyProgress(PhaseBar):
     """The bar of a run's phases (``nandlab.progress_bars.PhaseBar``) on stderr, that appears once
-    the run has lasted a second, only on a terminal, and vanishes when the run ends.
+    the run has lasted a second, only on a terminal, and vanishes when the run ends. Without a
+    terminal (a log file, a pipe), a phase run until the drive dies prints a line now and then
+    instead: its wear and when the drive is projected to die (a long lifetime says early how long it
+    will take).
 
     Called as the run's progress callback; it draws only when called (no background thread).
     """
@@ -64,11 +72,27 @@ class LazyProgress(PhaseBar):
         super().__init__(drawn(console))
         self._quiet = console.quiet
         self._started = time.monotonic()
+        self._lines = None if console.quiet or console.is_interactive else console
+        self._next_line = self._started + FIRST_LINE_SECONDS
 
     def __call__(self, fraction: float, info: dict[str, Any]) -> None:
-        if self._quiet or time.monotonic() - self._started < PROGRESS_DELAY_SECONDS:
+        now = time.monotonic()
+        if self._quiet or now - self._started < PROGRESS_DELAY_SECONDS:
             return
         super().__call__(fraction, info)
+        if self._lines is not None and info.get("until_dead") and now >= self._next_line:
+            self._next_line = now + LINE_EVERY_SECONDS
+            self._lines.print(safe(life_line(info, self.death_in)), highlight=False, soft_wrap=True)
+
+
+def life_line(info: dict[str, Any], death_in: float | None) -> str:
+    """A line on how far a phase run until the drive dies is: its wear, the spare flash lost, the data
+    written, and the wall time it is projected to take still."""
+    projected = f"the drive is projected to die in {clock(death_in)}" if death_in is not None \
+        else "no projection yet (the wear has not moved)"
+    return (f"phase {info['phase'] + 1}/{info['phases']} {info['phase_name']}: {info['wear_used']:.1%} of the "
+            f"rating used, {info['reserve_used']:.1%} of the spare flash lost, "
+            f"{info['host_write_bytes'] / 2**30:,.2f} GiB written; {projected}")
 
 
 
