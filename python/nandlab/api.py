@@ -25,8 +25,8 @@ ConfigSource = Union[Mapping[str, Any], str, os.PathLike, None]
 ProgressCallback = Callable[[float, dict[str, Any]], None]
 """``progress(fraction, info)``: fraction of the current phase done (0..1), and the engine's
 figures (``sim_seconds``, ``host_write_bytes``, ``wear_used``, ``reserve_used``, ...) plus ``phase``
-(index), ``phase_name``, ``phases`` (how many the run has) and ``until_dead`` (whether the phase runs
-until the drive dies)."""
+(index), ``phase_name``, ``phases`` (how many the run has), ``until_dead`` (whether the phase runs
+until the drive dies) and ``zombie`` (whether the drive's worn blocks live on at fewer bits)."""
 
 Progress = Union[ProgressCallback, bool, str, None]
 """A run's ``progress``: ``"auto"`` (a bar in a Jupyter notebook, none elsewhere), ``True`` (a bar
@@ -428,8 +428,10 @@ def _run_phases(
             sim.snapshot_extra = json.dumps({"phases": phases, "timeseries": series, "notes": notes},
                                             default=lambda array: array.tolist())
         runner = last if index == len(names) - 1 else _run_phase
-        until_dead = bool(sim.config["phases"][index].get("until_dead"))
-        output = runner(sim, index, _phase_progress(progress, index, len(names), names[index], until_dead))
+        config = sim.config
+        until_dead = bool(config["phases"][index].get("until_dead"))
+        zombie = bool(config["ftl"].get("zombie"))
+        output = runner(sim, index, _phase_progress(progress, index, len(names), names[index], until_dead, zombie))
         # A phase of [[phase.job]]s also gives each job's own figures; one with power cuts, each cut.
         # A served phase also gives each client connection's figures and the data it held.
         extra = {key: output[key] for key in ("jobs", "power_losses", "connections", "failure", "served_power_cuts")
@@ -540,13 +542,14 @@ def _short(value: Any) -> str:
 
 
 def _phase_progress(progress: ProgressCallback | None, index: int, count: int, name: str,
-                    until_dead: bool) -> ProgressCallback | None:
+                    until_dead: bool, zombie: bool) -> ProgressCallback | None:
     """The callback for ``run_phase``: the user's, with the phase added to ``info``."""
     if progress is None:
         return None
+    phase = {"phase": index, "phase_name": name, "phases": count, "until_dead": until_dead, "zombie": zombie}
 
     def report(fraction: float, info: dict[str, Any]) -> None:
-        progress(fraction, {**info, "phase": index, "phase_name": name, "phases": count, "until_dead": until_dead})
+        progress(fraction, {**info, **phase})
 
     return report
 

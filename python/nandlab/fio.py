@@ -690,7 +690,7 @@ def report(jobs: FioJobs, result: api.Result, bins: bool = False) -> dict[str, A
         # Each job's bandwidth samples, from its phase's windows (fio samples each job; a group's entry
         # has all its jobs' samples, and their runtimes summed).
         windows = _windows(result.timeseries, members[0].phase)
-        samples = [w for job in own for w in _job_windows(windows, job)]
+        samples = [(_job_windows(windows, job), job) for job in own]
         runtime_ms = sum(job["sim_seconds"] for job in own) * 1000
         reports.append(_job_report(members[0], figures, phase["waf"], command_ns, samples, runtime_ms, bins))
     _share_of_group(reports)
@@ -789,11 +789,12 @@ def _job_windows(windows: list[dict[str, float]], job: dict[str, Any]) -> list[d
 
 
 def _job_report(job: FioJob, s: dict[str, Any], waf: float, command_ns: int,
-                samples: list[dict[str, float]], job_runtime_ms: float, bins: bool = False) -> dict[str, Any]:
+                samples: list[tuple[list[dict[str, float]], dict[str, Any]]], job_runtime_ms: float,
+                bins: bool = False) -> dict[str, Any]:
     """One entry: ``job`` the (first) job it reports, ``s`` its figures (a phase's, a job's in a
     phase, or pooled), ``waf`` the drive's over the phase, ``command_ns`` the host interface's time
-    per command (fio's submission latency: the rest is the completion latency); ``samples`` the
-    windows of its jobs (``_job_windows``), which give its bandwidth and IOPS samples;
+    per command (fio's submission latency: the rest is the completion latency); ``samples`` each of
+    its jobs' samples (``_job_windows``) and figures, which give its bandwidth and IOPS statistics;
     ``job_runtime_ms`` its jobs' runtimes added up (fio's ``job_runtime`` of a group); ``bins``:
     json+'s latency histograms. Whole numbers where fio writes them."""
     runtime_ms = s["sim_seconds"] * 1000
@@ -836,7 +837,7 @@ def _job_report(job: FioJob, s: dict[str, Any], waf: float, command_ns: int,
             "slat_ns": slat,
             "clat_ns": clat,
             "lat_ns": latency(0),
-            **_samples(kind, samples, bw_kib, iops, io_bytes > 0),
+            **_samples(kind, samples),
         }
 
     depth = job.options.get("iodepth", "1")
@@ -882,30 +883,35 @@ def _job_report(job: FioJob, s: dict[str, Any], waf: float, command_ns: int,
     }
 
 
-def _samples(kind: str, windows: list[dict[str, float]], bw_kib: float, iops: float,
-             moved: bool) -> dict[str, Any]:
-    """fio's bandwidth and IOPS sample statistics of a direction that moved data: over the job's samples
-    (``_job_windows``), or — without any (a trim) — one sample, the means."""
-    values = [(w[f"{kind}_bw"], w[f"{kind}_iops"]) for w in windows if f"{kind}_bw" in w] if moved else []
-    if not values:
-        values = [(bw_kib, iops)] if moved else []
-    if not values:
-        return {"bw_min": 0, "bw_max": 0, "bw_agg": 0.0, "bw_mean": 0.0, "bw_dev": 0.0, "bw_samples": 0,
-                "iops_min": 0, "iops_max": 0, "iops_mean": 0.0, "iops_stddev": 0.0, "iops_samples": 0}
+def _samples(kind: str, jobs: list[tuple[list[dict[str, float]], dict[str, Any]]]) -> dict[str, Any]:
+    """fio's bandwidth (KiB/s) and IOPS sample statistics of a direction over an entry's jobs, each
+    job's from its samples (``_job_windows``; a job without any, as a trim, one sample at its means)
+    — and, for a group's entry, added up as fio's ``sum_stat`` adds them for group_reporting: the
+    jobs' minima, maxima, means and squared deviations summed, a job that never moved data in the
+    direction left out."""
+    stats: dict[str, list[float]] = {"bw": [0.0] * 5, "iops": [0.0] * 5}  # min, max, mean, S, samples
+    for windows, job in jobs:
+        if not job.get(f"host_{kind}_bytes"):
+            continue
+        seconds = job["sim_seconds"]
+        means = {"bw": job[f"host_{kind}_bytes"] / 1024 / seconds if seconds else 0.0,
+                 "iops": job[f"host_{kind}_requests"] / seconds if seconds else 0.0}
+        for figure, total in stats.items():
+            values = [w[f"{kind}_{figure}"] for w in windows if f"{kind}_{figure}" in w] or [means[figure]]
+            mean = sum(values) / len(values)
+            for i, v in enumerate((min(values), max(values), mean, sum((x - mean) ** 2 for x in values),
+                                   len(values))):
+                total[i] += v
+    (bw_min, bw_max, bw_mean, bw_s, n), (iops_min, iops_max, iops_mean, iops_s, _) = stats["bw"], stats["iops"]
 
-    def spread(xs: list[float]) -> tuple[float, float]:
-        mean = sum(xs) / len(xs)
-        deviation = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
-        return mean, deviation
+    def deviation(s: float) -> float:
+        return math.sqrt(s / (n - 1)) if n > 1 else 0.0
 
-    bws, ioss = [b for b, _ in values], [i for _, i in values]
-    bw_mean, bw_dev = spread(bws)
-    iops_mean, iops_dev = spread(ioss)
     # bw_agg is set once the group's entries are known.
-    return {"bw_min": round(min(bws)), "bw_max": round(max(bws)), "bw_agg": 100.0, "bw_mean": bw_mean,
-            "bw_dev": bw_dev, "bw_samples": len(values),
-            "iops_min": round(min(ioss)), "iops_max": round(max(ioss)), "iops_mean": iops_mean,
-            "iops_stddev": iops_dev, "iops_samples": len(values)}
+    return {"bw_min": round(bw_min), "bw_max": round(bw_max), "bw_agg": 100.0 if n else 0.0, "bw_mean": bw_mean,
+            "bw_dev": deviation(bw_s), "bw_samples": int(n),
+            "iops_min": round(iops_min), "iops_max": round(iops_max), "iops_mean": iops_mean,
+            "iops_stddev": deviation(iops_s), "iops_samples": int(n)}
 
 
 def _latency_levels(s: dict[str, Any], command_ns: int) -> dict[str, dict[str, float]]:

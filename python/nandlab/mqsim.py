@@ -308,9 +308,14 @@ def _ftl(out: Toml, device: Params, flash: Params) -> None:
         out.key("gc", f"d-choices:{max(1, round(math.log2(blocks)))}",
                 "GC_Block_Selection_Policy RGA: randomized greedy over log2(blocks per plane) sampled blocks")
     elif policy in GC:
-        out.key("gc", GC[policy], f"GC_Block_Selection_Policy {policy}" + (
-            " (note: MQSim's RANDOM_P and RANDOM_PP skip blocks still being programmed or with a pending erase; "
-            "nandlab's random victim is any full block)" if policy in ("RANDOM_P", "RANDOM_PP") else ""))
+        notes = {
+            "RANDOM_P": " (note: MQSim's RANDOM_P skips blocks still being programmed or with a pending erase; "
+                        "nandlab's random victim is any full block)",
+            "RANDOM_PP": " (note: MQSim's RANDOM_PP draws again until a block has at least its random_pp_threshold "
+                         "invalid pages, skipping blocks still being programmed or with a pending erase; nandlab's "
+                         "random victim is any full block, however few pages it frees)",
+        }
+        out.key("gc", GC[policy], f"GC_Block_Selection_Policy {policy}" + notes.get(policy, ""))
     else:
         raise ConfigError(f"{device.source}: <GC_Block_Selection_Policy>: expected GREEDY, RGA, RANDOM, RANDOM_P, "
                           f"RANDOM_PP or FIFO, found {policy!r}")
@@ -377,17 +382,33 @@ def _workload(out: Toml, workload: str | os.PathLike[str], scenario: int, precon
         _synthetic(out, synthetic)
 
 
+def _duration(ns: int) -> str:
+    """Nanoseconds as a duration in the largest unit that holds them whole."""
+    unit, scale = next((u, k) for u, k in (("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1)) if ns % k == 0)
+    return f"{ns // scale}{unit}"
+
+
 def _synthetic(out: Toml, flows: list[Params]) -> None:
-    stop = min(f.whole("Stop_Time", 10**9, 1) for f in flows)
     out.table("phase", array=True, note="IO_Flow_Parameter_Set_Synthetic flows run together, each a job "
                          "(note: Priority_Class and the flows' Channel/Chip/Die/Plane_IDs are not modelled: "
                          "every job spans the whole drive)")
     out.key("name", "flows")
-    unit, scale = next((u, k) for u, k in (("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1)) if stop % k == 0)
-    out.key("duration", f"{stop // scale}{unit}", "Stop_Time (ns), the earliest flow's")
     for i, f in enumerate(flows, 1):
+        # As MQSim's IO_Flow_Synthetic: a flow with a Stop_Time runs until then and ignores its request
+        # count; with Stop_Time 0, it stops after Total_Requests_To_Generate.
+        stop = f.whole("Stop_Time", 10**9, 0)
+        total = f.whole("Total_Requests_To_Generate", 0)
+        if not stop and not total:
+            raise ConfigError(f"{f.source}: <Stop_Time> 0 and <Total_Requests_To_Generate> 0: the flow would "
+                              "generate nothing (MQSim stops a flow at its Stop_Time, or with Stop_Time 0 after "
+                              "its Total_Requests_To_Generate)")
         out.table("phase.job", array=True)
         out.key("name", f"flow-{i}")
+        if stop:
+            out.key("duration", _duration(stop), "Stop_Time (ns)"
+                    + (f"; MQSim ignores Total_Requests_To_Generate ({total:,}) when a flow has one" if total else ""))
+        else:
+            out.key("requests", total, "Total_Requests_To_Generate (Stop_Time 0)")
         out.key("read_fraction", f.number("Read_Percentage", 0, 0, 100) / 100, "Read_Percentage")
         distribution = f.text("Address_Distribution", "RANDOM_UNIFORM").upper()
         if distribution == "STREAMING":
@@ -409,6 +430,3 @@ def _synthetic(out: Toml, flows: list[Params]) -> None:
             out.comment(f"Synthetic_Generator_Type BANDWIDTH, Bandwidth {f.text('Bandwidth', '0')} B/s: nandlab's "
                         "jobs run closed loop; the queue depth below stands in (an open-loop phase takes rate =)")
         out.key("queue_depth", f.whole("Average_No_of_Reqs_in_Queue", 1, 1, 65535), "Average_No_of_Reqs_in_Queue")
-        total = f.whole("Total_Requests_To_Generate", 0)
-        if total:
-            out.key("requests", total, "Total_Requests_To_Generate")

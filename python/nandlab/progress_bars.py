@@ -118,6 +118,8 @@ class PhaseBar:
         self._task: TaskID | None = None
         self._phase: int | None = None
         self._death: DeathProjection | None = None  # a phase run until the drive dies
+        self._phase_start = 0.0
+        self._shown = 0.0  # the bar's fraction in this phase so far
         self.death_in: float | None = None
         """The wall seconds the phase under way is projected to have left until the drive dies."""
 
@@ -150,11 +152,22 @@ class PhaseBar:
         room = max(0, self.console.width - FIXED_COLUMNS)
         text = f"{description}  {detail}"
         text = safe(text if len(text) <= room else text[:max(0, room - 1)] + "…")
+        now = time.monotonic()
         if info["phase"] != self._phase:
             self._death = DeathProjection() if info.get("until_dead") else None
+            self._phase_start, self._shown = now, 0.0
         death_in = None
         if self._death is not None and "wear_used" in info:
-            death_in = self._death.seconds_left(time.monotonic(), info["wear_used"], info["reserve_used"])
+            death_in = self._death.seconds_left(now, info["wear_used"], info["reserve_used"])
+            if death_in is not None:
+                # The bar follows the projection, so that its percentage and time left agree (the engine's
+                # fraction of a ZombieNAND drive is half native wear, half spare flash: 50 % at its death).
+                # It is a projection: a drive that lives on past it moves the bar back.
+                elapsed = now - self._phase_start
+                fraction = elapsed / (elapsed + death_in) if elapsed + death_in > 0 else fraction
+        elif self._shown > fraction:
+            fraction = self._shown  # other phases' bars only go forward
+        fraction = self._shown = min(fraction, 1.0)
         self.death_in = death_in
         if self._phase is not None and info["phase"] != self._phase:
             # The time left is estimated per phase. reset() draws a frame: it gets the new phase's

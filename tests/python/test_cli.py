@@ -209,6 +209,8 @@ def test_extents_are_said_and_can_be_turned_off(nandlab_cli, tmp_path: Path) -> 
         as_json = nandlab_cli("run", path, "--json")
         assert table.exit_code == as_json.exit_code == 0, table.stderr
         runs[extents] = (table.stdout, json.loads(as_json.stdout)["phases"][1])
+        # With --json, stdout is the JSON alone and the note goes to stderr (the second outside check).
+        assert ("note: reads: extents answered 100%" in as_json.stderr) == (extents == ""), as_json.stderr
     text, reads = runs[""]
     assert reads["map_reads"] == 0 and reads["map_extent_lookups"] == reads["map_lookups"] == 20000
     assert "reads: extents answered 100% of 20,000 map lookups" in " ".join(text.split())

@@ -731,10 +731,25 @@ def test_jobs_that_run_together_each_get_their_own_bandwidth_samples(nandlab_cli
     (group,) = document["jobs"]
     assert 2000 <= group["job_runtime"] <= 2010, "fio adds up a group's runtimes"
     assert group["write"]["bw_samples"] > 200  # both jobs' samples
-    assert group["write"]["bw_mean"] == pytest.approx(group["write"]["bw"] / 2, rel=0.05)  # a job's own
+    # As fio's sum_stat for group_reporting: the jobs' means (and minima, maxima) added up, so the mean is
+    # the group's bandwidth and bw_agg its whole share (the second outside check: it was half of each).
+    assert group["write"]["bw_mean"] == pytest.approx(group["write"]["bw"], rel=0.01)
+    assert group["write"]["bw_agg"] == pytest.approx(100.0, abs=1)
     # As fio: a command-line job's options start with its name; no global options, no key.
     assert list(group["job options"])[0] == "name" and group["job options"]["name"] == "g"
     assert "global options" not in document
+    # A group of writers and readers: a job adds nothing to a direction it never moved (fio's sum_stat
+    # returns early), so the writes' statistics are the writers' alone.
+    mixed = tmp_path / "group.fio"
+    mixed.write_text("[global]\nbs=4k\nsize=64m\nruntime=1\ntime_based=1\ngroup_reporting\n"
+                     "[w]\nrw=randwrite\nnumjobs=2\n[r]\nrw=randread\nnumjobs=2\n")
+    result = nandlab_cli("fio", mixed, "--device", "snia-mlc", "--capacity", "1GiB", "--output-format=json")
+    assert result.exit_code == 0, result.stderr
+    (group,) = json.loads(result.stdout)["jobs"]
+    for kind in ("read", "write"):
+        d = group[kind]
+        assert d["bw_min"] > 0 and d["bw_mean"] == pytest.approx(d["bw"], rel=0.01), (kind, d)
+        assert d["bw_samples"] == 400  # two jobs' 200 each
     # Jobs of sizes that end at different times, and a phase whose windows follow the data moved (not
     # equal times): samples over equal spans of each job's own time average to its bandwidth, as fio's.
     golden = Path(__file__).resolve().parents[1] / "golden" / "mixed.fio"
@@ -832,3 +847,15 @@ def test_the_latency_distribution_takes_five_levels_a_line_as_fio_prints_it() ->
     lines = [line for line in _job_lines(job) if line.startswith("  lat (usec)")]
     assert lines == ["  lat (usec)   : 2=10.00%, 4=10.00%, 10=10.00%, 20=10.00%, 50=10.00%",
                      "  lat (usec)   : 100=10.00%, 250=10.00%"]
+
+
+def test_the_header_has_fios_copies_line_and_process_count(nandlab_cli) -> None:
+    """The second outside check: fio prints `...` under a job with numjobs copies, then its version and
+    "Starting N processes" before the results."""
+    result = nandlab_cli("fio", "--device", "snia-mlc", "--capacity", "1GiB", "--name=g", "--rw=randread",
+                         "--bs=4k", "--size=8m", "--numjobs=2", "--group_reporting", "--name=h", "--rw=read",
+                         "--bs=4k", "--size=8m")
+    assert result.exit_code == 0, result.stderr
+    head = result.stdout.split("\n\n")[0].splitlines()
+    assert head[0].startswith("g: (g=0): rw=randread") and head[1] == "..." and head[2].startswith("h: (g=0)")
+    assert head[-2:] == ["nandlab (simulated drive)", "Starting 3 processes"]

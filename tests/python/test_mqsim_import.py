@@ -66,7 +66,8 @@ def test_each_scenario_becomes_phases_that_run(tmp_path: Path) -> None:
     first = tomllib.loads(mqsim.import_config(ssd, WORKLOAD, 1))
     fill, flows = first["phase"]
     assert fill == {"name": "precondition", "kind": "fill", "volume": 0.75}
-    assert [j["queue_depth"] for j in flows["job"]] == [16, 2] and flows["duration"] == "10s"
+    assert [j["queue_depth"] for j in flows["job"]] == [16, 2]
+    assert [j["duration"] for j in flows["job"]] == ["10s", "10s"] and "requests" not in flows["job"][0]
     assert all(j["read_fraction"] == 0 and j["working_set"] == 0.5 and j["block_size"] == "4096B"
                for j in flows["job"])
     second = tomllib.loads(mqsim.import_config(ssd, WORKLOAD, 2))
@@ -76,7 +77,8 @@ def test_each_scenario_becomes_phases_that_run(tmp_path: Path) -> None:
     # Scaled down (fewer channels and blocks), the imported experiment runs as it is.
     first["device"].update(capacity="4GiB", channels=2, chips_per_channel=1)
     del first["device"]["blocks_per_plane"]
-    first["phase"][1]["duration"] = "0.02s"
+    for job in first["phase"][1]["job"]:
+        job["duration"] = "0.02s"
     result = nandlab.run(first, progress=None)
     assert [j["name"] for j in result.phases[1]["jobs"]] == ["flow-1", "flow-2"]
     assert result.phases[1]["host_write_requests"] > 0 and result.summary["map_reads"] > 0
@@ -141,7 +143,31 @@ def test_every_parameter_nandlab_does_not_take_is_named() -> None:
                  "Page_Metadat_Capacity"):
         assert f"# {name} " in text, name
     ssd = SSD.read_text().replace("<GC_Block_Selection_Policy>RGA<", "<GC_Block_Selection_Policy>RANDOM_PP<")
-    assert "RANDOM_P and RANDOM_PP skip" in mqsim.import_config(ssd_file(ssd), WORKLOAD, 1)
+    assert "RANDOM_PP draws again until a block has at least its random_pp_threshold" in \
+        mqsim.import_config(ssd_file(ssd), WORKLOAD, 1)
+    ssd = SSD.read_text().replace("<GC_Block_Selection_Policy>RGA<", "<GC_Block_Selection_Policy>RANDOM_P<")
+    assert "RANDOM_P skips blocks still being programmed" in mqsim.import_config(ssd_file(ssd), WORKLOAD, 1)
+
+
+def test_a_flow_stops_as_mqsims_io_flow_synthetic_stops_it(tmp_path: Path) -> None:
+    """The second outside check: Stop_Time 0 (MQSim: stop after Total_Requests_To_Generate) was refused,
+    and a flow with both got both stops, where MQSim ignores the request count once it has a Stop_Time."""
+    text = WORKLOAD.read_text()
+    workload = tmp_path / "workload.xml"
+
+    def first_flow(stop: str, total: str) -> str:
+        workload.write_text(text.replace("<Stop_Time>10000000000<", f"<Stop_Time>{stop}<", 1).replace(
+            "<Total_Requests_To_Generate>0<", f"<Total_Requests_To_Generate>{total}<", 1))
+        return mqsim.import_config(SSD, workload, 1)
+
+    jobs = tomllib.loads(first_flow("0", "1000"))["phase"][0]["job"]
+    assert (jobs[0].get("duration"), jobs[0]["requests"]) == (None, 1000) and jobs[1]["duration"] == "10s"
+    imported = first_flow("10000000000", "5000")
+    jobs = tomllib.loads(imported)["phase"][0]["job"]
+    assert (jobs[0]["duration"], jobs[0].get("requests")) == ("10s", None)
+    assert "MQSim ignores Total_Requests_To_Generate (5,000) when a flow has one" in imported
+    with pytest.raises(ConfigError, match="would generate nothing"):
+        first_flow("0", "0")
 
 
 def test_every_device_parameter_changes_the_import_or_is_named() -> None:

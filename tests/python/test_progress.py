@@ -285,7 +285,8 @@ def test_the_bar_shows_the_projection_and_a_log_gets_lines(monkeypatch: pytest.M
         bar(0.1, {**info, "wear_used": 0.1})
         bar(0.2, {**info, "wear_used": 0.2})  # 10 s later: 1 % a second, 80 % left
         assert bar.death_in == pytest.approx(80.0)
-    assert "0:01:20 phase 1/1 life" in out.getvalue()
+    # The percentage follows the projection: 10 s gone, 80 s to go.
+    assert " 11% 0:01:20 phase 1/1 life" in out.getvalue()
     # Without a terminal: a line once 5 s have passed, then every 30 s.
     times = iter([0.0, 2.0, 2.0, 6.0, 6.0, 20.0, 20.0, 40.0, 40.0])  # the bar's start, then each call twice
     monkeypatch.setattr(progress_bars.time, "monotonic", lambda: next(times))
@@ -299,3 +300,7 @@ def test_the_bar_shows_the_projection_and_a_log_gets_lines(monkeypatch: pytest.M
     assert lines[0].startswith("phase 1/1 life: 20.0% of the rating used, 0.0% of the spare flash lost") \
         and lines[0].endswith("projected to die in 0:00:32"), lines
     assert lines[1].startswith("phase 1/1 life: 40.0% of the rating used"), lines
+    # A ZombieNAND drive before the end of its rating: the projection is that end, said so.
+    zombie = cli_console.life_line({**info, "wear_used": 0.5, "zombie": True}, 30.0)
+    assert zombie.endswith("its rating is projected to run out in 0:00:30 (ZombieNAND may keep the drive alive "
+                           "past it)")

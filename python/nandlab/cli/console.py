@@ -88,8 +88,13 @@ class LazyProgress(PhaseBar):
 def life_line(info: dict[str, Any], death_in: float | None) -> str:
     """A line on how far a phase run until the drive dies is: its wear, the spare flash lost, the data
     written, and the wall time it is projected to take still."""
-    projected = f"the drive is projected to die in {clock(death_in)}" if death_in is not None \
-        else "no projection yet (the wear has not moved)"
+    if death_in is None:
+        projected = "no projection yet (the wear has not moved)"
+    elif info.get("zombie") and info["wear_used"] < 1:
+        projected = (f"its rating is projected to run out in {clock(death_in)} (ZombieNAND may keep the drive "
+                     "alive past it)")
+    else:
+        projected = f"the drive is projected to die in {clock(death_in)}"
     return (f"phase {info['phase'] + 1}/{info['phases']} {info['phase_name']}: {info['wear_used']:.1%} of the "
             f"rating used, {info['reserve_used']:.1%} of the spare flash lost, "
             f"{info['host_write_bytes'] / 2**30:,.2f} GiB written; {projected}")

@@ -56,6 +56,9 @@ def run_with_snapshots(
         result = runner(progress=progress, snapshot=snapshot, snapshot_every=snapshot_every, notes=notes,
                         overwrite_snapshot=force)
     show(result, as_json, out, stderr)
+    if as_json:  # stdout is the JSON alone; what the tables' notes say goes to stderr, a line each
+        for note in result.notes():
+            stderr.print(f"[yellow]note:[/] {safe(note)}", soft_wrap=True, highlight=False)
 
 
 @click.command("resume", short_help="Go on with a run from its snapshot (nandlab run --snapshot).")

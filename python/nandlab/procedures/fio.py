@@ -39,15 +39,20 @@ class FioResult(ProcedureResult):
         return [out / FIO_JSON, *paths]
 
     def print(self, console: Console) -> None:
-        """fio's text report (its "normal" output format): the jobs' header lines, then per job (or
+        """fio's text report (its "normal" output format): the jobs' header lines (``...`` for a job's
+        numjobs copies), the version and "Starting N processes" lines, then per job (or
         jobs reported together) and direction its IOPS and bandwidth, submission, completion and total
         latency, completion percentiles, bandwidth and IOPS samples, then the job's latency
         distribution, IO depths and issued counts, then each group's "Run status" lines; nandlab adds
         the drive's write amplification under each job that wrote, and says when reads found
         addresses never written (a fresh drive: precondition it, as fio users do)."""
-        lines = [_header(job, members[0], self.jobs.phases)
-                 for job, members in zip(self.document["jobs"], fio.entries(self.jobs))]
-        lines.append("")
+        lines = []
+        for job, members in zip(self.document["jobs"], fio.entries(self.jobs)):
+            lines.append(_header(job, members[0], self.jobs.phases))
+            if len(members) > 1 and all(m.name == members[0].name for m in members):
+                lines.append("...")  # as fio: a job's numjobs copies after its first
+        count = len(self.jobs.jobs)
+        lines += [self.document["fio version"], f"Starting {count} process{'es' if count > 1 else ''}", ""]
         groups: dict[int, list[dict[str, Any]]] = {}
         for job, members in zip(self.document["jobs"], fio.entries(self.jobs)):
             groups.setdefault(job["groupid"], []).append(job)

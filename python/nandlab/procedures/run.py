@@ -86,13 +86,18 @@ class RunResult(ProcedureResult):
         console.print(table)
         _latency_table(console, self.result)
         _bit_error_table(console, self.result)
-        for note in (output.skipped_trace_lines(self.result.phases) + output.map_extent_lines(self.result.phases)
-                     + output.unwritten_read_lines(self.result.phases, RUN_UNWRITTEN_HOW)
-                     + output.wear_out_lines(self.result.summary)):
+        for note in self.notes():
             # Into a file or a pipe a note is one line: wrapped at 80 columns it broke a key (`[ftl]
             # map_extents ⏎= false`) a reader would copy.
             console.print(safe(note), style="yellow", highlight=False, soft_wrap=not console.is_terminal)
         _power_cut_tables(console, self.result)
+
+    def notes(self) -> list[str]:
+        """What the tables alone do not say: trace lines skipped, map lookups extents answered, reads of
+        never-written addresses, a drive worn out (under the tables; on stderr with --json)."""
+        return (output.skipped_trace_lines(self.result.phases) + output.map_extent_lines(self.result.phases)
+                + output.unwritten_read_lines(self.result.phases, RUN_UNWRITTEN_HOW)
+                + output.wear_out_lines(self.result.summary))
 
     @classmethod
     def report(cls, directory: Path) -> Report:
