@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -286,8 +287,9 @@ _SIZE_KEYS = ("page_size", "unit_size", "write_buffer", "map_cache", "read_ahead
 
 
 def as_toml(document: dict[str, Any]) -> str:
-    """A JSON document (a resolved config) as TOML text: what a config file looks like; nulls, which
-    TOML has no form for, left out."""
+    """A JSON document (a resolved config) as TOML text, laid out as a config file is: tables as
+    ``[name]`` sections and arrays of tables as ``[[name]]`` ones, however short (tomli_w writes a short
+    array of tables inline, ``phase = [{...}]``); nulls, which TOML has no form for, left out."""
     import tomli_w
 
     def kept(value: Any) -> Any:
@@ -297,7 +299,24 @@ def as_toml(document: dict[str, Any]) -> str:
             return [kept(v) for v in value if v is not None]
         return value
 
-    return tomli_w.dumps(kept(document))
+    def key(name: str) -> str:
+        return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+
+    def tables(value: Any) -> bool:
+        return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+    def sections(path: str, table: dict[str, Any]) -> list[str]:
+        plain = {k: v for k, v in table.items() if not isinstance(v, dict) and not tables(v)}
+        parts = [tomli_w.dumps(plain)] if plain else []
+        for k, v in table.items():
+            name = f"{path}.{key(k)}" if path else key(k)
+            if isinstance(v, dict):
+                parts.append(f"[{name}]\n" + "\n".join(sections(name, v)))
+            elif tables(v):
+                parts += [f"[[{name}]]\n" + "\n".join(sections(name, item)) for item in v]
+        return parts
+
+    return "\n".join(sections("", kept(document)))
 
 
 def device_value(key: str, value: Any) -> Any:

@@ -237,9 +237,10 @@ def test_a_one_axis_sweep_gets_bar_charts_series_and_erase_count_cdfs(one_axis_s
     assert headings(page) == ["Axes", "Results", "Bar charts", "Time series", "Erase counts", "Sweep file",
                               "Base config"]
     assert "3 of 3 runs finished" in page and "[[axis]]" in page
-    # The base config as TOML, as the run report's configuration (it was JSON).
+    # The base config as TOML laid out as a config file, as the run report's configuration (it was JSON,
+    # then an inline `phase = [{...}]`).
     base = page[page.index('id="base-config"'):]
-    assert "[device]" in base and "{&quot;" not in base[:2000]
+    assert "[device]" in base and "[[phase]]" in base and "{&quot;" not in base[:2000]
     assert_self_contained(page)
     figures = {p.name for p in (one_axis_sweep / "figures").glob("*.png")}
     assert figures == {"bars.png", "timeseries.png", "erase-count-cdf.png"} and len(images(page)) == 3
@@ -514,3 +515,26 @@ def test_chromium_renders_every_figure_without_errors_requests_or_overlaps(run_d
             assert open_in(browser, sweep_dir, 700)[3] == []
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize("document", [
+    {"seed": 1, "device": {"preset": "x", "errors": {"model": "vt"}},
+     "phase": [{"name": "a", "volume": 1.0}, {"name": "b", "job": [{"x": 1}, {"x": 2, "sub": {"y": 3}}]}],
+     "empty": [], "mixed": [1, {"a": 2}]},
+    {"weird key": {"a.b": [{"c d": None, "e": 1}]}, "n": None, "t": {}},
+], ids=["config", "odd keys"])
+def test_a_config_shown_as_toml_reads_back_and_has_its_tables_as_sections(document: dict) -> None:
+    """Arrays of tables as `[[phase]]` however short (tomli_w wrote a short one inline), nulls left out."""
+    from nandlab import output
+
+    text = output.as_toml(document)
+
+    def kept(value):
+        if isinstance(value, dict):
+            return {k: kept(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list):
+            return [kept(v) for v in value if v is not None]
+        return value
+
+    assert tomllib.loads(text) == kept(document)
+    assert "{ name" not in text and ("[[phase]]" in text) == ("phase" in document)
