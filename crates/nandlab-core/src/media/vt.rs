@@ -262,7 +262,8 @@ impl VtModel {
             // fresh.) The best references follow the states as they moved.
             let misread = |v: f64, programmed: bool| {
                 let mut up = q((v - lo) / slo);
-                if programmed {
+                // (The erased state is where it was programmed: the same tail, not taken twice.)
+                if programmed && (lo_programmed, slo_programmed) != (lo, slo) {
                     up = up.max(q((v - lo_programmed) / slo_programmed));
                 }
                 shares[j] * up + shares[j + 1] * q((hi - v) / shi)
