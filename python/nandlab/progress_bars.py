@@ -85,16 +85,18 @@ class DeathProjection:
 
 
 class ProjectedTimeColumn(TimeRemainingColumn):
-    """The time left: a run until death's projection (the task's ``death_in`` field, ``DeathProjection``)
-    where it has one, else rich's estimate from the bar's progress."""
+    """The time left: a run until death's projection (the task's ``death_in`` field, ``DeathProjection``;
+    ``-:--:--`` while it has none), else rich's estimate from the bar's progress."""
 
     def render(self, task: Any) -> Any:
-        seconds = task.fields.get("death_in")
-        if seconds is None:
-            return super().render(task)
         from rich.text import Text
 
-        return Text(clock(seconds), style="progress.remaining")
+        seconds = task.fields.get("death_in")
+        if seconds is not None:
+            return Text(clock(seconds), style="progress.remaining")
+        if task.fields.get("projecting"):
+            return Text("-:--:--", style="progress.remaining")
+        return super().render(task)
 
 
 def clock(seconds: float) -> str:
@@ -143,7 +145,7 @@ class PhaseBar:
                 TextColumn("{task.description}"),
                 console=self.console, transient=self.transient, auto_refresh=False,
             )
-            self._task = self.bar.add_task("", total=1.0, death_in=None)
+            self._task = self.bar.add_task("", total=1.0, death_in=None, projecting=False)
         description = f"phase {info['phase'] + 1}/{info['phases']} {info['phase_name']}"
         detail = f"{info['host_write_bytes'] / GIB:.2f} GiB written, {number(info['sim_seconds'])} s simulated"
         if info.get("wear_used"):
@@ -159,7 +161,12 @@ class PhaseBar:
         death_in = None
         if self._death is not None and "wear_used" in info:
             death_in = self._death.seconds_left(now, info["wear_used"], info["reserve_used"])
-            if death_in is not None:
+            if info.get("zombie") and info["wear_used"] >= 1:
+                # A ZombieNAND drive living on past its rating loses its spare flash at a pace that changes
+                # (the outside checks found projections of a tenth to a fiftieth of the time left): none
+                # is shown, and the bar is the engine's, half native wear, half spare flash lost.
+                death_in = None
+            elif death_in is not None:
                 # The bar follows the projection, so that its percentage and time left agree (the engine's
                 # fraction of a ZombieNAND drive is half native wear, half spare flash: 50 % at its death).
                 # It is a projection: a drive that lives on past it moves the bar back.
@@ -172,9 +179,11 @@ class PhaseBar:
         if self._phase is not None and info["phase"] != self._phase:
             # The time left is estimated per phase. reset() draws a frame: it gets the new phase's
             # label and fraction (a frame of the old label at 0 % came between the phases).
-            self.bar.reset(self._task, completed=fraction, description=text, death_in=death_in)
+            self.bar.reset(self._task, completed=fraction, description=text, death_in=death_in,
+                           projecting=self._death is not None)
         self._phase = info["phase"]
-        self.bar.update(self._task, completed=fraction, description=text, death_in=death_in)
+        self.bar.update(self._task, completed=fraction, description=text, death_in=death_in,
+                        projecting=self._death is not None)
         if not self.bar.live.is_started:
             self.bar.start()  # once the task is labelled
         self.bar.refresh()

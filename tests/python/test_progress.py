@@ -304,3 +304,16 @@ def test_the_bar_shows_the_projection_and_a_log_gets_lines(monkeypatch: pytest.M
     zombie = cli_console.life_line({**info, "wear_used": 0.5, "zombie": True}, 30.0)
     assert zombie.endswith("its rating is projected to run out in 0:00:30 (ZombieNAND may keep the drive alive "
                            "past it)")
+    # Past its rating a ZombieNAND drive gets no projection (the third outside check: 0.02-0.2x of the time
+    # left, its spare flash going at a pace that changes): the line says why, the bar shows -:--:--.
+    past = cli_console.life_line({**info, "wear_used": 1.5, "zombie": True}, None)
+    assert past.endswith("living on past its rating (ZombieNAND): no projection, the pace it loses its spare "
+                         "flash at changes")
+    monkeypatch.setattr(progress_bars.time, "monotonic", iter([0.0, 10.0]).__next__)
+    out = io.StringIO()
+    with progress_bars.PhaseBar(Console(file=out, width=120, force_terminal=True, color_system=None),
+                                transient=False) as bar:
+        bar(0.5, {**info, "wear_used": 1.2, "reserve_used": 0.1, "zombie": True})
+        bar(0.6, {**info, "wear_used": 1.4, "reserve_used": 0.2, "zombie": True})
+        assert bar.death_in is None
+        assert " 60% -:--:-- phase 1/1 life" in out.getvalue()

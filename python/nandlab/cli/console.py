@@ -88,7 +88,10 @@ class LazyProgress(PhaseBar):
 def life_line(info: dict[str, Any], death_in: float | None) -> str:
     """A line on how far a phase run until the drive dies is: its wear, the spare flash lost, the data
     written, and the wall time it is projected to take still."""
-    if death_in is None:
+    if death_in is None and info.get("zombie") and info["wear_used"] >= 1:
+        projected = ("living on past its rating (ZombieNAND): no projection, the pace it loses its spare flash "
+                     "at changes")
+    elif death_in is None:
         projected = "no projection yet (the wear has not moved)"
     elif info.get("zombie") and info["wear_used"] < 1:
         projected = (f"its rating is projected to run out in {clock(death_in)} (ZombieNAND may keep the drive "

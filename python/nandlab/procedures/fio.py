@@ -47,10 +47,14 @@ class FioResult(ProcedureResult):
         the drive's write amplification under each job that wrote, and says when reads found
         addresses never written (a fresh drive: precondition it, as fio users do)."""
         lines = []
-        for job, members in zip(self.document["jobs"], fio.entries(self.jobs)):
-            lines.append(_header(job, members[0], self.jobs.phases))
-            if len(members) > 1 and all(m.name == members[0].name for m in members):
-                lines.append("...")  # as fio: a job's numjobs copies after its first
+        for index, job in enumerate(self.jobs.jobs):
+            # As fio: a line per job section, "..." once under it for its numjobs copies.
+            copy = index > 0 and (self.jobs.jobs[index - 1].name, self.jobs.jobs[index - 1].options) \
+                == (job.name, job.options)
+            if not copy:
+                lines.append(_header(job, self.jobs.phases))
+            elif lines[-1] != "...":
+                lines.append("...")
         count = len(self.jobs.jobs)
         lines += [self.document["fio version"], f"Starting {count} process{'es' if count > 1 else ''}", ""]
         groups: dict[int, list[dict[str, Any]]] = {}
@@ -111,7 +115,7 @@ def run(jobfile: str | os.PathLike[str] | fio.FioJobs, device: qualify.DeviceSou
     return FioResult(jobs, result, fio.report(jobs, result, bins=bins))
 
 
-def _header(job: Mapping[str, Any], member: fio.FioJob, phases: list[dict[str, Any]]) -> str:
+def _header(member: fio.FioJob, phases: list[dict[str, Any]]) -> str:
     """A job's line before the run, as fio prints it: its group, rw, smallest and largest request size
     (those nandlab runs: one range for reads, writes and trims) and depth."""
     phase = phases[member.phase]
@@ -119,9 +123,9 @@ def _header(job: Mapping[str, Any], member: fio.FioJob, phases: list[dict[str, A
     sizes = [int(item.split("B/")[0]) for item in phase["block_sizes"]] if "block_sizes" in phase \
         else [int(phase["block_size"].rstrip("B"))]
     span = f"{_num2str(min(sizes))}B-{_num2str(max(sizes))}B"
-    return (f"{shown(job['jobname'])}: (g={job['groupid']}): rw={shown(member.options.get('rw', 'read'))}, "
+    return (f"{shown(member.name)}: (g={member.group}): rw={shown(member.options.get('rw', 'read'))}, "
             f"bs={', '.join(f'({direction}) {span}' for direction in 'RWT')}, ioengine=nandlab, "
-            f"iodepth={job['latency_depth']}")
+            f"iodepth={phase.get('queue_depth', 1)}")
 
 
 def _num2str(size: int, digits: int = 4) -> str:
