@@ -899,8 +899,9 @@ def _samples(kind: str, jobs: list[tuple[list[dict[str, float]], dict[str, Any]]
         for figure, total in stats.items():
             values = [w[f"{kind}_{figure}"] for w in windows if f"{kind}_{figure}" in w] or [means[figure]]
             mean = sum(values) / len(values)
-            for i, v in enumerate((min(values), max(values), mean, sum((x - mean) ** 2 for x in values),
-                                   len(values))):
+            # (fio's samples are whole numbers: a group's minimum and maximum add up each job's, rounded)
+            for i, v in enumerate((round(min(values)), round(max(values)), mean,
+                                   sum((x - mean) ** 2 for x in values), len(values))):
                 total[i] += v
     (bw_min, bw_max, bw_mean, bw_s, n), (iops_min, iops_max, iops_mean, iops_s, _) = stats["bw"], stats["iops"]
 

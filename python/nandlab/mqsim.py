@@ -399,7 +399,7 @@ def _synthetic(out: Toml, flows: list[Params]) -> None:
         stop = f.whole("Stop_Time", 10**9, 0)
         total = f.whole("Total_Requests_To_Generate", 0)
         if not stop and not total:
-            raise ConfigError(f"{f.source}: <Stop_Time> 0 and <Total_Requests_To_Generate> 0: the flow would "
+            raise ConfigError(f"{f.source}, flow {i}: <Stop_Time> 0 and <Total_Requests_To_Generate> 0: it would "
                               "generate nothing (MQSim stops a flow at its Stop_Time, or with Stop_Time 0 after "
                               "its Total_Requests_To_Generate)")
         out.table("phase.job", array=True)

@@ -167,6 +167,23 @@ def test_phase_by_phase_every_phase_that_takes_time_has_the_same_width(tmp_path:
     assert list(axes.get_xticks()) == [0, 1, 2] and "phases the same width" in axes.get_xlabel()
 
 
+def test_phase_by_phase_a_first_window_that_stalled_is_no_wider_than_its_data(tmp_path: Path) -> None:
+    """The third outside check: a read phase whose first window held one read that waited 9 s on the
+    write phase's backlog took 95 % of the phase's width by time, its 3,000 reads a sliver at the edge.
+    Across the data each phase moved, the stall is a sliver and the reads fill the phase."""
+    rows = [{"phase": 0, "sim_seconds": 10.0 * (i + 1), "host_write_bytes": 2**26 * (i + 1), "host_read_bytes": 0,
+             "write_mbps": 6.7, "read_mbps": 0.0} for i in range(10)]
+    rows.append({"phase": 1, "sim_seconds": 109.0, "host_write_bytes": 10 * 2**26, "host_read_bytes": 4096,
+                 "write_mbps": 0.0, "read_mbps": 0.0005})  # one read, 9 s
+    rows += [{"phase": 1, "sim_seconds": 109.0 + 0.01 * (i + 1), "host_write_bytes": 10 * 2**26,
+              "host_read_bytes": 4096 + 2**20 * (i + 1), "write_mbps": 0.0, "read_mbps": 105.0} for i in range(9)]
+    figure = plots.timeseries_panels(pl.DataFrame(rows), (plots.THROUGHPUT,), tmp_path / "p.png", phases=["w", "r"],
+                                     x="phase")
+    read = next(line for line in figure.axes[0].get_lines() if line.get_label() == "read")
+    xs = np.asarray(read.get_xdata(), dtype=float)
+    assert xs[10] < 1.01 and xs[11] < 1.2 and xs[-1] == pytest.approx(2.0)  # the stalled window: under 1 %
+
+
 def test_panels_of_counts_have_whole_number_ticks(tmp_path: Path) -> None:
     ts = series([(20, 2**26, 1.0, 64.0)]).with_columns(free_blocks=pl.Series([1, 2, 3] * 6 + [2, 3]))
     figure = plots.timeseries_panels(ts, (plots.FREE_BLOCKS,), tmp_path / "free.png")

@@ -245,14 +245,19 @@ def _x_axis(series: pl.DataFrame, x: str) -> tuple[pl.Expr, str]:
         scale, unit = next((scale, unit) for least, scale, unit in TIME_UNITS if end >= least)
         return pl.col("sim_seconds") / scale, f"simulated time ({unit})"
     if x == "phase":
-        # Each phase that takes simulated time spans one unit: from where the phase before ended to its
-        # own last row's time; one that takes none (a fill) is a line where the next begins.
-        offsets, spans, starts = _phase_widths(series)
+        # Each phase that takes simulated time spans one unit, across the data it moved (a first window
+        # that stalled on a backlog left by the phase before holds little data: by time it took most of
+        # the width), or across its time if it moved none; one that takes no time (a fill) is a line
+        # where the next begins.
+        offsets, spans, starts, by_data = _phase_widths(series)
         start = pl.col("phase").replace_strict(starts, return_dtype=pl.Float64)
         span = pl.col("phase").replace_strict(spans, return_dtype=pl.Float64)
-        share = pl.when(span > 0).then((pl.col("sim_seconds") - start) / span).otherwise(0.0)
+        progress = pl.when(pl.col("phase").replace_strict(by_data, return_dtype=pl.Boolean)).then(_moved(series)) \
+            .otherwise(pl.col("sim_seconds"))
+        share = pl.when(span > 0).then((progress - start) / span).otherwise(0.0)
         offset = pl.col("phase").replace_strict(offsets, return_dtype=pl.Float64)
-        return offset + share, "each phase's simulated time, 0 to 100 % (phases the same width)"
+        return offset + share, "each phase from its start to its end: the data it moved, or its time if none " \
+            "(phases the same width)"
     raise ValueError(f"x = {x!r}: expected one of {', '.join(X_AXES)}")
 
 
@@ -277,18 +282,33 @@ def _thinned(series: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     return thinned.drop("_group").select(series.columns), k
 
 
-def _phase_widths(series: pl.DataFrame) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
+def _moved(series: pl.DataFrame) -> pl.Expr:
+    """The host data moved by then (the byte columns count from the run's start; a series without
+    reads' has its writes')."""
+    return pl.sum_horizontal(pl.col(c).cast(pl.Float64) for c in ("host_write_bytes", "host_read_bytes")
+                             if c in series.columns)
+
+
+def _phase_widths(
+    series: pl.DataFrame,
+) -> tuple[dict[int, float], dict[int, float], dict[int, float], dict[int, bool]]:
     """Per phase of ``series``: where it starts on a phase-by-phase axis (how many phases before it took
-    simulated time), how long it lasted, and when it began (where the phase before ended)."""
-    ends = series.group_by("phase", maintain_order=True).agg(pl.col("sim_seconds").max())
-    phases, last = ends["phase"].to_list(), ends["sim_seconds"].to_list()
-    starts = dict(zip(phases, [0.0, *last[:-1]]))
-    spans = {p: end - starts[p] for p, end in zip(phases, last)}
-    offsets, before = {}, 0
-    for p in phases:
+    simulated time), how far it went, where it began (where the phase before ended), and whether that
+    is in host data moved (a phase that took time and moved data) or in simulated time."""
+    ends = series.group_by("phase", maintain_order=True).agg(
+        pl.col("sim_seconds").max().alias("time"), _moved(series).max().alias("moved"))
+    phases = ends["phase"].to_list()
+    times, moved = ends["time"].to_list(), ends["moved"].to_list()
+    starts, spans, offsets, by_data, before = {}, {}, {}, {}, 0
+    for i, p in enumerate(phases):
+        moved_from, time_from = (moved[i - 1], times[i - 1]) if i else (0.0, 0.0)
+        # A phase that took no simulated time (a fill) has no width, whatever it wrote.
+        by_data[p] = moved[i] > moved_from and times[i] > time_from
+        starts[p] = moved_from if by_data[p] else time_from
+        spans[p] = (moved[i] if by_data[p] else times[i]) - starts[p]
         offsets[p] = float(before)
         before += spans[p] > 0
-    return offsets, spans, starts
+    return offsets, spans, starts, by_data
 
 
 def run_colours(count: int) -> list[Any]:

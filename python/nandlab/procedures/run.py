@@ -353,14 +353,15 @@ def run_report(d: Path, extra: Callable[[Report], None] | None = None, kind: str
             path = r.figure_path("throughput-latency-phases.png")
             plots.timeseries_panels(ts, (plots.THROUGHPUT, plots.LATENCY), path, phases=names, x="phase",
                                     title="throughput and latency phase by phase")
-            r.figure(heading, path, "the same with every phase the same width, from its start to its end in "
-                     "simulated time: a short phase is no sliver" + CLIPPED_CAPTION)
+            r.figure(heading, path, "the same with every phase the same width, across the data it moved (its "
+                     "simulated time if it moved none): a short phase, or one that stalled, is no sliver"
+                     + CLIPPED_CAPTION)
     drive = plots.with_data(ts, (plots.WAF, plots.FREE_BLOCKS, plots.BIT_MODES, plots.WEAR, plots.PSLC,
                                  plots.POWER, plots.BIT_ERRORS, plots.RETRIES))
     if ts.height and drive:
         axes = [("written", "drive.png", "host data written"), ("time", "drive-time.png", "simulated time")]
         if ts["phase"].n_unique() > 1:  # a short phase is no sliver: each the same width
-            axes.append(("phase", "drive-phases.png", "each phase's simulated time, phases the same width"))
+            axes.append(("phase", "drive-phases.png", "each phase's data moved (or time), phases the same width"))
         for x, name, against in axes:
             path = r.figure_path(name)
             plots.timeseries_panels(ts, drive, path, phases=names, x=x, title=f"the drive over the run ({against})")
