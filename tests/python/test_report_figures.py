@@ -279,3 +279,23 @@ def test_an_erase_count_histogram_has_whole_number_ticks(tmp_path: Path) -> None
                                 "blocks")
     for axes in figure.axes:
         assert all(float(t).is_integer() for t in axes.get_xticks()), axes.get_xticks()
+
+
+def test_a_cdf_s_title_keeps_clear_of_its_legend(tmp_path: Path, monkeypatch) -> None:
+    """The third outside check: the sweep's erase-count CDF had its title over the legend's long title."""
+    from matplotlib.figure import Figure
+
+    saved = {}
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: saved.setdefault("figure", self))
+    curves = {f"{policy}, {depth}": ([0, 2, 4, 6], [0.1, 0.5, 0.9, 1.0]) for policy in ("greedy", "fifo")
+              for depth in (1, 16)}
+    plots.cdf(curves, tmp_path / "cdf.png", "erase count", title="a-sweep: erase counts",
+              legend_title="gc_victim_selection_policy, host_queue_depth_for_writes")
+    figure = saved["figure"]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    (legend,) = figure.legends
+    (title,) = [t for t in (figure._suptitle, figure.axes[0].title) if t is not None and t.get_text()]
+    assert not title.get_window_extent(renderer).overlaps(legend.get_window_extent(renderer))

@@ -63,8 +63,8 @@ def cdf(
         fig.legend(loc="outside right upper", fontsize="small", title=legend_title or None, title_fontsize="small",
                    frameon=False)
     axes.set(xlabel=xlabel, ylabel=ylabel, ylim=(0, 1.02))
-    if title:
-        fig.suptitle(title, fontsize="medium")
+    if title:  # over the panel: over the whole figure it ran into the legend's title (an outside check)
+        axes.set_title(title, fontsize="medium")
     fig.savefig(path, dpi=110)
 
 
