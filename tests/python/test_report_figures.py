@@ -164,7 +164,7 @@ def test_phase_by_phase_every_phase_that_takes_time_has_the_same_width(tmp_path:
     assert xs.min() > 1.0 and xs.max() == pytest.approx(2.0)  # the 2 s phase spans 1 to 2
     write = next(line for line in axes.get_lines() if line.get_label() == "write")
     assert np.nanmin(np.asarray(write.get_xdata(), dtype=float)) == pytest.approx(0.0)
-    assert list(axes.get_xticks()) == [0, 1, 2] and "phases the same width" in axes.get_xlabel()
+    assert list(axes.get_xticks()) == [0, 1, 2] and "the same width each" in axes.get_xlabel()
 
 
 def test_phase_by_phase_a_first_window_that_stalled_is_no_wider_than_its_data(tmp_path: Path) -> None:

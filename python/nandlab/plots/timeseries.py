@@ -172,7 +172,13 @@ def timeseries_panels(
     shown = with_data(series, panels) or [replace(p, columns=tuple(c for c in p.columns if c in series.columns))
                                           for p in panels]
     x_values, x_label = _x_axis(series, x)
-    ts = series.with_columns(x_values.alias(X_COLUMN))
+    if x == "phase" and by is not None and series.height:
+        # Each run's phases placed by its own data and time (runs of other lengths share the axis).
+        keys = [by] if style_by is None else [by, style_by]
+        ts = pl.concat([part.with_columns(_x_axis(part, x)[0].alias(X_COLUMN))
+                        for part in series.partition_by(keys, maintain_order=True)])
+    else:
+        ts = series.with_columns(x_values.alias(X_COLUMN))
     if by is None:
         groups, colours, styles = [ts], {}, {}
     else:
@@ -256,8 +262,7 @@ def _x_axis(series: pl.DataFrame, x: str) -> tuple[pl.Expr, str]:
             .otherwise(pl.col("sim_seconds"))
         share = pl.when(span > 0).then((progress - start) / span).otherwise(0.0)
         offset = pl.col("phase").replace_strict(offsets, return_dtype=pl.Float64)
-        return offset + share, "each phase from its start to its end: the data it moved, or its time if none " \
-            "(phases the same width)"
+        return offset + share, "phase by phase, the same width each, across the data it moved (its time if none)"
     raise ValueError(f"x = {x!r}: expected one of {', '.join(X_AXES)}")
 
 

@@ -271,6 +271,12 @@ def _sweep_series(r: Report, d: Path, procedure: str, ok: pl.DataFrame, varying:
                             title="the runs over time", legend_title=", ".join(varying))
     r.figure("Time series", path, f"the first {runs.height} of {ok.height} finished runs against host data written"
              + (", ZombieNAND solid, the baseline dotted" if sides else ""))
+    if series["phase"].n_unique() > 1:  # a phase that only reads is no vertical line: each the same width
+        path = r.figure_path("timeseries-phases.png")
+        plots.timeseries_panels(series, panels, path, by="label", style_by="side" if sides else None, x="phase",
+                                title="the runs phase by phase", legend_title=", ".join(varying))
+        r.figure("Time series", path, "the same with each run's phases the same width, across the data each "
+                 "moved (its time if none)")
 
 
 def _sweep_metrics(procedure: str, results: pl.DataFrame, axes: Sequence[str] = ()) -> list[str]:
