@@ -71,7 +71,7 @@ impl Engine<'_> {
     /// With power cuts: the units of a range the server is about to change
     /// (`after`: has changed) are logged with their versions.
     fn log(&mut self, offset: u64, len: u64, after: bool) {
-        if let (Some(c), Some(o)) = (&mut self.crash, &self.sim.drive().ftl.oracle) {
+        if let (Some(c), Some(o)) = (&mut self.crash, self.sim.drive().oracle()) {
             if after {
                 c.after(offset, len, o, &self.store);
             } else {
@@ -84,7 +84,7 @@ impl Engine<'_> {
     /// says and recovers, and the store is put back to what it kept.
     pub(crate) fn power_cut(&mut self, t: u64) -> Result<(PowerLossEvent, Reverted), SimError> {
         let event = self.sim.serve_power_cut(&mut self.served, t)?;
-        let reverted = match (&mut self.crash, &self.sim.drive().ftl.oracle) {
+        let reverted = match (&mut self.crash, self.sim.drive().oracle()) {
             (Some(c), Some(o)) => c.revert(o, &mut self.store),
             _ => Reverted::default(),
         };

@@ -577,12 +577,12 @@ impl Simulator {
 
     /// Erase count of every block.
     fn erase_counts(&self) -> Vec<u32> {
-        self.sim.drive().ftl.blocks.erase_count().to_vec()
+        self.sim.drive().erase_counts().to_vec()
     }
 
     /// Checks the mapping invariants; raises SimulationError naming the first violation.
     fn check_invariants(&self) -> PyResult<()> {
-        guard(|| self.sim.drive().ftl.check_invariants())
+        guard(|| self.sim.drive().check_invariants())
             .map_err(InternalError::new_err)?
             .map_err(SimulationError::new_err)
     }

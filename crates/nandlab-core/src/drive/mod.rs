@@ -14,6 +14,7 @@ mod die_queue;
 mod power_cut;
 mod read;
 pub mod readahead;
+mod state;
 pub mod timeline;
 pub mod write_buffer;
 
@@ -163,11 +164,6 @@ impl Drive {
             r.check_loaded(f)?;
         }
         self.ftl.check_loaded(&fresh.ftl)
-    }
-
-    /// The FTL, to read its state (its changes go through the drive).
-    pub fn ftl(&self) -> &Ftl {
-        &self.ftl
     }
 
     /// Everything counted so far, host side and flash side.

@@ -305,7 +305,7 @@ impl Simulator {
         // On a fresh drive, a helper thread has the OS back the maps ahead of
         // the fill (first-touch page faults cost as much as the fill itself).
         let fresh = self.drive.counters() == Counters::default() && *done == 0;
-        let regions = self.drive.ftl().fill_regions(first, units);
+        let regions = self.drive.fill_regions(first, units);
         std::thread::scope(|scope| {
             if fill && fresh && units > 1 << 20 {
                 scope.spawn(move || memory::populate(&regions));
@@ -340,8 +340,8 @@ impl Simulator {
                     host_write_bytes: c.host_write_bytes,
                     host_read_bytes: c.host_read_bytes,
                     requests: 0,
-                    wear_used: self.drive.ftl().blocks.wear_used(),
-                    reserve_used: self.drive.ftl().reserve_used(),
+                    wear_used: self.drive.wear_used(),
+                    reserve_used: self.drive.reserve_used(),
                 };
                 if !progress(&pr) {
                     return Err(SimError::Aborted);

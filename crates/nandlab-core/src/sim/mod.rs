@@ -131,7 +131,7 @@ impl Simulator {
     pub fn new(cfg: Config) -> Simulator {
         let mut drive = Drive::new(&cfg, derive_seed(cfg.seed, "gc", 0));
         if cfg.checks.integrity || integrity_from_env() {
-            drive.ftl.enable_oracle();
+            drive.enable_oracle();
         }
         if cfg.has_power_loss() {
             drive.enable_power_model(&cfg);
@@ -171,7 +171,7 @@ impl Simulator {
     /// the median drive of this size holds it (see `ReadErrors::expected_uber`);
     /// None without an error model.
     pub fn expected_uber(&self, hours: f64, temperature_c: f64) -> Option<f64> {
-        let errors = self.drive.ftl.errors.as_deref()?;
+        let errors = self.drive.errors()?;
         let settings = self.cfg.device.errors.as_ref()?;
         let days = hours / 24.0
             * acceleration(temperature_c, settings.reference_c, settings.activation_ev);
@@ -183,7 +183,7 @@ impl Simulator {
             days,
             &wear.spread,
             wear.conditions.endurance_factor(),
-            self.drive.ftl.blocks.erase_count().len() as u32,
+            self.drive.erase_counts().len() as u32,
         ))
     }
 
@@ -263,7 +263,7 @@ impl Simulator {
         let temperature = p
             .temperature_c
             .unwrap_or(self.cfg.device.wear.conditions.temperature_c);
-        let errors_before = self.drive.ftl.errors.as_deref_mut().map(|e| {
+        let errors_before = self.drive.errors_mut().map(|e| {
             e.set_temperature(start, temperature);
             e.tally()
         });
@@ -290,7 +290,7 @@ impl Simulator {
                 let ns = p
                     .duration_ns
                     .expect("validated: a power-off phase has a duration");
-                if let Some(e) = self.drive.ftl.errors.as_deref_mut() {
+                if let Some(e) = self.drive.errors_mut() {
                     e.bake(ns, temperature);
                 }
                 Work::LayOut {
@@ -404,13 +404,12 @@ impl Simulator {
             Ok(end) => end,
             Err(e) if p.until_dead && e.is_wear_out() => {
                 let cause = e.death_cause().expect("a wear-out has a cause");
-                let b = &self.drive.ftl().blocks;
-                let m = b.blocks_by_mode();
+                let m = self.drive.blocks_by_mode();
                 let reason = format!(
                     "{e} — at {:.3} TB written by the host, {} blocks retired, usable blocks: \
                      {} SLC, {} MLC, {} TLC, {} QLC",
                     self.drive.counters().host_write_bytes as f64 / 1e12,
-                    b.bad_blocks(),
+                    self.drive.bad_blocks(),
                     m[0],
                     m[1],
                     m[2],
@@ -425,7 +424,7 @@ impl Simulator {
         };
         self.now = end.max(start);
         let after = self.drive.counters();
-        let free = self.drive.ftl().blocks.total_free();
+        let free = self.drive.free_blocks();
         rec.row(self.now, after, &Counters::default(), &self.drive);
         self.run_wall += wall_seconds;
         self.run_reads.add(&reads);
@@ -481,10 +480,10 @@ impl Simulator {
                 sim_ns: self.now - start,
                 wall_seconds,
                 free_blocks: free,
-                bad_blocks: self.drive.ftl().blocks.bad_blocks(),
-                erase_counts: self.drive.ftl().blocks.erase_count(),
+                bad_blocks: self.drive.bad_blocks(),
+                erase_counts: self.drive.erase_counts(),
                 death: phase_death,
-                capacity_short_since_bytes: self.drive.ftl().capacity_short_since_bytes(),
+                capacity_short_since_bytes: self.drive.capacity_short_since_bytes(),
                 capacity_share: self.capacity_share(),
                 unit_bytes: self.cfg.geometry.unit_size as u64,
                 integrity: self.integrity_counts(),
@@ -514,7 +513,7 @@ impl Simulator {
 
     /// The drive's usable flash over its advertised capacity, 1 at most.
     fn capacity_share(&self) -> f64 {
-        let usable = self.drive.ftl().blocks.usable_units();
+        let usable = self.drive.usable_units();
         let bytes = usable as f64 * self.cfg.geometry.unit_size as f64;
         (bytes / self.cfg.geometry.user_capacity_bytes as f64).min(1.0)
     }
@@ -533,11 +532,11 @@ impl Simulator {
                 writes: &self.run_writes,
                 sim_ns: self.now,
                 wall_seconds: self.run_wall,
-                free_blocks: self.drive.ftl().blocks.total_free(),
-                bad_blocks: self.drive.ftl().blocks.bad_blocks(),
-                erase_counts: self.drive.ftl().blocks.erase_count(),
+                free_blocks: self.drive.free_blocks(),
+                bad_blocks: self.drive.bad_blocks(),
+                erase_counts: self.drive.erase_counts(),
                 death: self.death.clone(),
-                capacity_short_since_bytes: self.drive.ftl().capacity_short_since_bytes(),
+                capacity_short_since_bytes: self.drive.capacity_short_since_bytes(),
                 capacity_share: self.capacity_share(),
                 unit_bytes: self.cfg.geometry.unit_size as u64,
                 integrity: self.integrity_counts(),
@@ -568,16 +567,13 @@ impl Simulator {
 
     /// The error model's figures since `before` (None without a model).
     fn error_summary(&self, before: Option<&ErrorTally>) -> Option<ErrorSummary> {
-        let e = self.drive.ftl().errors.as_deref()?;
+        let e = self.drive.errors()?;
         let target = self.cfg.device.errors.as_ref()?.uber_target;
         Some(e.tally().since(before?).summary(target))
     }
 
     fn integrity_counts(&self) -> Option<IntegrityCounts> {
-        self.drive.ftl().oracle.as_ref().map(|o| IntegrityCounts {
-            stamped: o.stamped,
-            checked_reads: o.checked_reads,
-        })
+        self.drive.integrity_counts()
     }
 }
 

@@ -207,10 +207,10 @@ impl Simulator {
         if tally.issued & 0x3FF == 0 && tally.last_report.elapsed().as_secs_f64() > PROGRESS_EVERY {
             tally.last_report = Instant::now();
             let c = self.drive.counters();
-            let reserve_used = self.drive.ftl().reserve_used();
+            let reserve_used = self.drive.reserve_used();
             let pr = Progress {
                 fraction: if tally.until_dead {
-                    self.drive.ftl().life_used()
+                    self.drive.life_used()
                 } else if tally.stop.is_none() {
                     tally.jobs_fraction
                 } else {
@@ -222,7 +222,7 @@ impl Simulator {
                 host_write_bytes: c.host_write_bytes,
                 host_read_bytes: c.host_read_bytes,
                 requests: tally.issued,
-                wear_used: self.drive.ftl().blocks.wear_used(),
+                wear_used: self.drive.wear_used(),
                 reserve_used,
             };
             if !progress(&pr) {

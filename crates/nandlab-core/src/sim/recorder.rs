@@ -71,10 +71,8 @@ impl Recorder {
     }
 
     pub(super) fn row(&mut self, t: u64, c: Counters, run_start: &Counters, drive: &Drive) {
-        let ftl = drive.ftl();
-        let blocks = &ftl.blocks;
-        let free_blocks = blocks.total_free();
-        let by_mode = blocks.blocks_by_mode();
+        let free_blocks = drive.free_blocks();
+        let by_mode = drive.blocks_by_mode();
         let d = c - self.last;
         let dt = t.saturating_sub(self.last_t) as f64 / 1e9;
         // A figure the interval gives no meaning (a rate over no simulated
@@ -87,7 +85,7 @@ impl Recorder {
                 f64::NAN
             }
         };
-        let unit = ftl.g.unit_size as u64;
+        let unit = drive.unit_bytes();
         let activity = drive.activity();
         let power = activity
             .since(&self.last_activity)
@@ -125,7 +123,7 @@ impl Recorder {
             waf_cumulative: (c - *run_start).waf().unwrap_or(f64::NAN),
             free_blocks,
             erases: c.erases - run_start.erases,
-            bad_blocks: blocks.bad_blocks(),
+            bad_blocks: drive.bad_blocks(),
             program_us_mean: if d.program_ops > 0 {
                 d.program_us_mean()
             } else {
@@ -150,10 +148,10 @@ impl Recorder {
             mlc_blocks: by_mode[1],
             tlc_blocks: by_mode[2],
             qlc_blocks: by_mode[3],
-            usable_bytes: blocks.usable_units() * unit,
-            wear_used: blocks.wear_used(),
-            reserve_used: ftl.reserve_used(),
-            pslc_bytes: ftl.cache_units() * unit,
+            usable_bytes: drive.usable_units() * unit,
+            wear_used: drive.wear_used(),
+            reserve_used: drive.reserve_used(),
+            pslc_bytes: drive.pslc_units() * unit,
             folded_bytes: d.folded_units * unit,
             direct_bytes: d.direct_units * unit,
             read_max_us: of(&self.reads, Latency::max_us),
@@ -186,9 +184,7 @@ struct ErrorTallies {
 
 fn error_tallies(drive: &Drive) -> ErrorTallies {
     drive
-        .ftl()
-        .errors
-        .as_deref()
+        .errors()
         .map_or(ErrorTallies::default(), |e| ErrorTallies {
             pages: e.tally.page_reads,
             rber_sum: e.tally.rber_sum,

@@ -97,7 +97,7 @@ impl Simulator {
             }
             // Its tables (a few tens of bytes a unit) are committed as units are
             // written: checked against the memory left now, as a new drive's are.
-            let integrity = self.drive.ftl.oracle.is_some();
+            let integrity = self.drive.has_oracle();
             let needed = crate::memory::state_bytes_powered(&self.cfg, integrity);
             if let Some(available) = crate::memory::available_bytes()? {
                 if needed > available {

@@ -406,20 +406,20 @@ fn read_state(file: &mut File, path: &Path, fit: Fit) -> Result<Loaded, SimError
         unreachable!("a snapshot read back owns its values")
     };
     // A served drive may have the power model without the config asking for power loss.
-    if cfg.has_power_loss() && drive.ftl.power.is_none() {
+    if cfg.has_power_loss() && !drive.has_power_model() {
         return Err(broken(
             "its power-loss bookkeeping differs from its config's".into(),
         ));
     }
     drive.check_loaded(&cfg).map_err(broken)?;
-    if !body.timed.within(&drive.ftl.counters) {
+    if !body.timed.within(&drive.counters()) {
         return Err(broken(
             "its timed phases moved more than the drive did".into(),
         ));
     }
     let phase = body.phase.map(Held::owned);
     if let Some(run) = &phase {
-        run.check_loaded(&cfg, drive.ftl.counters, body.now)
+        run.check_loaded(&cfg, drive.counters(), body.now)
             .map_err(broken)?;
     }
     let sim = Simulator {
