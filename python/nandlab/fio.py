@@ -46,6 +46,7 @@ import os
 import re
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -355,8 +356,9 @@ def parse(text: str, source: str = "<job file>", sections: Collection[str] = (),
     jobs.global_options = global_options
     for run in runs:
         _add_run(jobs, run)
+    per_phase = Counter(job.phase for job in jobs.jobs)
     for members in entries(jobs):
-        together = sum(job.phase == members[0].phase for job in jobs.jobs)
+        together = per_phase[members[0].phase]
         if 1 < len(members) < together:
             jobs.warnings.append(f"[{members[0].name}] group_reporting over some of the jobs that run together: "
                                  "their latency percentiles are the request-weighted means of each job's")
@@ -677,9 +679,11 @@ def report(jobs: FioJobs, result: api.Result, bins: bool = False) -> dict[str, A
     ``bins``, json+'s: each completion latency's histogram (``clat_ns["bins"]``, ns → count)."""
     reports = []
     command_ns = result.config["device"]["interface"]["command_overhead_ns"]
+    windows: dict[int, list[dict[str, float]]] = {}
+    per_phase = Counter(job.phase for job in jobs.jobs)
     for members in entries(jobs):
         phase = result.phases[members[0].phase]
-        together = sum(job.phase == members[0].phase for job in jobs.jobs)
+        together = per_phase[members[0].phase]
         own = [phase["jobs"][job.slot] if together > 1 else phase for job in members]
         if len(members) == together:
             figures = phase  # the phase's own figures: exact percentiles over all its jobs
@@ -689,8 +693,9 @@ def report(jobs: FioJobs, result: api.Result, bins: bool = False) -> dict[str, A
             figures = _pooled(own)
         # Each job's bandwidth samples, from its phase's windows (fio samples each job; a group's entry
         # has all its jobs' samples, and their runtimes summed).
-        windows = _windows(result.timeseries, members[0].phase)
-        samples = [(_job_windows(windows, job), job) for job in own]
+        if members[0].phase not in windows:  # a phase's windows once, however many entries it has
+            windows[members[0].phase] = _windows(result.timeseries, members[0].phase)
+        samples = [(_job_windows(windows[members[0].phase], job), job) for job in own]
         runtime_ms = sum(job["sim_seconds"] for job in own) * 1000
         reports.append(_job_report(members[0], figures, phase["waf"], command_ns, samples, runtime_ms, bins))
     _share_of_group(reports)
@@ -758,34 +763,25 @@ def _job_windows(windows: list[dict[str, float]], job: dict[str, Any]) -> list[d
     job's figures in a direction are the phase's scaled to the job's own bytes in it (exact for a
     job alone in its direction, as a writer beside a reader; jobs sharing a direction each get a
     constant share of it)."""
+    import numpy as np
+
     end_ms = job["sim_seconds"] * 1000
     if not windows or end_ms <= 0:
         return []
-    edges = [0.0, *(w["end_ms"] for w in windows)]
+    edges = np.array([0.0, *(w["end_ms"] for w in windows)])
+    spans_s = np.diff(edges) / 1000
     count = min(len(windows), MAX_SAMPLES)
-    bounds = [end_ms * i / count for i in range(count + 1)]
-
-    def at(totals: list[float], t: float) -> float:
-        """The cumulative figure at time ``t`` (ms), linear within a window."""
-        i = min(bisect.bisect_left(edges, t), len(edges) - 1)
-        if i == 0:
-            return 0.0
-        span = edges[i] - edges[i - 1]
-        share = (t - edges[i - 1]) / span if span > 0 else 1.0
-        return totals[i - 1] + (totals[i] - totals[i - 1]) * min(1.0, max(0.0, share))
-
-    samples = [{} for _ in range(count)]
+    bounds = np.linspace(0.0, end_ms, count + 1)
+    seconds = np.diff(bounds) / 1000
+    figures = {}
     for kind in ("read", "write"):
         for figure, total in (("bw", job[f"host_{kind}_bytes"] / 1024), ("iops", job[f"host_{kind}_requests"])):
-            totals = [0.0]
-            for w, before, after in zip(windows, edges, edges[1:]):
-                totals.append(totals[-1] + w[f"{kind}_{figure}"] * (after - before) / 1000)
-            moved = at(totals, end_ms)
-            scale = total / moved if moved > 0 else 0.0
-            for i, sample in enumerate(samples):
-                seconds = (bounds[i + 1] - bounds[i]) / 1000
-                sample[f"{kind}_{figure}"] = (at(totals, bounds[i + 1]) - at(totals, bounds[i])) * scale / seconds
-    return samples
+            # The figure moved by each time, linear within a window; at the bounds, scaled to the job's own.
+            totals = np.concatenate(([0.0], np.cumsum([w[f"{kind}_{figure}"] for w in windows] * spans_s)))
+            at = np.interp(bounds, edges, totals)
+            scale = total / at[-1] if at[-1] > 0 else 0.0
+            figures[f"{kind}_{figure}"] = (np.diff(at) * scale / seconds).tolist()
+    return [{name: values[i] for name, values in figures.items()} for i in range(count)]
 
 
 def _job_report(job: FioJob, s: dict[str, Any], waf: float, command_ns: int,

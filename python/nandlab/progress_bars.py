@@ -59,8 +59,9 @@ class DeathProjection:
     drive dies when it is all gone), each at its rate over the last ``RATE_WINDOW_SECONDS`` of wall
     time. Until the native rating is used up the drive is projected to die when it is (a drive that
     retires its blocks loses its spare flash all at the end) or when its spare flash is gone, if that
-    comes first; a ZombieNAND drive living on past its rating, when its spare flash is gone at the rate
-    it goes. None while there is no rate to go by (the first report, or nothing moving)."""
+    comes first; past the rating, when its spare flash is gone at the rate it goes (``PhaseBar`` shows
+    none for a ZombieNAND drive there: that pace changes). None while there is no rate to go by (the
+    first report, or nothing moving)."""
 
     def __init__(self) -> None:
         self._points: list[tuple[float, float, float]] = []  # (wall s, wear, reserve)
