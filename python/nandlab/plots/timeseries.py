@@ -171,13 +171,14 @@ def timeseries_panels(
     # With nothing to draw (a run without requests), the panels' axes stay empty.
     shown = with_data(series, panels) or [replace(p, columns=tuple(c for c in p.columns if c in series.columns))
                                           for p in panels]
-    x_values, x_label = _x_axis(series, x)
     if x == "phase" and by is not None and series.height:
         # Each run's phases placed by its own data and time (runs of other lengths share the axis).
         keys = [by] if style_by is None else [by, style_by]
-        ts = pl.concat([part.with_columns(_x_axis(part, x)[0].alias(X_COLUMN))
-                        for part in series.partition_by(keys, maintain_order=True)])
+        parts = [(part, _x_axis(part, x)) for part in series.partition_by(keys, maintain_order=True)]
+        ts = pl.concat([part.with_columns(values.alias(X_COLUMN)) for part, (values, _) in parts])
+        x_label = parts[0][1][1]
     else:
+        x_values, x_label = _x_axis(series, x)
         ts = series.with_columns(x_values.alias(X_COLUMN))
     if by is None:
         groups, colours, styles = [ts], {}, {}
