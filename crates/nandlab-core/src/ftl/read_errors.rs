@@ -16,7 +16,7 @@
 
 use crate::config::{ErrorsConfig, Spread};
 use crate::host::workload::derive_seed;
-use crate::math::Deterministic;
+use crate::math::{exp_quick, Deterministic};
 use crate::media::errors::{
     acceleration, cycle_wear, sectors_per_codeword, ErrorModel, RetentionClock, TailTable,
     WearTerms, CYCLE_WEAR, DAY_NS,
@@ -515,7 +515,7 @@ impl ReadErrors {
                 .saturating_add(step_change(change))
                 .clamp(LEAST_STEP, MOST_STEP);
         }
-        w.fails = self.ln_ladder_fails(w.rber, w.base).exp_d();
+        w.fails = exp_quick(self.ln_ladder_fails(w.rber, w.base));
         w
     }
 
