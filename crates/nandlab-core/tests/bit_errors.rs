@@ -45,9 +45,9 @@ kind = "fill"
     );
     let mut sim =
         Simulator::new(Config::from_toml(&text, "test").unwrap_or_else(|e| panic!("{e}")));
-    sim.drive_mut().ftl.enable_oracle();
+    sim.drive_mut().enable_oracle();
     let results = sim.run_all(&mut |_| true).unwrap();
-    sim.drive().ftl.check_invariants().unwrap();
+    sim.drive().check_invariants().unwrap();
     results.into_iter().map(|r| r.summary).collect()
 }
 
@@ -348,9 +348,9 @@ queue_depth = 4
 "#
         );
         let mut sim = Simulator::new(Config::from_toml(&text, "test").unwrap_or_else(|e| panic!("{e}")));
-        sim.drive_mut().ftl.enable_oracle();
+        sim.drive_mut().enable_oracle();
         let results = sim.run_all(&mut |_| true).unwrap();
-        sim.drive().ftl.check_invariants().unwrap();
+        sim.drive().check_invariants().unwrap();
         let s = &results[0].summary;
         let e = s.errors.unwrap();
         assert!(e.ecc_page_reads > 1000, "{preset}: {e:?}");

@@ -39,7 +39,7 @@ fn run(text: &str, seed: Option<u64>) -> (Vec<Summary>, Vec<Vec<Row>>, Summary) 
     }
     let mut sim = Simulator::new(cfg);
     let phases = sim.run_all(&mut |_| true).unwrap();
-    sim.drive().ftl.check_invariants().unwrap();
+    sim.drive().check_invariants().unwrap();
     let strip = |mut s: Summary| {
         s.wall_seconds = 0.0;
         s.requests_per_wall_second = 0.0;
@@ -94,7 +94,7 @@ fn an_untimed_phase_makes_the_same_flash_decisions_in_no_time() {
         let r = sim.run_all(&mut |_| true).unwrap();
         (
             r[1].summary.clone(),
-            sim.drive().ftl.blocks.erase_count().to_vec(),
+            sim.drive().ftl.blocks().erase_count().to_vec(),
         )
     };
     let (timed, timed_erases) = run(true);

@@ -124,7 +124,7 @@ fn outcome(name: &str, text: &str) -> Value {
     let phases = sim
         .run_all(&mut |_| true)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    sim.drive().ftl.check_invariants().unwrap();
+    sim.drive().check_invariants().unwrap();
     let everything = without_wall_clock(json!({
         "phases": phases.iter().map(|p| json!({
             "summary": p.summary,
@@ -133,7 +133,7 @@ fn outcome(name: &str, text: &str) -> Value {
             "power_losses": p.power_losses,
         })).collect::<Vec<_>>(),
         "run": sim.run_summary(),
-        "erase_counts": sim.drive().ftl.blocks.erase_count(),
+        "erase_counts": sim.drive().ftl.blocks().erase_count(),
     }));
     let text = serde_json::to_string(&everything).unwrap();
     if let Some(dir) = std::env::var_os("NANDLAB_GOLDEN_DUMP") {

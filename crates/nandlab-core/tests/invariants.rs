@@ -313,7 +313,7 @@ fn check(ftl: usize, multiplane: bool, cache: usize, steps: &[Step]) -> Result<(
                 // acknowledged write gone: the TRIM or a loss, the test cannot
                 // tell which (the drive can: it journals TRIMs).
                 let (mut lost_here, mut overlapping, mut ambiguous) = (0, false, 0);
-                let oracle = d.ftl.oracle.as_ref().expect("cuts keep the oracle");
+                let oracle = d.ftl.oracle().expect("cuts keep the oracle");
                 for (&lpn, unit) in model.iter_mut() {
                     let found = d.ftl.lookup(lpn as u32).map(|s| oracle.version_in(s));
                     let (floor, in_flight) = unit.allowed(at);
@@ -361,7 +361,7 @@ fn check(ftl: usize, multiplane: bool, cache: usize, steps: &[Step]) -> Result<(
         }
     }
     d.check_loaded(&cfg).map_err(TestCaseError::fail)?;
-    for lpn in (0..d.ftl.g.user_units).filter(|l| !unacknowledged.contains(l)) {
+    for lpn in (0..d.ftl.geometry().user_units).filter(|l| !unacknowledged.contains(l)) {
         d.ftl.check_read(lpn as u32).map_err(TestCaseError::fail)?;
         agrees(&d, &model, lpn)?;
     }
@@ -371,11 +371,7 @@ fn check(ftl: usize, multiplane: bool, cache: usize, steps: &[Step]) -> Result<(
 /// The drive maps `lpn` exactly when the dictionary has it, to a slot holding
 /// the dictionary's version.
 fn agrees(d: &Drive, model: &BTreeMap<u64, Unit>, lpn: u64) -> Result<(), TestCaseError> {
-    let oracle = d
-        .ftl
-        .oracle
-        .as_ref()
-        .expect("the test switches the oracle on");
+    let oracle = d.ftl.oracle().expect("the test switches the oracle on");
     match (
         d.ftl.lookup(lpn as u32),
         model.get(&lpn).and_then(Unit::now),

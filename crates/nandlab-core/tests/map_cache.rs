@@ -30,9 +30,9 @@ volume = 1.0
 "#
     );
     let mut sim = Simulator::new(Config::from_toml(&text, "test").unwrap());
-    sim.drive_mut().ftl.enable_oracle();
+    sim.drive_mut().enable_oracle();
     let phases = sim.run_all(&mut |_| true).unwrap();
-    sim.drive().ftl.check_invariants().unwrap();
+    sim.drive().check_invariants().unwrap();
     phases[1].summary.clone()
 }
 

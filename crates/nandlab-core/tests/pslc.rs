@@ -29,9 +29,9 @@ kind = "trim"
 "#
     );
     let mut sim = Simulator::new(Config::from_toml(&text, "test").unwrap());
-    sim.drive_mut().ftl.enable_oracle();
+    sim.drive_mut().enable_oracle();
     let phases = sim.run_all(&mut |_| true).unwrap();
-    sim.drive().ftl.check_invariants().unwrap();
+    sim.drive().check_invariants().unwrap();
     (phases, sim)
 }
 

@@ -119,7 +119,7 @@ fn strip(mut s: Summary) -> Summary {
 }
 
 fn outcome(results: &[nandlab_core::PhaseResult], sim: &Simulator) -> Outcome {
-    sim.drive().ftl.check_invariants().unwrap();
+    sim.drive().check_invariants().unwrap();
     Outcome {
         summaries: results.iter().map(|r| strip(r.summary.clone())).collect(),
         rows: results.iter().map(|r| r.rows.clone()).collect(),
@@ -154,7 +154,7 @@ fn run(text: &str, every: Option<(Every, u32, &Path)>) -> (Outcome, u32) {
     let cfg = config_text(text).parse().unwrap_or_else(|e| panic!("{e}"));
     let phases = cfg.phases.len();
     let mut sim = Simulator::new(cfg);
-    sim.drive_mut().ftl.enable_oracle();
+    sim.drive_mut().enable_oracle();
     if let Some((every, _, path)) = every {
         sim.snapshot_to(SnapshotPlan {
             path: path.to_owned(),
@@ -332,7 +332,7 @@ fn run_killed(text: &str, every: Every, path: &Path) -> (Outcome, Vec<usize>) {
     let cfg = config_text(text).parse().unwrap();
     let phases = cfg.phases.len();
     let mut sim = Simulator::new(cfg);
-    sim.drive_mut().ftl.enable_oracle();
+    sim.drive_mut().enable_oracle();
     sim.snapshot_to(SnapshotPlan {
         path: path.to_owned(),
         every: Some(every),

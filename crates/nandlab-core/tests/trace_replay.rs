@@ -20,9 +20,9 @@ fn run(phases: &str) -> Vec<PhaseResult> {
     );
     let mut sim =
         Simulator::new(Config::from_toml(&text, "test").unwrap_or_else(|e| panic!("{e}")));
-    sim.drive_mut().ftl.enable_oracle();
+    sim.drive_mut().enable_oracle();
     let r = sim.run_all(&mut |_| true).unwrap_or_else(|e| panic!("{e}"));
-    sim.drive().ftl.check_invariants().unwrap();
+    sim.drive().check_invariants().unwrap();
     r
 }
 

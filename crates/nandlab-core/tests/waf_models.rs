@@ -71,7 +71,7 @@ volume = 4.0
     let user_units = cfg.geometry.user_units as f64;
     let mut sim = Simulator::new(cfg);
     let phases = sim.run_all(&mut |_| true).unwrap();
-    sim.drive().ftl.check_invariants().unwrap();
+    sim.drive().check_invariants().unwrap();
     let alpha = (BLOCKS - GC_START - 1) as f64 * PAGES as f64 / user_units;
     (phases[2].summary.waf.unwrap(), alpha)
 }

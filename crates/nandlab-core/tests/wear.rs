@@ -60,7 +60,7 @@ fn programs_get_faster_and_erases_slower_as_the_drive_ages() {
         late.erase_us_mean
     );
     // The program and erase steps are 1/10 and 1/4 of the fresh times (60 and 750 µs).
-    let blocks = &sim.drive().ftl.blocks;
+    let blocks = &sim.drive().ftl.blocks();
     assert!(blocks
         .program_loops()
         .iter()
@@ -82,7 +82,7 @@ fn without_timing_drift_each_mode_keeps_its_times_for_life() {
     assert!(sim
         .drive()
         .ftl
-        .blocks
+        .blocks()
         .program_loops()
         .iter()
         .all(|&l| l == 10));
@@ -96,7 +96,7 @@ fn worn_blocks_are_retired_and_no_data_is_lost() {
     assert!(r.summary.bad_blocks > 0, "no block wore out");
     assert_eq!(
         r.summary.bad_blocks,
-        ftl.blocks
+        ftl.blocks()
             .state()
             .iter()
             .filter(|&&s| s == BlockState::Bad)
@@ -104,7 +104,7 @@ fn worn_blocks_are_retired_and_no_data_is_lost() {
     );
     ftl.check_invariants().unwrap();
     // Every unit is still mapped (written by the fill, rewritten since, never trimmed).
-    assert_eq!(ftl.mapped_units(), ftl.g.user_units);
+    assert_eq!(ftl.mapped_units(), ftl.geometry().user_units);
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn without_variation_a_block_dies_at_its_rated_cycles() {
         Err(e) if e.is_wear_out() => {}
         Err(e) => panic!("{e}"),
     }
-    let blocks = &sim.drive().ftl.blocks;
+    let blocks = &sim.drive().ftl.blocks();
     assert!(blocks.bad_blocks() > 0);
     for (i, s) in blocks.state().iter().enumerate() {
         if *s == BlockState::Bad {
@@ -176,7 +176,7 @@ fn retention_relaxation_and_cold_change_endurance() {
     let lifetime = |wear: &str| {
         let mut sim = drive(100, &format!("spread = \"none\"\n{wear}"), 200.0);
         let _ = sim.run_all(&mut |_| true);
-        let b = &sim.drive().ftl.blocks;
+        let b = &sim.drive().ftl.blocks();
         (0..b.state().len())
             .filter(|&i| b.state()[i] == BlockState::Bad)
             .map(|i| b.erase_count()[i])

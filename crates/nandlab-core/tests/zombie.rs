@@ -63,7 +63,7 @@ until = "dead"
 "#
     );
     let mut sim = Simulator::new(Config::from_toml(&text, "test").unwrap());
-    sim.drive_mut().ftl.enable_oracle();
+    sim.drive_mut().enable_oracle();
     let phases = sim.run_all(&mut |_| true).unwrap();
     let last = phases.last().unwrap().summary.clone();
     (sim, last)
@@ -73,7 +73,7 @@ fn check_data(sim: &Simulator) {
     let ftl = &sim.drive().ftl;
     ftl.check_invariants().unwrap();
     // The per-mode block counts kept for time series match a recount.
-    let b = &ftl.blocks;
+    let b = &ftl.blocks();
     let mut by_mode = [0u64; 4];
     for (m, s) in b.mode().iter().zip(b.state()) {
         if *s != BlockState::Bad {
@@ -81,7 +81,7 @@ fn check_data(sim: &Simulator) {
         }
     }
     assert_eq!(b.blocks_by_mode(), by_mode);
-    for lpn in 0..ftl.g.user_units as u32 {
+    for lpn in 0..ftl.geometry().user_units as u32 {
         ftl.check_read(lpn).unwrap();
     }
 }
@@ -95,8 +95,8 @@ fn zombie_blocks_switch_down_and_the_drive_lives_longer() {
         "both drives run until they die"
     );
     let z = &zombie_sim.drive().ftl;
-    assert!(z.blocks.mode_switches() > 0);
-    assert_eq!(base_sim.drive().ftl.blocks.mode_switches(), 0);
+    assert!(z.blocks().mode_switches() > 0);
+    assert_eq!(base_sim.drive().ftl.blocks().mode_switches(), 0);
     assert!(
         zombie.host_write_bytes > base.host_write_bytes,
         "zombie {} <= baseline {}",
@@ -105,12 +105,12 @@ fn zombie_blocks_switch_down_and_the_drive_lives_longer() {
     );
     // No switch before the rating: every block below TLC has been erased at
     // least ~20 times (its endurance factor is ≥ 0.6 with σ = 0.1).
-    for (i, m) in z.blocks.mode().iter().enumerate() {
+    for (i, m) in z.blocks().mode().iter().enumerate() {
         if *m != CellMode::Tlc {
             assert!(
-                z.blocks.erase_count()[i] as f64 >= 20.0 * 0.6,
+                z.blocks().erase_count()[i] as f64 >= 20.0 * 0.6,
                 "block {i} switched after {}",
-                z.blocks.erase_count()[i]
+                z.blocks().erase_count()[i]
             );
         }
     }
@@ -121,7 +121,7 @@ fn zombie_blocks_switch_down_and_the_drive_lives_longer() {
 #[test]
 fn the_early_switch_pool_wears_out_first() {
     let (sim, _) = lifetime(true, 30, 0.5);
-    let blocks = &sim.drive().ftl.blocks;
+    let blocks = &sim.drive().ftl.blocks();
     let (mut early, mut normal) = (Vec::new(), Vec::new());
     for (i, &e) in blocks.early().iter().enumerate() {
         let v = (blocks.erase_count()[i], blocks.mode()[i]);
@@ -223,7 +223,7 @@ fn early_switch_pool_by_capacity_is_what_the_spare_flash_can_lose() {
 fn a_rolling_pool_takes_blocks_as_they_switch() {
     let (sim, base) = lifetime_with(true, 30, 0.2, "early_switch = \"rolling\"");
     let (_, fixed) = lifetime_with(false, 30, 0.2, "");
-    let blocks = &sim.drive().ftl.blocks;
+    let blocks = &sim.drive().ftl.blocks();
     let early: Vec<usize> = (0..blocks.early().len())
         .filter(|&i| blocks.early()[i])
         .collect();
@@ -245,7 +245,7 @@ fn a_full_drive_leaves_the_early_switch_pool_alone() {
     // On a full drive the pool's loss would come out of the spare space GC
     // needs: it is not used, so the pool wears like any block.
     let (sim, _) = lifetime(true, 30, 1.0);
-    let b = &sim.drive().ftl.blocks;
+    let b = &sim.drive().ftl.blocks();
     assert!(!b.unleveling_on());
     let mean = |early: bool| {
         let v: Vec<f64> = (0..b.early().len())
@@ -262,7 +262,7 @@ fn a_full_drive_leaves_the_early_switch_pool_alone() {
     );
     // With a small working set it is used, and wears first.
     let (sim, _) = lifetime(true, 30, 0.2);
-    assert!(sim.drive().ftl.blocks.unleveling_on());
+    assert!(sim.drive().ftl.blocks().unleveling_on());
 }
 
 #[test]
@@ -274,7 +274,7 @@ fn a_pool_too_small_for_the_data_is_left_alone() {
     // drive lives exactly as long as one without a pool until the first
     // block switches, and no shorter in the end.
     let (sim, zombie) = lifetime(true, 10, 0.2);
-    let blocks = &sim.drive().ftl.blocks;
+    let blocks = &sim.drive().ftl.blocks();
     assert_eq!(blocks.early().iter().filter(|&&e| e).count(), 2 * 4);
     assert!(!blocks.unleveling_on());
     let (_, no_pool) = lifetime_with(true, 10, 0.2, "early_switch_blocks = 0");
@@ -297,7 +297,7 @@ fn a_drive_random_writes_will_fill_leaves_the_pool_alone() {
     let gc = "gc = \"greedy\"\ngc_start = 0.02\ngc_stop = 0.05\ngc_until = \"stop\"";
     for reserve in [22, 25] {
         let (sim, zombie) = lifetime_after("mlc", "", true, reserve, 1.0, gc);
-        assert!(!sim.drive().ftl.blocks.unleveling_on());
+        assert!(!sim.drive().ftl.blocks().unleveling_on());
         let no_pool = format!("{gc}\nearly_switch_blocks = 0");
         let (_, no_pool) = lifetime_after("mlc", "", true, reserve, 1.0, &no_pool);
         assert_eq!(
@@ -338,7 +338,7 @@ fn the_dead_block_rule_outlives_the_advertised_capacity_and_says_so() {
         "{}",
         offered(&dead_blocks)
     );
-    let usable = sim.drive().ftl.blocks.usable_units();
+    let usable = sim.drive().ftl.blocks().usable_units();
     let units = sim.config().geometry.user_units as f64;
     assert!((offered(&dead_blocks) - usable as f64 / units).abs() < 1e-12);
     check_data(&sim);

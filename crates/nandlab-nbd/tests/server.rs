@@ -58,7 +58,7 @@ impl Drop for StopOnDrop<'_> {
 /// Serves a fresh drive at `name` while `client` runs, then stops the server.
 fn with_server(name: &str, timing: Timing, client: impl FnOnce(&PathBuf)) -> ServeOutcome {
     let mut sim = Simulator::new(Config::from_toml(CONFIG, "test").unwrap());
-    sim.drive_mut().ftl.enable_oracle();
+    sim.drive_mut().enable_oracle();
     serve_session(&mut sim, name, timing, ServedData::empty(1 << 30), client)
 }
 
@@ -90,7 +90,7 @@ fn serve_session(
         drop(stopper);
         serving.join().unwrap().unwrap()
     });
-    sim.drive().ftl.check_invariants().unwrap();
+    sim.drive().check_invariants().unwrap();
     drop(server);
     assert!(!path.exists(), "the socket file is removed");
     outcome
@@ -289,7 +289,7 @@ fn config_text() -> ConfigText {
 #[test]
 fn a_saved_drive_serves_again_with_its_data_and_state() {
     let mut sim = Simulator::new(Config::from_toml(CONFIG, "test").unwrap());
-    sim.drive_mut().ftl.enable_oracle();
+    sim.drive_mut().enable_oracle();
     let first = serve_session(
         &mut sim,
         "saved-1.sock",
@@ -308,7 +308,7 @@ fn a_saved_drive_serves_again_with_its_data_and_state() {
     assert_eq!(back.data.store.bytes(), first.data.store.bytes());
     let mut again = back.sim;
     let second = serve_session(&mut again, "saved-2.sock", Timing::Fast, back.data, read_64);
-    again.drive().ftl.check_invariants().unwrap();
+    again.drive().check_invariants().unwrap();
     // The second session's reads found their data on the flash the first one wrote.
     assert_eq!(second.phase.summary.host_read_requests, 64);
     assert_eq!(
@@ -346,7 +346,7 @@ fn a_saved_drive_serves_again_with_its_data_and_state() {
 #[test]
 fn a_data_file_holds_the_drive_and_a_saved_drive_keeps_it_by_reference() {
     let mut sim = Simulator::new(Config::from_toml(CONFIG, "test").unwrap());
-    sim.drive_mut().ftl.enable_oracle();
+    sim.drive_mut().enable_oracle();
     let size = sim.config().geometry.user_capacity_bytes;
     let data = socket("data.img");
     let _ = std::fs::remove_file(&data);
@@ -393,7 +393,7 @@ fn a_data_file_holds_the_drive_and_a_saved_drive_keeps_it_by_reference() {
 
     // A drive whose data is in its own file moves to a new data file.
     let mut sim = Simulator::new(Config::from_toml(CONFIG, "test").unwrap());
-    sim.drive_mut().ftl.enable_oracle();
+    sim.drive_mut().enable_oracle();
     let inline = serve_session(
         &mut sim,
         "data-3.sock",
@@ -493,7 +493,7 @@ fn with_cuts(name: &str, client: impl FnOnce(&PathBuf, &PathBuf)) -> ServeOutcom
         drop(stopper);
         serving.join().unwrap().unwrap()
     });
-    sim.drive().ftl.check_invariants().unwrap();
+    sim.drive().check_invariants().unwrap();
     outcome
 }
 

@@ -148,7 +148,7 @@ impl Drive {
     /// and the map consistent (see [`crate::sanity`]).
     pub fn check_loaded(&self, cfg: &Config) -> Checked {
         let mut fresh = Drive::new(cfg, cfg.seed);
-        if self.ftl.power.is_some() {
+        if self.ftl.has_power_model() {
             fresh.enable_power_model(cfg);
         }
         let settings = |d: &Drive| (d.unit, d.multiplane, d.write_through, d.power_unsafe);
@@ -169,7 +169,7 @@ impl Drive {
     /// Everything counted so far, host side and flash side.
     #[inline]
     pub fn counters(&self) -> Counters {
-        self.ftl.counters
+        self.ftl.counters()
     }
 
     /// Whether flash operations take time (fill phases lay data out at
@@ -213,7 +213,7 @@ impl Drive {
 
     /// Whether the drive keeps what power cuts need.
     pub fn has_power_model(&self) -> bool {
-        self.ftl.power.is_some()
+        self.ftl.has_power_model()
     }
 
     /// A fill phase lays out `count` units, the i-th at `lpn_of(i)`, at memory speed.
@@ -229,12 +229,10 @@ impl Drive {
     /// A fill (`fill`) or trim phase laid out `bytes`: counted; after a
     /// fill the open page is programmed and flash operations take time again.
     pub fn laid_out(&mut self, fill: bool, bytes: u64) {
+        self.ftl.count_laid_out(fill, bytes);
         if fill {
-            self.ftl.counters.fill_bytes += bytes;
             self.flush();
             self.tl.enabled = true;
-        } else {
-            self.ftl.counters.host_trim_bytes += bytes;
         }
     }
 
@@ -275,7 +273,7 @@ impl Drive {
         match req.op {
             Op::Write => self.write(req, t),
             Op::Read => {
-                if self.ftl.oracle.is_some() {
+                if self.ftl.oracle().is_some() {
                     self.verify(req)?;
                 }
                 let done = self.read(req, t);
@@ -296,9 +294,7 @@ impl Drive {
                 .check_read(lpn as u32)
                 .map_err(SimError::Integrity)?;
         }
-        if let Some(o) = &mut self.ftl.oracle {
-            o.checked_reads += last - first + 1;
-        }
+        self.ftl.count_checked_reads(last - first + 1);
         Ok(())
     }
 
@@ -336,7 +332,7 @@ impl Drive {
         match self.ftl.lookup(lpn) {
             Some(slot) if self.ftl.is_programmed(slot) => {
                 let (die, _, read_ns) = self.ftl.read_target(slot);
-                self.ftl.counters.flash_reads_host += 1;
+                self.ftl.count_host_sensings(1);
                 self.tl.flash_read(t, die, read_ns, 1)
             }
             _ => t,
@@ -348,10 +344,8 @@ impl Drive {
         let end_byte = req.offset + req.len as u64;
         let first = unit.of(req.offset);
         let last = unit.of(end_byte - 1);
-        let c = &mut self.ftl.counters;
-        c.write_requests += 1;
-        c.host_write_bytes += req.len as u64;
-        c.host_write_units += last - first + 1;
+        self.ftl
+            .count_write_request(req.len as u64, last - first + 1);
         if let Some(ra) = &mut self.read_ahead {
             ra.invalidate(first, last);
         }
@@ -394,13 +388,7 @@ impl Drive {
             let p = self.ftl.flush_open_page(&mut self.tl);
             done = done.max(programmed).max(self.release(p));
         }
-        if self.ftl.power.is_some() {
-            if let Some(o) = &mut self.ftl.oracle {
-                for l in first..=last {
-                    o.write_acknowledged(l as u32, done);
-                }
-            }
-        }
+        self.ftl.acknowledged(first..=last, done);
         Ok(done)
     }
 
@@ -408,8 +396,7 @@ impl Drive {
         // Only whole units are unmapped; partial ones keep their data.
         let first = self.unit.ceil(req.offset);
         let end = self.unit.of(req.offset + req.len as u64);
-        self.ftl.counters.trim_requests += 1;
-        self.ftl.counters.host_trim_bytes += req.len as u64;
+        self.ftl.count_trim_request(req.len as u64);
         if let (Some(ra), true) = (&mut self.read_ahead, first < end) {
             ra.invalidate(first, end - 1);
         }

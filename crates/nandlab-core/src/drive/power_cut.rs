@@ -66,8 +66,6 @@ impl Drive {
     /// No power cut can come at or before `t` any more: forgets the erases
     /// and TRIMs only such a cut would undo.
     pub fn no_cut_before(&mut self, t: u64) {
-        if let Some(pm) = &mut self.ftl.power {
-            pm.forget_before(t);
-        }
+        self.ftl.no_cut_before(t);
     }
 }

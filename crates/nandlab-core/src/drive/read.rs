@@ -12,8 +12,7 @@ impl Drive {
     pub(super) fn read(&mut self, req: Request, t: u64) -> u64 {
         let first = self.unit.of(req.offset);
         let last = self.unit.of(req.offset + req.len as u64 - 1);
-        self.ftl.counters.read_requests += 1;
-        self.ftl.counters.host_read_bytes += req.len as u64;
+        self.ftl.count_read_request(req.len as u64);
         let cmd = self.tl.command(t);
         self.issued = cmd;
         let Some(mut ra) = self.read_ahead.take() else {
@@ -26,7 +25,7 @@ impl Drive {
                 let bytes = bytes_in(&req, u, self.unit.size);
                 if self.ftl.lookup(u as u32).is_none() {
                     // Never written: the window holds its zeroes (as `read_units` counts them).
-                    self.ftl.counters.unwritten_read_bytes += bytes;
+                    self.ftl.count_unwritten_read(bytes);
                 }
                 let ready = cmd.max(ra.ready(u));
                 done = done.max(self.tl.link_transfer(ready, bytes, false));
@@ -36,7 +35,7 @@ impl Drive {
             self.read_units(req, first, last, cmd)
         };
         if let Some((from, to)) = ra.after_read(first, last) {
-            let to = to.min(self.ftl.g.user_units);
+            let to = to.min(self.ftl.geometry().user_units);
             if from < to {
                 let ready = self.read_ahead_units(from, to, cmd);
                 ra.fill(from, to, |u| ready[(u - from) as usize]);
@@ -63,7 +62,7 @@ impl Drive {
             else {
                 continue;
             };
-            let block = self.ftl.g.block_of_slot(slot);
+            let block = self.ftl.geometry().block_of_slot(slot);
             let (die, page, read_ns) = self.ftl.read_target(slot);
             if let Some((g, first)) = &mut group {
                 if g.block == block && g.page == page {
@@ -92,7 +91,7 @@ impl Drive {
     /// (it serves the host's stream); `ready` are its units (with any units
     /// between them that are not on flash) and becomes when they are in RAM.
     pub(super) fn read_ahead_page(&mut self, g: ReadGroup, ready: &mut [u64]) {
-        self.ftl.counters.flash_reads_host += 1;
+        self.ftl.count_host_sensings(1);
         let start = ready.iter().copied().max().unwrap_or(0);
         let (_, sensed) = self.tl.host_read(start, g.die, g.read_ns, g.units);
         let done = self.decoded(g, sensed);
@@ -110,7 +109,7 @@ impl Drive {
         let mut done = cmd;
         let mut from_ram = 0u64;
         let mut group: Option<ReadGroup> = None;
-        let ppd = self.ftl.g.planes_per_die;
+        let ppd = self.ftl.geometry().planes_per_die;
         // When the mapping entries read so far are known (DRAM-less drives
         // may first read translation pages).
         let mut mapped = cmd;
@@ -131,15 +130,14 @@ impl Drive {
                 // the unit the request reads counted).
                 None => {
                     from_ram += unit.size;
-                    self.ftl.counters.unwritten_read_bytes += bytes_in(&req, lpn, unit.size);
+                    self.ftl
+                        .count_unwritten_read(bytes_in(&req, lpn, unit.size));
                     continue;
                 }
             };
-            let block = self.ftl.g.block_of_slot(slot);
-            if let Some(e) = &self.ftl.errors {
-                e.prefetch(block);
-            }
-            let plane_bit = 1u64 << (self.ftl.g.plane_of_block(block) % ppd);
+            let block = self.ftl.geometry().block_of_slot(slot);
+            self.ftl.prefetch_errors(block);
+            let plane_bit = 1u64 << (self.ftl.geometry().plane_of_block(block) % ppd);
             let (die, page, read_ns) = self.ftl.read_target(slot);
             if let Some(g) = &mut group {
                 let same_page = g.block == block && g.page == page;
@@ -175,7 +173,7 @@ impl Drive {
     /// Senses a read group no earlier than `t` and sends its data to the
     /// host; returns when the host has it.
     pub(super) fn flash_read_group(&mut self, g: ReadGroup, t: u64, unsent: &mut u64) -> u64 {
-        self.ftl.counters.flash_reads_host += g.planes.count_ones() as u64;
+        self.ftl.count_host_sensings(g.planes.count_ones() as u64);
         let (start, sensed) = self.tl.host_read(t, g.die, g.read_ns, g.units);
         self.issued = self.issued.max(start);
         let in_ram = self.decoded(g, sensed);
@@ -197,8 +195,7 @@ impl Drive {
         };
         let s = &self
             .ftl
-            .errors
-            .as_ref()
+            .errors()
             .expect("an outcome needs the model")
             .settings;
         let (decode_ns, soft_reads, soft_decode_ns) = (s.decode_ns, s.soft_reads, s.soft_decode_ns);
@@ -214,7 +211,8 @@ impl Drive {
             done += soft_decode_ns;
             sensings += soft_reads as u64;
         }
-        self.ftl.counters.flash_reads_host += sensings * g.planes.count_ones().max(1) as u64;
+        self.ftl
+            .count_host_sensings(sensings * g.planes.count_ones().max(1) as u64);
         done
     }
 }

@@ -17,27 +17,27 @@ impl Drive {
 
     /// Erased blocks ready to program, over all pools.
     pub fn free_blocks(&self) -> u64 {
-        self.ftl.blocks.total_free()
+        self.ftl.blocks().total_free()
     }
 
     /// Blocks retired (bad).
     pub fn bad_blocks(&self) -> u64 {
-        self.ftl.blocks.bad_blocks()
+        self.ftl.blocks().bad_blocks()
     }
 
     /// Usable blocks per bit mode (SLC, MLC, TLC, QLC).
     pub fn blocks_by_mode(&self) -> [u64; 4] {
-        self.ftl.blocks.blocks_by_mode()
+        self.ftl.blocks().blocks_by_mode()
     }
 
     /// Each block's erase count.
     pub fn erase_counts(&self) -> &[u32] {
-        self.ftl.blocks.erase_count()
+        self.ftl.blocks().erase_count()
     }
 
     /// Mapping units the usable flash holds, at the modes its blocks run in.
     pub fn usable_units(&self) -> u64 {
-        self.ftl.blocks.usable_units()
+        self.ftl.blocks().usable_units()
     }
 
     /// Valid units held in pSLC cache blocks.
@@ -47,7 +47,7 @@ impl Drive {
 
     /// Share of the native rated endurance used, averaged over blocks.
     pub fn wear_used(&self) -> f64 {
-        self.ftl.blocks.wear_used()
+        self.ftl.blocks().wear_used()
     }
 
     /// Share of the spare flash lost to wear (the drive dies at 1).
@@ -68,12 +68,12 @@ impl Drive {
 
     /// The bit-error model, if the drive has one.
     pub fn errors(&self) -> Option<&ReadErrors> {
-        self.ftl.errors.as_deref()
+        self.ftl.errors()
     }
 
     /// The bit-error model, to set the temperature or bake the drive.
     pub fn errors_mut(&mut self) -> Option<&mut ReadErrors> {
-        self.ftl.errors.as_deref_mut()
+        self.ftl.errors_mut()
     }
 
     /// Switches on the integrity oracle (every read checked against the
@@ -84,13 +84,13 @@ impl Drive {
 
     /// Whether the integrity oracle is on.
     pub fn has_oracle(&self) -> bool {
-        self.ftl.oracle.is_some()
+        self.ftl.oracle().is_some()
     }
 
     /// The integrity oracle (None when it is off): the version each unit's
     /// reads must return.
     pub fn oracle(&self) -> Option<&Oracle> {
-        self.ftl.oracle.as_ref()
+        self.ftl.oracle()
     }
 
     /// Whether every valid unit maps to exactly one physical unit that maps
@@ -101,7 +101,7 @@ impl Drive {
 
     /// What the integrity oracle stamped and checked (None when it is off).
     pub fn integrity_counts(&self) -> Option<IntegrityCounts> {
-        self.ftl.oracle.as_ref().map(|o| IntegrityCounts {
+        self.ftl.oracle().map(|o| IntegrityCounts {
             stamped: o.stamped,
             checked_reads: o.checked_reads,
         })

@@ -49,9 +49,9 @@ const NIL: u32 = u32::MAX;
 /// The FTL and the flash state it manages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ftl {
-    pub g: Geometry,
+    g: Geometry,
     map: Map,
-    pub blocks: BlockTable,
+    blocks: BlockTable,
     alloc: Alloc,
     gc: Gc,
     pslc: Pslc,
@@ -59,7 +59,7 @@ pub struct Ftl {
     /// Logical clock: host units written (ages for cost-benefit GC).
     clock: u64,
     rng: Xoshiro256PlusPlus,
-    pub counters: Counters,
+    counters: Counters,
     /// Flash a pool must keep usable: its share of the user capacity plus
     /// the blocks GC keeps free (high watermark), in units.
     guaranteed_units: u64,
@@ -72,18 +72,18 @@ pub struct Ftl {
     /// capacity (only under `death = "dead-blocks"` does it live on).
     capacity_short_at: Option<u64>,
     /// Version stamps checking that reads get the latest write (tests, debugging).
-    pub oracle: Option<Oracle>,
+    oracle: Option<Oracle>,
     /// DRAM-less drive: the cached part of the mapping table.
     map_cache: Option<MapCache>,
     /// What the flash physically holds, on a drive with power cuts.
-    pub power: Option<Box<PowerModel>>,
+    power: Option<Box<PowerModel>>,
     /// No power-loss protection: RAM is lost at a cut, so GC programs its
     /// copies and waits for programs under way before erasing a victim.
     volatile_ram: bool,
     /// Host writes replayed from the power-loss dump keep this version.
     replay_version: Option<u32>,
     /// `[device.errors]`: bit errors, ECC and read retry on host reads.
-    pub errors: Option<Box<ReadErrors>>,
+    errors: Option<Box<ReadErrors>>,
 }
 
 impl Ftl {
@@ -395,5 +395,131 @@ impl Ftl {
     /// capacity plus the high watermark), if it has.
     pub fn capacity_short_since_bytes(&self) -> Option<u64> {
         self.capacity_short_at
+    }
+}
+
+/// What the drive's front end (its host interface and read path) tells the
+/// FTL and reads of it, through methods rather than its fields: the host
+/// requests it counts, the geometry, read-only views of the block table,
+/// the error model and the integrity oracle, and what the oracle learns of
+/// acknowledged writes and checked reads.
+impl Ftl {
+    /// Everything counted so far, host side and flash side.
+    #[inline]
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// A host read of `bytes` arrived.
+    #[inline]
+    pub fn count_read_request(&mut self, bytes: u64) {
+        self.counters.read_requests += 1;
+        self.counters.host_read_bytes += bytes;
+    }
+
+    /// A host write of `bytes` arrived, covering `units` mapping units.
+    #[inline]
+    pub fn count_write_request(&mut self, bytes: u64, units: u64) {
+        let c = &mut self.counters;
+        c.write_requests += 1;
+        c.host_write_bytes += bytes;
+        c.host_write_units += units;
+    }
+
+    /// A host TRIM of `bytes` arrived.
+    #[inline]
+    pub fn count_trim_request(&mut self, bytes: u64) {
+        self.counters.trim_requests += 1;
+        self.counters.host_trim_bytes += bytes;
+    }
+
+    /// A fill (`fill`) or trim phase laid out `bytes` at memory speed.
+    pub fn count_laid_out(&mut self, fill: bool, bytes: u64) {
+        if fill {
+            self.counters.fill_bytes += bytes;
+        } else {
+            self.counters.host_trim_bytes += bytes;
+        }
+    }
+
+    /// `bytes` of a host read were of units never written: zeroes, from the
+    /// controller.
+    #[inline]
+    pub fn count_unwritten_read(&mut self, bytes: u64) {
+        self.counters.unwritten_read_bytes += bytes;
+    }
+
+    /// The host's reads sensed `planes` flash pages (retries and soft
+    /// decodes' extra sensings included).
+    #[inline]
+    pub fn count_host_sensings(&mut self, planes: u64) {
+        self.counters.flash_reads_host += planes;
+    }
+
+    /// The drive's geometry.
+    #[inline]
+    pub fn geometry(&self) -> &Geometry {
+        &self.g
+    }
+
+    /// The block table, to read (free, retired, by mode, wear).
+    pub fn blocks(&self) -> &BlockTable {
+        &self.blocks
+    }
+
+    /// Starts loading block `b`'s bit-error record into the CPU's cache,
+    /// when the drive has an error model.
+    #[inline]
+    pub fn prefetch_errors(&self, b: u32) {
+        if let Some(e) = &self.errors {
+            e.prefetch(b);
+        }
+    }
+
+    /// The bit-error model, if the drive has one.
+    pub fn errors(&self) -> Option<&ReadErrors> {
+        self.errors.as_deref()
+    }
+
+    /// The bit-error model, to set the temperature or bake the drive.
+    pub fn errors_mut(&mut self) -> Option<&mut ReadErrors> {
+        self.errors.as_deref_mut()
+    }
+
+    /// Whether flash contents are tracked for power cuts.
+    #[inline]
+    pub fn has_power_model(&self) -> bool {
+        self.power.is_some()
+    }
+
+    /// No power cut can come at or before `t` any more: the power model
+    /// forgets the erases and TRIMs only such a cut would undo.
+    pub fn no_cut_before(&mut self, t: u64) {
+        if let Some(pm) = &mut self.power {
+            pm.forget_before(t);
+        }
+    }
+
+    /// The integrity oracle (None when it is off): the version each unit's
+    /// reads must return.
+    pub fn oracle(&self) -> Option<&Oracle> {
+        self.oracle.as_ref()
+    }
+
+    /// `units` unit reads were checked against the oracle.
+    pub fn count_checked_reads(&mut self, units: u64) {
+        if let Some(o) = &mut self.oracle {
+            o.checked_reads += units;
+        }
+    }
+
+    /// With power cuts and the oracle on: units `lpns` were acknowledged to
+    /// the host at `t` (a cut after it must not lose them).
+    pub fn acknowledged(&mut self, lpns: std::ops::RangeInclusive<u64>, t: u64) {
+        if let (true, Some(o)) = (self.power.is_some(), &mut self.oracle) {
+            for l in lpns {
+                o.write_acknowledged(l as u32, t);
+            }
+        }
     }
 }
