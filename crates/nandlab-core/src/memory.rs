@@ -9,8 +9,7 @@ use crate::config::{Arrival, Config, ConfigError, Interval, PhaseConfig};
 use crate::geometry::Geometry;
 use crate::host::trace::replay::{Remap, KEEP_RECORDS};
 use crate::host::trace::TraceRecord;
-use crate::sim::ROWS_PER_PHASE;
-use crate::stats::{JobSummary, Latency, Row};
+use crate::stats::{JobSummary, Latency, Row, ROWS_PER_PHASE};
 use std::mem::size_of;
 
 /// Starts loading `items[i]` into the CPU's cache (nothing if `i` is out

@@ -29,9 +29,9 @@ pub use snapshot::{
     Every, SnapshotPlan, FORMAT as SNAPSHOT_FORMAT, MAGIC as SNAPSHOT_MAGIC,
 };
 
+pub use crate::stats::ROWS_PER_PHASE;
 use progress::PROGRESS_EVERY;
 pub use progress::{Progress, ProgressFn};
-pub use recorder::ROWS_PER_PHASE;
 pub use served::Served;
 
 use loops::{IoState, Source, Work};

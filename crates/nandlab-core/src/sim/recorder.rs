@@ -5,11 +5,8 @@
 use crate::config::{EnergyConfig, Interval, PhaseConfig};
 use crate::drive::Drive;
 use crate::media::errors::RBER_MAX;
-use crate::stats::{Activity, Counters, Latency, Row};
+use crate::stats::{Activity, Counters, Latency, Row, ROWS_PER_PHASE};
 use serde::{Deserialize, Serialize};
-
-/// Time-series rows a phase takes by default.
-pub const ROWS_PER_PHASE: u64 = 200;
 
 /// Per-phase bookkeeping of the time series.
 #[derive(Serialize, Deserialize)]

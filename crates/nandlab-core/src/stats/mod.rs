@@ -13,7 +13,7 @@ pub use counters::Counters;
 pub use energy::{Activity, EnergySummary};
 pub use errors::{ErrorSummary, ErrorTally};
 pub use latency::{Latency, LatencyBins, LatencySummary};
-pub use row::{Row, ROW_COLUMNS, ROW_INTEGER_COLUMNS};
+pub use row::{Row, ROWS_PER_PHASE, ROW_COLUMNS, ROW_INTEGER_COLUMNS};
 pub use summary::{
     EraseStats, IntegrityCounts, JobSummary, Rates, Summary, SummaryParts, TraceSkipped, Traffic,
 };

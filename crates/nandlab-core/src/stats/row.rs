@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Time-series rows a phase takes by default.
+pub const ROWS_PER_PHASE: u64 = 200;
+
 /// Declares [`Row`] from its columns: `name: type`, u32/u64 columns being
 /// whole numbers, f64 ones not.
 macro_rules! row {
