@@ -90,13 +90,15 @@ fn quick_tables() -> &'static QuickTables {
     })
 }
 
-/// ln `x` for finite `x` > 0, within 10⁻¹⁵ of libm's (relative where
-/// |ln x| > 1): x = 2ᵉ·m, m in its sub-interval around cⱼ, ln x = e·ln 2 +
-/// ln cⱼ + ln(m / cⱼ), the last from six terms of its series (|m / cⱼ − 1|
-/// ≤ 1/129).
+/// ln `x`, within 10⁻¹⁵ of libm's (relative where |ln x| > 1; libm's own
+/// for 0, negative, infinite and NaN `x`): x = 2ᵉ·m, m in its sub-interval
+/// around cⱼ, ln x = e·ln 2 + ln cⱼ + ln(m / cⱼ), the last from six terms
+/// of its series (|m / cⱼ − 1| ≤ 1/129).
 #[inline]
 pub fn ln_quick(x: f64) -> f64 {
-    debug_assert!(x > 0.0 && x.is_finite(), "ln_quick({x})");
+    if !(x > 0.0 && x < f64::INFINITY) {
+        return x.ln_d(); // 0, negative, infinite or NaN: libm's -inf, NaN or inf
+    }
     let (mut bits, mut scale) = (x.to_bits(), 0i64);
     if bits >> 52 == 0 {
         // Subnormal: scaled into the normal range first.
@@ -139,7 +141,7 @@ pub fn exp_quick(x: f64) -> f64 {
     quick_tables().exp2[k.rem_euclid(QUICK_STEPS as i64) as usize] * series * power
 }
 
-/// `x` (finite, > 0) to the power `y`, as [`exp_quick`] of `y` · [`ln_quick`] `x`.
+/// `x` (> 0) to the power `y`, as [`exp_quick`] of `y` · [`ln_quick`] `x`.
 #[inline]
 pub fn pow_quick(x: f64, y: f64) -> f64 {
     exp_quick(y * ln_quick(x))
@@ -185,6 +187,10 @@ mod tests {
             "{worst:?}"
         );
         assert_eq!(exp_quick(0.0), 1.0);
+        assert_eq!(ln_quick(0.0), f64::NEG_INFINITY);
+        assert_eq!(ln_quick(f64::INFINITY), f64::INFINITY);
+        assert!(ln_quick(-1.0).is_nan() && ln_quick(f64::NAN).is_nan());
+        assert_eq!(exp_quick(f64::NEG_INFINITY), 0.0);
     }
 
     #[test]

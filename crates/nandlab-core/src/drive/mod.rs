@@ -273,7 +273,7 @@ impl Drive {
         match req.op {
             Op::Write => self.write(req, t),
             Op::Read => {
-                if self.ftl.oracle().is_some() {
+                if self.has_oracle() {
                     self.verify(req)?;
                 }
                 let done = self.read(req, t);
