@@ -45,7 +45,7 @@ fn main() {
         println!(
             "  total: wall {secs:.3} s (setup included), {:.2} M requests per wall-second, peak RSS {:.0} MiB",
             run.host_requests as f64 / secs / 1e6,
-            nandlab_core::memory::peak_rss_mib().unwrap_or(f64::NAN)
+            nandlab_core::sim::footprint::peak_rss_mib().unwrap_or(f64::NAN)
         );
     }
 }

@@ -64,7 +64,7 @@ fn main() {
              read {read:.2} s, {:.0} MiB/s; peak RSS {:.0} MiB",
             size as f64 / (1 << 20) as f64,
             size as f64 / (1 << 20) as f64 / read.max(1e-9),
-            nandlab_core::memory::peak_rss_mib().unwrap_or(f64::NAN),
+            nandlab_core::sim::footprint::peak_rss_mib().unwrap_or(f64::NAN),
         );
     }
 }

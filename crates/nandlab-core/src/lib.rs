@@ -2,10 +2,11 @@
 //!
 //! The layout follows the SSD, top to bottom: [`sim`] runs phases of a
 //! workload from the [`host`] (synthetic streams, traces, the host link) on
-//! one [`drive`] (command handling, write buffer, read-ahead, the timeline of
-//! shared resources), whose [`ftl`] maps, allocates, collects garbage and
-//! recovers from power cuts over the blocks of a [`geometry`], with the flash
-//! physics of [`media`] (bit modes, latencies, wear). [`config`] turns user
+//! one [`drive`] (command handling, write buffer, read-ahead), whose [`ftl`]
+//! maps, allocates, collects garbage and recovers from power cuts over the
+//! blocks of a [`geometry`], booking each flash operation with the
+//! [`schedule`] (the timeline of dies, channels and link, which decides when
+//! it runs), with the flash physics of [`media`] (bit modes, latencies, wear). [`config`] turns user
 //! TOML/JSON into checked settings; [`stats`] holds what a run measures;
 //! [`oracle`] and [`sanity`] check the state. No Python, no printing.
 
@@ -20,6 +21,7 @@ pub mod memory;
 pub mod oracle;
 pub mod power;
 pub mod sanity;
+pub mod schedule;
 pub mod sim;
 pub mod stats;
 pub mod units;

@@ -9,7 +9,8 @@
 
 use nandlab_core::host::trace::stats::summarize;
 use nandlab_core::host::trace::{OnError, TraceFormat, TraceReader};
-use nandlab_core::{memory, Config, Simulator};
+use nandlab_core::sim::footprint;
+use nandlab_core::{Config, Simulator};
 use proptest::prelude::*;
 use std::io::Write;
 
@@ -278,7 +279,7 @@ proptest! {
         match Config::from_toml(&text, "fuzz.toml") {
             Ok(cfg) => {
                 // A config that loads has a state size we can check before allocating it.
-                prop_assert!(memory::state_bytes(&cfg, cfg.checks.integrity) > 0);
+                prop_assert!(footprint::state_bytes(&cfg, cfg.checks.integrity) > 0);
             }
             Err(e) => prop_assert!(!e.to_string().trim().is_empty()),
         }

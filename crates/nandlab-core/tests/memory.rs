@@ -5,7 +5,7 @@
 //! fio's number of jobs.
 
 use nandlab_core::config::MAX_JOBS_PER_PHASE;
-use nandlab_core::memory::state_bytes;
+use nandlab_core::sim::footprint::state_bytes;
 use nandlab_core::Config;
 use std::time::Instant;
 

@@ -3,9 +3,9 @@
 //! min(host link, dies × page / tPROG); random and sequential writes cost the
 //! same at chip level (Desnoyers: writes are log-structured across blocks).
 
-use nandlab_core::drive::timeline::Timeline;
 use nandlab_core::drive::Drive;
 use nandlab_core::host::workload::{Op, Request};
+use nandlab_core::schedule::timeline::Timeline;
 use nandlab_core::units::transfer_ns;
 use nandlab_core::{Config, Simulator};
 

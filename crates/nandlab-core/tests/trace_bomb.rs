@@ -5,7 +5,7 @@
 
 use nandlab_core::host::trace::stats::summarize;
 use nandlab_core::host::trace::{OnError, TraceError, TraceFormat, TraceReader, MAX_LINE_BYTES};
-use nandlab_core::memory::peak_rss_mib;
+use nandlab_core::sim::footprint::peak_rss_mib;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

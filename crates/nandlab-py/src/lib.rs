@@ -592,7 +592,7 @@ impl Simulator {
 fn store_limit_or_available(store_limit: Option<u64>) -> PyResult<u64> {
     match store_limit {
         Some(limit) => Ok(limit),
-        None => Ok(nandlab_core::memory::available_bytes()
+        None => Ok(nandlab_core::sim::footprint::available_bytes()
             .map_err(|e| ConfigError::new_err(e.to_string()))?
             .unwrap_or(u64::MAX)),
     }

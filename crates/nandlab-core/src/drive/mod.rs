@@ -9,18 +9,14 @@
 //! ([`Ftl::power_loss`]), RAM state (write buffer, read-ahead) is gone, and
 //! commands wait until the drive is back.
 
-mod backlog;
-mod die_queue;
 mod power_cut;
 mod read;
 pub mod readahead;
 mod state;
-pub mod timeline;
 pub mod write_buffer;
 
 use crate::config::{CommandOrder, Config, WriteCache};
 use crate::drive::readahead::ReadAhead;
-use crate::drive::timeline::Timeline;
 use crate::drive::write_buffer::WriteBuffer;
 use crate::ftl::mapcache::MapAccess;
 use crate::ftl::{Ftl, Programmed};
@@ -28,6 +24,7 @@ use crate::host::workload::{Op, Request};
 use crate::media::wear::DataPattern;
 use crate::power::{CutPlan, PowerLossEvent};
 use crate::sanity::{ensure, same, Checked};
+use crate::schedule::timeline::Timeline;
 use crate::stats::Activity;
 use crate::stats::Counters;
 use crate::units::CLOCK_LIMIT_NS;

@@ -6,10 +6,10 @@
 use super::{Ftl, NIL};
 use crate::config::WriteCache;
 use crate::config::{Config, PslcKind, StripeDim};
-use crate::drive::timeline::Timeline;
 use crate::ftl::mapcache::MapAccess;
 use crate::geometry::Geometry;
 use crate::power::PageKind;
+use crate::schedule::timeline::Timeline;
 use crate::SimError;
 use serde::{Deserialize, Serialize};
 
@@ -313,12 +313,9 @@ impl Ftl {
                     if let Some(m) = &mut self.map_cache {
                         m.host_written(lpn);
                     }
-                    let old = self.map.l2p[lpn as usize];
-                    if old != 0 {
-                        self.invalidate(old - 1);
+                    if let Some(old) = self.map.place(lpn, slot) {
+                        self.invalidate(old);
                     }
-                    self.map.l2p[lpn as usize] = slot + 1;
-                    self.map.p2l[slot as usize] = lpn;
                     if let Some(o) = &mut self.oracle {
                         o.host_write(lpn, slot);
                     }

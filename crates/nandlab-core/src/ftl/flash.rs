@@ -6,9 +6,9 @@
 use super::Ftl;
 use crate::config::Config;
 use crate::config::WriteCache;
-use crate::drive::timeline::Timeline;
 use crate::media::wear::{DataPattern, ERASE_LOOPS, PROGRAM_LOOPS, RELAXED_PROGRAM_FACTOR};
 use crate::media::{CellMode, ModeTiming};
+use crate::schedule::timeline::Timeline;
 use serde::{Deserialize, Serialize};
 
 /// Latencies and the settings that scale them.

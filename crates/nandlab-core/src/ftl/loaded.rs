@@ -16,10 +16,7 @@ impl Ftl {
             "the drive's geometry differs from its config's".into()
         })?;
         same("the FTL's settings", &self.settings(), &fresh.settings())?;
-        len("l2p", self.map.l2p.len(), g.user_units)?;
-        len("p2l", self.map.p2l.len(), g.slots)?;
-        indices("l2p", &self.map.l2p, g.slots + 1, false)?;
-        indices("p2l", &self.map.p2l, g.user_units, false)?;
+        self.map.check_loaded(g)?;
         self.blocks.check_loaded(&fresh.blocks, g)?;
         match (&self.errors, &fresh.errors) {
             (None, None) => {}
@@ -198,13 +195,13 @@ impl Ftl {
             // newest copy, newer than its last TRIM: recovery would find it.
             let mut newest = vec![(0u64, NIL); g.user_units as usize];
             for (slot, &seq) in p.seq.iter().enumerate().filter(|(_, &seq)| seq != 0) {
-                let n = &mut newest[self.map.p2l[slot] as usize];
+                let n = &mut newest[self.map.lpn_at(slot as u32) as usize];
                 if seq > n.0 {
                     *n = (seq, slot as u32);
                 }
             }
             for (lpn, &(seq, slot)) in newest.iter().enumerate() {
-                let mapped = self.map.l2p[lpn].checked_sub(1);
+                let mapped = self.map.slot_of(lpn as u32);
                 let expected = (seq > p.trim_seq[lpn]).then_some(slot);
                 ensure(
                     mapped == expected

@@ -18,10 +18,10 @@
 //! sit in a reserved map area spread over the dies (page `k` on die
 //! `k mod dies`), outside the data blocks GC manages.
 
-use crate::drive::timeline::Timeline;
 use crate::geometry::FastDiv;
 use crate::media::ModeTiming;
 use crate::sanity::{ensure, indices, len, same, Checked};
+use crate::schedule::timeline::Timeline;
 use crate::stats::Counters;
 use serde::{Deserialize, Serialize};
 

@@ -23,7 +23,6 @@ mod scrub;
 
 use crate::config::WriteCache;
 use crate::config::{Config, DeathRule};
-use crate::drive::timeline::Timeline;
 use crate::ftl::alloc::Alloc;
 use crate::ftl::blocks::{BlockState, BlockTable};
 use crate::ftl::flash::FlashOps;
@@ -36,6 +35,7 @@ use crate::media::ModeTiming;
 use crate::memory;
 use crate::oracle::Oracle;
 use crate::power::PowerModel;
+use crate::schedule::timeline::Timeline;
 use crate::stats::Counters;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -158,10 +158,7 @@ impl Ftl {
     /// The slot holding `lpn`, if mapped.
     #[inline]
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
-        match self.map.l2p[lpn as usize] {
-            0 => None,
-            s => Some(s - 1),
-        }
+        self.map.slot_of(lpn)
     }
 
     /// Makes `lpn`'s mapping entry available no earlier than `t` for
@@ -200,16 +197,13 @@ impl Ftl {
     /// fetched into cache while the current request is simulated).
     #[inline]
     pub fn will_touch(&self, lpn: u32) {
-        crate::memory::prefetch(&self.map.l2p, lpn as usize);
+        self.map.prefetch(lpn);
     }
 
     /// The slot holding `lpn`, if mapped (None too for an address past the map).
     #[inline]
     fn lookup_hinted(&self, lpn: u32) -> Option<u32> {
-        match self.map.l2p.get(lpn as usize) {
-            None | Some(0) => None,
-            Some(&s) => Some(s - 1),
-        }
+        self.map.slot_of_any(lpn)
     }
 
     /// Hints that a read of `lpn` will be decoded soon: its block's record
@@ -240,12 +234,9 @@ impl Ftl {
 
     #[inline]
     fn map(&mut self, lpn: u32, slot: u32) {
-        let old = self.map.l2p[lpn as usize];
-        if old != 0 {
-            self.invalidate(old - 1);
+        if let Some(old) = self.map.place(lpn, slot) {
+            self.invalidate(old);
         }
-        self.map.l2p[lpn as usize] = slot + 1;
-        self.map.p2l[slot as usize] = lpn;
         self.blocks.add_valid(self.g.block_of_slot(slot));
     }
 
@@ -258,12 +249,10 @@ impl Ftl {
         if let Some(p) = &mut self.power {
             p.trimmed(lpn, t);
         }
-        let old = self.map.l2p[lpn as usize];
-        if old == 0 {
+        let Some(old) = self.map.unmap(lpn) else {
             return false;
-        }
-        self.invalidate(old - 1);
-        self.map.l2p[lpn as usize] = 0;
+        };
+        self.invalidate(old);
         true
     }
 
@@ -283,15 +272,11 @@ impl Ftl {
     pub fn check_invariants(&self) -> Result<(), String> {
         let mut valid = vec![0u32; self.g.blocks as usize];
         let mut mapped = 0u64;
-        for (lpn, &s) in self.map.l2p.iter().enumerate() {
-            if s == 0 {
-                continue;
-            }
-            let slot = s - 1;
-            if self.map.p2l[slot as usize] != lpn as u32 {
+        for (lpn, slot) in self.map.mapped() {
+            if self.map.lpn_at(slot) != lpn {
                 return Err(format!(
                     "lpn {lpn} maps to slot {slot}, which maps back to {}",
-                    self.map.p2l[slot as usize]
+                    self.map.lpn_at(slot)
                 ));
             }
             let b = self.g.block_of_slot(slot);
@@ -327,13 +312,7 @@ impl Ftl {
     /// write on a fresh drive (for [`memory::populate`]).
     pub fn fill_regions(&self, first_lpn: u64, count: u64) -> [memory::Region; 2] {
         let slack = (self.g.planes * self.g.units_per_block) as u64;
-        [
-            memory::Region::of(
-                &self.map.l2p,
-                first_lpn as usize..(first_lpn + count) as usize,
-            ),
-            memory::Region::of(&self.map.p2l, 0..(count + slack) as usize),
-        ]
+        self.map.fill_regions(first_lpn, count, slack)
     }
 
     /// Switches on the integrity oracle (before anything is written; a

@@ -8,7 +8,7 @@
 
 use super::{Ftl, NIL};
 use crate::config::{Config, PslcConfig, PslcKind};
-use crate::drive::timeline::Timeline;
+use crate::schedule::timeline::Timeline;
 use crate::SimError;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;

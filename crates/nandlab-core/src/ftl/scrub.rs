@@ -13,7 +13,7 @@
 
 use super::blocks::BlockState;
 use super::{Ftl, NIL};
-use crate::drive::timeline::Timeline;
+use crate::schedule::timeline::Timeline;
 use crate::SimError;
 
 /// Blocks patrol checks in one idle window at most (it goes on in the next).

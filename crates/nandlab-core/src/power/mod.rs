@@ -2,7 +2,7 @@
 //! cut loses. Kept only on drives whose config schedules power cuts.
 //!
 //! The FTL decides every flash operation when its command arrives and books
-//! it on the [`Timeline`](crate::drive::timeline::Timeline) into the future, so at
+//! it on the [`Timeline`](crate::schedule::timeline::Timeline) into the future, so at
 //! a cut at time T some decided programs have not started, some are half
 //! done and some erases have not begun. This module keeps what recovery
 //! needs to see the flash as it physically is at T:

@@ -6,7 +6,6 @@ use crate::config::{Config, PhaseConfig, PhaseKind};
 use crate::drive::Drive;
 use crate::host::workload::derive_seed;
 use crate::media::errors::acceleration;
-use crate::memory;
 use crate::power::{CutPlan, PowerLossEvent, PowerLossSummary};
 use crate::stats::{
     Activity, Counters, EnergySummary, ErrorSummary, ErrorTally, IntegrityCounts, JobSummary,
@@ -18,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod footprint;
 mod loaded;
 mod loops;
 mod progress;
@@ -118,8 +118,8 @@ impl Simulator {
     /// (else an error saying how much it needs, before anything is allocated).
     pub fn try_new(cfg: Config) -> Result<Simulator, SimError> {
         let integrity = cfg.checks.integrity || integrity_from_env();
-        let needed = memory::state_bytes(&cfg, integrity);
-        match memory::available_bytes()? {
+        let needed = footprint::state_bytes(&cfg, integrity);
+        match footprint::available_bytes()? {
             Some(available) if needed > available => {
                 Err(SimError::OutOfMemory { needed, available })
             }

@@ -98,8 +98,8 @@ impl Simulator {
             // Its tables (a few tens of bytes a unit) are committed as units are
             // written: checked against the memory left now, as a new drive's are.
             let integrity = self.drive.has_oracle();
-            let needed = crate::memory::state_bytes_powered(&self.cfg, integrity);
-            if let Some(available) = crate::memory::available_bytes()? {
+            let needed = crate::sim::footprint::state_bytes_powered(&self.cfg, integrity);
+            if let Some(available) = crate::sim::footprint::available_bytes()? {
                 if needed > available {
                     return Err(SimError::OutOfMemory { needed, available });
                 }

@@ -9,10 +9,10 @@
 //! its path and renamed over it once complete: a run killed while writing
 //! one leaves the previous snapshot whole.
 
+use super::footprint;
 use super::{PhaseRun, Simulator};
 use crate::config::{Config, ConfigError};
 use crate::drive::Drive;
-use crate::memory;
 use crate::power::PowerLossEvent;
 use crate::stats::{Counters, Latency, Traffic};
 use crate::{Death, SimError};
@@ -359,7 +359,7 @@ struct Loaded {
 fn read_state(file: &mut File, path: &Path, fit: Fit) -> Result<Loaded, SimError> {
     let header = read_header(file, path, fit)?;
     // The body is in memory until the state is built from it.
-    if let Some(available) = memory::available_bytes()? {
+    if let Some(available) = footprint::available_bytes()? {
         if header.body_len > available {
             return Err(SimError::OutOfMemory {
                 needed: header.body_len,
@@ -389,8 +389,8 @@ fn read_state(file: &mut File, path: &Path, fit: Fit) -> Result<Loaded, SimError
         .map_err(|e| failed(path, "the snapshot's config no longer loads", e))?;
     let integrity = cfg.checks.integrity || super::integrity_from_env();
     // The file is in memory too until the state is built from it.
-    let needed = memory::state_bytes(&cfg, integrity) + bytes.len() as u64;
-    if let Some(available) = memory::available_bytes()? {
+    let needed = footprint::state_bytes(&cfg, integrity) + bytes.len() as u64;
+    if let Some(available) = footprint::available_bytes()? {
         if needed > available {
             return Err(SimError::OutOfMemory { needed, available });
         }

@@ -18,12 +18,12 @@ pub mod victim;
 
 use super::{Ftl, NIL};
 use crate::config::{Config, DeathRule, GcUntil};
-use crate::drive::timeline::Timeline;
 use crate::ftl::blocks::BlockState;
 use crate::ftl::gc::victim::{VictimIndex, WornRule};
 use crate::ftl::mapcache::MapAccess;
 use crate::media::{CellMode, ModeTiming};
 use crate::power::PageKind;
+use crate::schedule::timeline::Timeline;
 use crate::SimError;
 use serde::{Deserialize, Serialize};
 
@@ -282,8 +282,8 @@ impl Ftl {
             let first = base + page * upp;
             let mut n = 0usize;
             for s in first..first + upp {
-                let lpn = self.map.p2l[s as usize];
-                if self.map.l2p[lpn as usize] == s + 1 {
+                if self.map.holds(s) {
+                    let lpn = self.map.lpn_at(s);
                     if n == lpns.len() {
                         self.copy_units(pool, die, page, run, &lpns[..n], now, tl)?;
                         n = 0;
@@ -415,7 +415,7 @@ impl Ftl {
     ) -> Result<(), SimError> {
         let ready = self.gc_read(die, page, mode, lpns.len() as u32, now, tl);
         for &lpn in lpns {
-            let from = self.map.l2p[lpn as usize] - 1;
+            let from = self.map.slot_of(lpn).expect("a unit GC moves is mapped");
             let to = self.gc_place(pool, die, lpn, ready, tl)?;
             if let Some(o) = &mut self.oracle {
                 o.moved(lpn, from, to);

@@ -19,12 +19,12 @@ mod scan;
 
 use super::{Ftl, NIL};
 use crate::config::WriteCache;
-use crate::drive::timeline::Timeline;
 use crate::ftl::blocks::BlockState;
 use crate::power::{
     Contents, ContentsView, EraseRecord, PageKind, PhysicalAtCut, PowerLossEvent, PowerModel,
     SlotAtCut, LOST_LISTED,
 };
+use crate::schedule::timeline::Timeline;
 use crate::SimError;
 
 /// A copy in the live block (not in an erase record).
@@ -83,7 +83,7 @@ impl Ftl {
             run: self.blocks.run()[bi],
             written: self.blocks.written()[bi],
             programmed: self.blocks.programmed()[bi],
-            lpn: &self.map.p2l[base..base + cap],
+            lpn: self.map.lpns(base..base + cap),
             seq: &pm.seq[base..base + cap],
             ready: &pm.ready[base..base + cap],
             version: version.versions(base..base + cap),
@@ -169,12 +169,14 @@ impl Ftl {
         let judged = self.judge(&pm, &best, &at_cut, t, safe)?;
 
         // Rebuild the map and the blocks.
-        self.map.l2p.fill(0);
+        self.map.forget();
         let (mut relocate, mut replay) = (Vec::new(), Vec::new());
         for (lpn, c) in best.iter().enumerate() {
             let Some(c) = c else { continue };
             match c.record {
-                NONE => self.map.l2p[lpn] = self.g.block_base(c.block) + c.index + 1,
+                NONE => self
+                    .map
+                    .point(lpn as u32, self.g.block_base(c.block) + c.index),
                 DUMP => replay.push((lpn as u32, c.version)),
                 _ => relocate.push((lpn as u32, *c)),
             }
@@ -203,7 +205,7 @@ impl Ftl {
                 AtCut::Live => {}
             }
         }
-        let mapped = self.map.l2p.iter().filter(|&&s| s != 0).map(|&s| s - 1);
+        let mapped = self.map.mapped().map(|(_, slot)| slot);
         self.blocks.recount_valid(mapped, &self.g);
         self.power = Some(pm);
         self.rebuild_queues();

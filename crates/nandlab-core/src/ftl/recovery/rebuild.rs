@@ -5,10 +5,10 @@
 
 use super::Copy;
 use crate::config::WriteCache;
-use crate::drive::timeline::Timeline;
 use crate::ftl::blocks::BlockState;
 use crate::ftl::{Ftl, NIL};
 use crate::power::{PowerModel, SlotAtCut};
+use crate::schedule::timeline::Timeline;
 use crate::SimError;
 
 impl Ftl {
@@ -158,7 +158,7 @@ impl Ftl {
         let upp = self.g.units_per_page as usize;
         let base = self.g.block_base(b) as usize;
         let n = c.lpn.len();
-        self.map.p2l[base..base + n].copy_from_slice(&c.lpn);
+        self.map.restore_lpns(base, &c.lpn);
         pm.seq[base..base + n].copy_from_slice(&c.seq);
         pm.ready[base..base + n].copy_from_slice(&c.ready);
         pm.page_start[base / upp..(base + n) / upp].copy_from_slice(&c.page_start);
@@ -174,7 +174,7 @@ impl Ftl {
         self.blocks
             .restore(b, c.run, c.in_cache, c.written, c.programmed);
         for (lpn, copy) in kept {
-            self.map.l2p[*lpn as usize] = base as u32 + copy.index + 1;
+            self.map.point(*lpn, base as u32 + copy.index);
         }
         self.blocks.set_valid(b, kept.len() as u32);
         let bi = b as usize;
