@@ -22,6 +22,7 @@ pub mod oracle;
 pub mod power;
 pub mod sanity;
 pub mod schedule;
+pub mod seed;
 pub mod sim;
 pub mod stats;
 pub mod units;

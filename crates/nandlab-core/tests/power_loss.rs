@@ -7,7 +7,7 @@
 //! oracle on: on a configuration documented safe, a lost acknowledged write
 //! fails the run.
 
-use nandlab_core::power::{PowerLossEvent, PowerLossSummary};
+use nandlab_core::stats::power_loss::{PowerLossEvent, PowerLossSummary};
 use nandlab_core::{Config, Simulator};
 
 /// A small drive with `device` and `ftl` lines added, preconditioned, then

@@ -10,7 +10,7 @@
 use nandlab_core::ftl::gc::victim::POLICIES;
 use nandlab_core::sim::{ConfigText, Every, SnapshotPlan, SNAPSHOT_FORMAT};
 use nandlab_core::stats::{Row, Summary};
-use nandlab_core::{power::PowerLossEvent, SimError, Simulator};
+use nandlab_core::{stats::power_loss::PowerLossEvent, SimError, Simulator};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 

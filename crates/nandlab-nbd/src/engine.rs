@@ -9,8 +9,8 @@ use crate::proto;
 use crate::server::Timing;
 use crate::store::{Store, StoreError};
 use nandlab_core::host::workload::{Op, Request};
-use nandlab_core::power::PowerLossEvent;
 use nandlab_core::sim::Served;
+use nandlab_core::stats::power_loss::PowerLossEvent;
 use nandlab_core::{SimError, Simulator};
 use std::time::{Duration, Instant};
 

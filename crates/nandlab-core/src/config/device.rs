@@ -3,7 +3,6 @@
 //! mode, and endurance. (The keys that size the flash are the drive's shape,
 //! `shape.rs`.)
 
-use super::energy::EnergyConfig;
 use super::errors::ErrorsConfig;
 use super::ftl::GcScope;
 use super::keyword::{FormWord, Keywords, Meaning::*};
@@ -12,8 +11,10 @@ use super::shape::Shape;
 use super::values::err;
 use super::ConfigError;
 use crate::host::interface::{self, Interface};
+use crate::media::spread::{Spread, MEASURED};
 use crate::media::wear::{Conditions, CyclePattern, DEFAULT_RATED};
 use crate::media::{CellMode, ModeTiming};
+use crate::stats::energy::EnergyConfig;
 use serde::{Deserialize, Serialize};
 
 /// How spare flash is set.
@@ -135,31 +136,6 @@ pub struct WearConfig {
     /// for life (the ZombieNAND paper's Table I model).
     pub timing_drift: bool,
 }
-
-/// `[device.wear] spread`: how block endurance varies around the rating
-/// (also a chip preset's spread; its factors are drawn by [`Spread::sample`]).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Spread {
-    /// Every block lasts exactly the rated cycles.
-    Rated,
-    /// Log-normal factor on the rating: median, σ of its logarithm, and a
-    /// share of outliers lasting 0.5–3× the rating.
-    LogNormal {
-        median: f64,
-        sigma: f64,
-        outliers: f64,
-    },
-}
-
-/// Desnoyers measured block lifetimes "often as much as 100× higher than
-/// manufacturer specifications", widely spread, "with a small number of outliers"
-/// (`spread = "desnoyers"`, and the spread of the chip bench's measured chips).
-pub const MEASURED: Spread = Spread::LogNormal {
-    median: 40.0,
-    sigma: 0.6,
-    outliers: 0.03,
-};
 
 /// `[device] write_cache`.
 pub(super) const WRITE_CACHE: Keywords<WriteCache> = Keywords::new(

@@ -11,19 +11,7 @@ use super::raw::RawEnergy;
 use super::values::{err, number, shown};
 use super::ConfigError;
 use crate::host::interface::Interface;
-use serde::{Deserialize, Serialize};
-
-/// The checked `[device.energy]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct EnergyConfig {
-    pub read_mw: f64,
-    pub program_mw: f64,
-    pub erase_mw: f64,
-    pub channel_pj_per_byte: f64,
-    pub link_w: f64,
-    pub controller_active_w: f64,
-    pub controller_idle_w: f64,
-}
+use crate::stats::energy::EnergyConfig;
 
 pub(super) fn validate(e: &RawEnergy, interface: &Interface) -> Result<EnergyConfig, ConfigError> {
     let value = |k: &str, v: Option<f64>, default: f64, hi: f64| {

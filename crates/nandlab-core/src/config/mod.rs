@@ -29,10 +29,7 @@ mod tree;
 mod values;
 mod zombie;
 
-pub use device::{
-    Capacity, DeviceConfig, Spread, Suspend, SuspendOps, WearConfig, WriteCache, MEASURED,
-};
-pub use energy::EnergyConfig;
+pub use device::{Capacity, DeviceConfig, Suspend, SuspendOps, WearConfig, WriteCache};
 pub use error::{did_you_mean, ConfigError};
 pub use errors::ErrorsConfig;
 pub use ftl::{CommandOrder, FtlConfig, GcPolicy, GcScope, GcUntil, StripeDim};
@@ -43,7 +40,6 @@ pub use phase::{Arrival, PhaseConfig, PhaseKind, MAX_NAME_CHARS};
 pub const MAX_DESCRIPTION_CHARS: usize = 65_536;
 pub use pslc::{PslcConfig, PslcKind};
 pub use raw::CountOrFraction;
-pub use requests::{Distribution, Pattern};
 pub use stats::Interval;
 pub use values::Volume;
 pub use zombie::{

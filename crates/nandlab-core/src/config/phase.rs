@@ -5,12 +5,13 @@
 
 use super::keyword::{Keywords, Meaning::Is};
 use super::raw::{RawPhase, RawVolume};
-use super::requests::{self, Distribution, Pattern, Requests};
+use super::requests::{self, Requests};
 use super::stats::{self, Interval};
 use super::values::{err, shown, volume, Volume};
 use super::{jobs, replay, ConfigError};
 use crate::geometry::Geometry;
 use crate::host::trace::replay::ReplayConfig;
+use crate::host::workload::{Distribution, Pattern, Stream};
 use crate::media::wear::DataPattern;
 use crate::units::MAX_DURATION_NS;
 use serde::Serialize;
@@ -94,6 +95,22 @@ pub struct PhaseConfig {
 }
 
 impl PhaseConfig {
+    /// Its workload, as the request generator takes it.
+    pub fn stream(&self) -> Stream<'_> {
+        Stream {
+            pattern: self.pattern,
+            distribution: self.distribution,
+            order_seed: self.order_seed,
+            read_fraction: self.read_fraction,
+            trim_fraction: self.trim_fraction,
+            block_size: self.block_size,
+            block_sizes: &self.block_sizes,
+            align: self.align,
+            working_set: self.working_set,
+            working_set_offset: self.working_set_offset,
+        }
+    }
+
     /// Whether the phase stops by itself (else a trace's end or its phase stops it).
     pub fn has_stop(&self) -> bool {
         self.volume.is_some()

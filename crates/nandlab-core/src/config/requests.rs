@@ -8,42 +8,8 @@ use super::raw::{Extent, RawPhase};
 use super::values::{self, fraction_in, SECTOR};
 use super::ConfigError;
 use crate::geometry::Geometry;
+use crate::host::workload::{Distribution, Pattern};
 use crate::media::wear::DataPattern;
-use serde::Serialize;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    Sequential,
-    /// Uniformly random positions (they may repeat).
-    Random,
-    /// Every position of the working set exactly once per pass, in a seeded
-    /// random order (Swissbit's "each address once").
-    Shuffle,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Distribution {
-    Uniform,
-    /// Fraction `r` of accesses go to fraction `f` of the working set.
-    HotCold {
-        r: f64,
-        f: f64,
-    },
-    Zipf {
-        theta: f64,
-    },
-    /// fio's `pareto:h`: rank = (N − 1) · u^(ln h / ln(1 − h)), scattered.
-    Pareto {
-        h: f64,
-    },
-    /// fio's `normal:dev`: a Gaussian around the middle with a standard
-    /// deviation of `dev` % of the positions, scattered.
-    Normal {
-        dev: f64,
-    },
-}
 
 /// A phase's `pattern` (fio's short names accepted too).
 const PATTERN: Keywords<Pattern> = Keywords::new(

@@ -6,7 +6,8 @@
 use super::{Drive, FORGET_EVERY_NS};
 use crate::config::Config;
 use crate::drive::readahead::ReadAhead;
-use crate::power::{CutPlan, PowerLossEvent};
+use crate::power::CutPlan;
+use crate::stats::power_loss::PowerLossEvent;
 use crate::SimError;
 
 impl Drive {

@@ -14,15 +14,16 @@
 //! of it there (the RBER, its part retry cannot take back, and their ECC
 //! tails), computed when the window opens.
 
-use crate::config::{ErrorsConfig, Spread};
-use crate::host::workload::derive_seed;
+use crate::config::ErrorsConfig;
 use crate::math::{exp_quick, Deterministic};
 use crate::media::errors::{
     acceleration, cycle_wear, sectors_per_codeword, ErrorModel, RetentionClock, TailTable,
     WearTerms, CYCLE_WEAR, DAY_NS,
 };
+use crate::media::spread::Spread;
 use crate::media::vt::{state_shares, StateShares};
 use crate::media::ModeTiming;
+use crate::seed::derive_seed;
 use crate::stats::ErrorTally;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;

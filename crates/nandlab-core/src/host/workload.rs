@@ -2,9 +2,9 @@
 //! sequential or random address pattern (uniform, hot/cold or Zipf) over a
 //! working set, each random choice drawn from its own seeded stream.
 
-use crate::config::{Distribution, Pattern, PhaseConfig};
 use crate::math::Deterministic;
 use crate::sanity::{ensure, same, Checked};
+use crate::seed::derive_seed;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Uniform, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -26,17 +26,59 @@ pub struct Request {
     pub len: u32,
 }
 
-/// Derives an independent seed for one purpose (SplitMix64 finaliser).
-pub fn derive_seed(seed: u64, purpose: &str, index: u64) -> u64 {
-    let mut h: u64 = seed ^ 0x9E37_79B9_7F4A_7C15;
-    for b in purpose.bytes().chain(index.to_le_bytes()) {
-        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01B3);
-    }
-    h ^= h >> 30;
-    h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    h ^= h >> 27;
-    h = h.wrapping_mul(0x94D0_49BB_1331_11EB);
-    h ^ (h >> 31)
+/// Where a stream's requests go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Sequential,
+    /// Uniformly random positions (they may repeat).
+    Random,
+    /// Every position of the working set exactly once per pass, in a seeded
+    /// random order (Swissbit's "each address once").
+    Shuffle,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Distribution {
+    Uniform,
+    /// Fraction `r` of accesses go to fraction `f` of the working set.
+    HotCold {
+        r: f64,
+        f: f64,
+    },
+    Zipf {
+        theta: f64,
+    },
+    /// fio's `pareto:h`: rank = (N − 1) · u^(ln h / ln(1 − h)), scattered.
+    Pareto {
+        h: f64,
+    },
+    /// fio's `normal:dev`: a Gaussian around the middle with a standard
+    /// deviation of `dev` % of the positions, scattered.
+    Normal {
+        dev: f64,
+    },
+}
+
+/// What a stream of requests is (a phase's or a `[[phase.job]]`'s
+/// workload, checked): where its requests go, what they do and how big
+/// they are.
+#[derive(Debug, Clone, Copy)]
+pub struct Stream<'a> {
+    pub pattern: Pattern,
+    pub distribution: Distribution,
+    /// The seed of a shuffle's order, where it is not the workload's.
+    pub order_seed: Option<u64>,
+    pub read_fraction: f64,
+    pub trim_fraction: f64,
+    pub block_size: u32,
+    /// Sizes and weights to draw from (empty: always `block_size`).
+    pub block_sizes: &'a [(u32, u32)],
+    pub align: u32,
+    /// The working set and where it starts, as shares of the user capacity.
+    pub working_set: f64,
+    pub working_set_offset: f64,
 }
 
 /// A bijection on `0..n` that scatters neighbours (4-round Feistel network
@@ -158,7 +200,7 @@ pub struct Generator {
 
 impl Generator {
     /// `user_bytes` is the drive's user capacity; `seed` the phase's workload seed.
-    pub fn new(p: &PhaseConfig, user_bytes: u64, unit: u64, seed: u64) -> Generator {
+    pub fn new(p: &Stream, user_bytes: u64, unit: u64, seed: u64) -> Generator {
         let align = p.align as u64;
         // Working set boundaries on mapping-unit (and alignment) boundaries.
         let round = |x: f64| ((x * user_bytes as f64) as u64) / unit.max(align) * unit.max(align);
@@ -366,7 +408,7 @@ mod tests {
             )
             .unwrap();
             let user = cfg.geometry.user_capacity_bytes;
-            let mut gen = Generator::new(&cfg.phases[0], user, 4096, seed);
+            let mut gen = Generator::new(&cfg.phases[0].stream(), user, 4096, seed);
             (0..2 * user / 4096)
                 .map(|_| gen.next_request().offset / 4096)
                 .collect()
@@ -399,7 +441,12 @@ mod tests {
             "test",
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        let mut gen = Generator::new(&cfg.phases[0], cfg.geometry.user_capacity_bytes, 4096, 3);
+        let mut gen = Generator::new(
+            &cfg.phases[0].stream(),
+            cfg.geometry.user_capacity_bytes,
+            4096,
+            3,
+        );
         (0..n).map(|_| gen.next_request()).collect()
     }
 
@@ -440,12 +487,5 @@ mod tests {
         assert!((0.9..0.99).contains(&normal), "{normal}");
         let uniform = top("distribution = \"uniform\"");
         assert!(uniform < 0.45, "{uniform}");
-    }
-
-    #[test]
-    fn seeds_differ_by_purpose() {
-        assert_ne!(derive_seed(1, "ops", 0), derive_seed(1, "addresses", 0));
-        assert_ne!(derive_seed(1, "ops", 0), derive_seed(1, "ops", 1));
-        assert_eq!(derive_seed(1, "ops", 0), derive_seed(1, "ops", 0));
     }
 }

@@ -2,14 +2,9 @@
 //! dies) and the experiments run on them — endurance to failure and latency
 //! over a block's life — driving the wear model directly, not a whole drive.
 
-use crate::config::{Spread, MEASURED};
-use crate::host::workload::derive_seed;
-use crate::math::Deterministic;
+use crate::media::spread::{Spread, MEASURED};
 use crate::media::wear::{delta_v, Conditions, WearModel, DEFAULT_RATED};
 use crate::media::CellMode;
-use rand::{RngExt, SeedableRng};
-use rand_distr::{Distribution, LogNormal};
-use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 
 /// Latencies a datasheet gives, µs (typical values).
@@ -201,36 +196,6 @@ impl Chip {
     }
 }
 
-/// Sampling lives with the chip bench that cycles blocks to failure; the
-/// type is the `[device.wear] spread` setting ([`crate::config`]).
-impl Spread {
-    /// Endurance factors of `n` blocks, from the seed's "endurance" stream.
-    pub fn sample(&self, n: usize, seed: u64) -> Vec<f64> {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(derive_seed(seed, "endurance", 0));
-        match *self {
-            Spread::Rated => vec![1.0; n],
-            Spread::LogNormal {
-                median,
-                sigma,
-                outliers,
-            } => {
-                let dist = LogNormal::new(median.ln_d(), sigma).expect("valid log-normal");
-                (0..n)
-                    .map(|_| {
-                        let outlier = rng.random::<f64>() < outliers;
-                        let f = dist.sample(&mut rng);
-                        if outlier {
-                            0.5 + 2.5 * rng.random::<f64>()
-                        } else {
-                            f
-                        }
-                    })
-                    .collect()
-            }
-        }
-    }
-}
-
 /// One block cycled to death: its lifetime, and (if traced) program and erase
 /// times at sampled cycles.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -363,6 +328,7 @@ pub fn latency_spectrum(chip: &Chip) -> (Spectrum, Spectrum, Spectrum) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::math::Deterministic;
 
     #[test]
     fn a_block_without_variation_dies_at_its_rating() {

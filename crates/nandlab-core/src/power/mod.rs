@@ -31,12 +31,10 @@
 //! DRAM write buffer holds; without it, buffered data is gone.
 
 mod cut_plan;
-mod events;
 
 pub use cut_plan::CutPlan;
-pub use events::{
-    InFlight, LossReason, LostByReason, LostWrite, PowerLossEvent, PowerLossSummary, LOST_LISTED,
-};
+
+use crate::stats::power_loss::LossReason;
 
 use crate::config::WriteCache;
 use crate::geometry::Geometry;

@@ -9,8 +9,9 @@ use super::progress::Stop;
 use super::recorder::default_interval;
 use super::PhaseRun;
 use crate::config::{Arrival, Config, PhaseConfig, PhaseKind};
-use crate::host::workload::{derive_seed, Generator};
+use crate::host::workload::Generator;
 use crate::sanity::{ensure, same, Checked};
+use crate::seed::derive_seed;
 use crate::stats::Counters;
 
 impl PhaseRun {
@@ -62,7 +63,7 @@ impl IoState {
         match (&self.source, &p.trace, p.jobs.is_empty()) {
             (Source::Jobs, _, false) | (Source::Trace { .. }, Some(_), true) => {}
             (Source::Synthetic(g), None, true) => {
-                g.check_loaded(&Generator::new(p, user, unit, run.seed))?
+                g.check_loaded(&Generator::new(&p.stream(), user, unit, run.seed))?
             }
             _ => return Err("the paused phase's request source differs from its config's".into()),
         }
@@ -70,8 +71,12 @@ impl IoState {
             "the paused phase's jobs differ from its config's".into()
         })?;
         for (j, (job, config)) in self.jobs.iter().zip(&p.jobs).enumerate() {
-            job.source
-                .check_loaded(&Generator::new(config, user, unit, job_seed(run.seed, j)))?;
+            job.source.check_loaded(&Generator::new(
+                &config.stream(),
+                user,
+                unit,
+                job_seed(run.seed, j),
+            ))?;
             same(
                 "a job's stop conditions",
                 &job.stop,

@@ -4,11 +4,12 @@
 
 use super::progress::{Progress, ProgressFn, Stop, Tally, PROGRESS_EVERY};
 use super::{Flow, PhaseRun, Simulator};
-use crate::config::{Arrival, Pattern, PhaseConfig, PhaseKind};
+use crate::config::{Arrival, PhaseConfig, PhaseKind};
 use crate::host::trace::replay::Replay;
-use crate::host::workload::{derive_seed, Generator, Op, Request, Scatter};
+use crate::host::workload::{Generator, Op, Pattern, Request, Scatter};
 use crate::math::Deterministic;
 use crate::memory;
+use crate::seed::derive_seed;
 use crate::stats::{Counters, Latency};
 use crate::SimError;
 use rand::{RngExt, SeedableRng};
@@ -211,7 +212,7 @@ impl IoState {
             .iter()
             .enumerate()
             .map(|(j, job)| JobRun {
-                source: Generator::new(job, user, unit, job_seed(seed, j)),
+                source: Generator::new(&job.stream(), user, unit, job_seed(seed, j)),
                 stop: Stop::of(job, start, user),
                 queue_depth: match job.arrival {
                     Arrival::Closed { queue_depth } => queue_depth,
@@ -236,7 +237,7 @@ impl IoState {
                 drawn: 0,
                 replay: Some(Replay::open(t, user, unit)?),
             },
-            None => Source::Synthetic(Generator::new(p, user, unit, seed)),
+            None => Source::Synthetic(Generator::new(&p.stream(), user, unit, seed)),
         };
         let next = source.next()?;
         let after = match next {

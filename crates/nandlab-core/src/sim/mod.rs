@@ -4,9 +4,10 @@
 
 use crate::config::{Config, PhaseConfig, PhaseKind};
 use crate::drive::Drive;
-use crate::host::workload::derive_seed;
 use crate::media::errors::acceleration;
-use crate::power::{CutPlan, PowerLossEvent, PowerLossSummary};
+use crate::power::CutPlan;
+use crate::seed::derive_seed;
+use crate::stats::power_loss::{PowerLossEvent, PowerLossSummary};
 use crate::stats::{
     Activity, Counters, EnergySummary, ErrorSummary, ErrorTally, IntegrityCounts, JobSummary,
     Latency, LatencyBins, Rates, Row, Summary, SummaryParts, Traffic,

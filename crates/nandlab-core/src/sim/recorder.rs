@@ -2,9 +2,10 @@
 //! moved or requests), with the interval's throughput, latencies, WAF and
 //! the drive's state at its end.
 
-use crate::config::{EnergyConfig, Interval, PhaseConfig};
+use crate::config::{Interval, PhaseConfig};
 use crate::drive::Drive;
 use crate::media::errors::RBER_MAX;
+use crate::stats::energy::EnergyConfig;
 use crate::stats::{Activity, Counters, Latency, Row, ROWS_PER_PHASE};
 use serde::{Deserialize, Serialize};
 

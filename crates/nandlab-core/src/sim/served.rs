@@ -6,7 +6,7 @@
 use super::progress::{Progress, Stop, Tally};
 use super::{PhaseResult, PhaseRun, Simulator};
 use crate::host::workload::Request;
-use crate::power::PowerLossEvent;
+use crate::stats::power_loss::PowerLossEvent;
 use crate::stats::Counters;
 use crate::SimError;
 use std::time::Instant;

@@ -13,7 +13,7 @@ use super::footprint;
 use super::{PhaseRun, Simulator};
 use crate::config::{Config, ConfigError};
 use crate::drive::Drive;
-use crate::power::PowerLossEvent;
+use crate::stats::power_loss::PowerLossEvent;
 use crate::stats::{Counters, Latency, Traffic};
 use crate::{Death, SimError};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -5,8 +5,21 @@
 //! priced by the config. Fill and untimed phases move data at memory speed
 //! and draw nothing.
 
-use crate::config::EnergyConfig;
 use serde::{Deserialize, Serialize};
+
+/// What the drive draws: a die's power while it senses, programs and
+/// erases, a byte's energy on a channel, the host link's and the
+/// controller's power (`[device.energy]`, checked).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EnergyConfig {
+    pub read_mw: f64,
+    pub program_mw: f64,
+    pub erase_mw: f64,
+    pub channel_pj_per_byte: f64,
+    pub link_w: f64,
+    pub controller_active_w: f64,
+    pub controller_idle_w: f64,
+}
 
 /// Monotonic work tallies since the drive was made.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

@@ -6,6 +6,7 @@ pub mod counters;
 pub mod energy;
 pub mod errors;
 pub mod latency;
+pub mod power_loss;
 pub mod row;
 pub mod summary;
 

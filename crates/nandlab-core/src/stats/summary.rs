@@ -3,8 +3,8 @@
 //! distributions; and each `[[phase.job]]`'s own figures.
 
 use super::latency::null_without_samples;
+use super::power_loss::PowerLossSummary;
 use super::{Counters, EnergySummary, ErrorSummary, Latency, LatencyBins, LatencySummary};
-use crate::power::PowerLossSummary;
 use crate::{Death, DeathCause};
 use serde::{Deserialize, Serialize};
 

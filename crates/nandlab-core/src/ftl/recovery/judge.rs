@@ -6,7 +6,8 @@
 use super::{AtCut, Copy};
 use crate::ftl::Ftl;
 use crate::oracle::Floor;
-use crate::power::{LossReason, LostByReason, LostWrite, PowerModel, SlotAtCut};
+use crate::power::{PowerModel, SlotAtCut};
+use crate::stats::power_loss::{LossReason, LostByReason, LostWrite};
 use crate::SimError;
 
 /// What a cut did to what the host was told.

@@ -21,10 +21,10 @@ use super::{Ftl, NIL};
 use crate::config::WriteCache;
 use crate::ftl::blocks::BlockState;
 use crate::power::{
-    Contents, ContentsView, EraseRecord, PageKind, PhysicalAtCut, PowerLossEvent, PowerModel,
-    SlotAtCut, LOST_LISTED,
+    Contents, ContentsView, EraseRecord, PageKind, PhysicalAtCut, PowerModel, SlotAtCut,
 };
 use crate::schedule::timeline::Timeline;
+use crate::stats::power_loss::{PowerLossEvent, LOST_LISTED};
 use crate::SimError;
 
 /// A copy in the live block (not in an erase record).

@@ -7,7 +7,8 @@ use crate::config::WriteCache;
 use crate::ftl::blocks::BlockState;
 use crate::ftl::Ftl;
 use crate::media::ModeTiming;
-use crate::power::{Contents, ContentsView, InFlight, LossReason, PageKind, PowerModel, SlotAtCut};
+use crate::power::{Contents, ContentsView, PageKind, PowerModel, SlotAtCut};
+use crate::stats::power_loss::{InFlight, LossReason};
 
 impl Ftl {
     /// Calls `visit(unit, copy, state)` for every copy of a unit the flash
@@ -95,7 +96,7 @@ impl Ftl {
                     .filter_map(|e| e.before.as_ref());
                 let upp = self.g.units_per_page;
                 for c in saved.map(Contents::view).chain([self.live_view(pm, b)]) {
-                    (0..c.programmed / upp).for_each(|_| in_flight.count_discarded(PageKind::Gc));
+                    (0..c.programmed / upp).for_each(|_| in_flight.count_discarded(false));
                 }
             }
             let (view, record) = match at_cut[b as usize] {
@@ -144,7 +145,7 @@ impl Ftl {
             let slots = p * upp as usize..(p + 1) * upp as usize;
             let saved_by_capacitors = plp && c.ready[slots].iter().any(|&r| r <= t);
             if c.page_start[p] > t && !saved_by_capacitors {
-                f.count_discarded(kind);
+                f.count_discarded(kind == PageKind::Host);
             }
             if !(c.page_start[p] <= t && t < c.page_done[p]) {
                 continue;

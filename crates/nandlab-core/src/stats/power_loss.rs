@@ -2,7 +2,6 @@
 //! acknowledged writes lost (each named, with why), the writes in flight
 //! lost or kept, recovery's time and moves; and a phase's cuts added up.
 
-use super::PageKind;
 use serde::{Deserialize, Serialize};
 
 /// Why a copy of a unit could not be read after a cut.
@@ -56,9 +55,10 @@ pub struct InFlight {
 }
 
 impl InFlight {
-    pub fn count_discarded(&mut self, kind: PageKind) {
+    /// A page program the cut called off (`host`: the host's data).
+    pub fn count_discarded(&mut self, host: bool) {
         self.discarded_programs += 1;
-        self.discarded_host += (kind == PageKind::Host) as u64;
+        self.discarded_host += host as u64;
     }
 }
 
