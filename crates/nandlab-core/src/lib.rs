@@ -33,40 +33,80 @@ pub use stats::Summary;
 
 use std::fmt;
 
-/// A run that cannot go on. Config problems are caught before a run starts
-/// ([`ConfigError`]); these are states the workload drove the drive into.
+/// How a drive wore out, with the figures that say so: the end of its
+/// life, which an `until = "dead"` phase runs to and reports as its
+/// outcome (any other phase stops on it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum WearOut {
+    /// A plane ran out of erased blocks.
+    NoFreeBlock { pool: u32 },
+    /// GC found nothing to reclaim in a pool: its valid data fills it.
+    NoReclaimableSpace { pool: u32 },
+    /// Retired and downgraded blocks left a plane too little flash for the
+    /// data on it and the GC reserve.
+    TooLittleFlash { pool: u32, usable: u64, needed: u64 },
+    /// The reads of a time-series interval of an `until = "dead"` phase
+    /// had an expected uncorrectable bit error rate past the class target.
+    Uncorrectable { uber: f64, target: f64 },
+    /// A pool retired more blocks than `death = "dead-blocks"` allows.
+    TooManyDeadBlocks { pool: u32, dead: u32, limit: u32 },
+}
+
+impl WearOut {
+    /// Its cause, for programs (a summary's `death_cause`).
+    pub fn cause(&self) -> DeathCause {
+        match self {
+            WearOut::NoFreeBlock { .. } => DeathCause::NoErasedBlock,
+            WearOut::NoReclaimableSpace { .. } => DeathCause::NothingToReclaim,
+            WearOut::TooLittleFlash { .. } => DeathCause::TooLittleFlash,
+            WearOut::TooManyDeadBlocks { .. } => DeathCause::TooManyDeadBlocks,
+            WearOut::Uncorrectable { .. } => DeathCause::BitErrors,
+        }
+    }
+}
+
+impl fmt::Display for WearOut {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            WearOut::NoFreeBlock { pool } => write!(
+                f,
+                "GC pool {pool} has no erased block left for writing (worn-out blocks are retired; \
+                 the drive has run out of spare blocks)"
+            ),
+            WearOut::NoReclaimableSpace { pool } => write!(
+                f,
+                "garbage collection found nothing to reclaim in GC pool {pool}: its valid data fills it \
+                 (more spare space or a smaller working set would help)"
+            ),
+            WearOut::TooLittleFlash { pool, usable, needed } => write!(
+                f,
+                "worn out: GC pool {pool} has {usable} usable mapping units left, fewer than the {needed} \
+                 its share of the user capacity and the GC high watermark need"
+            ),
+            WearOut::Uncorrectable { uber, target } => write!(
+                f,
+                "worn out by bit errors: the reads of the last interval had an uncorrectable bit \
+                 error rate of {uber:.2e}, past the class target {target:.0e} ([device.errors] uber_target)"
+            ),
+            WearOut::TooManyDeadBlocks { pool, dead, limit } => write!(
+                f,
+                "worn out: GC pool {pool} has {dead} retired blocks, more than the {limit} its reserve \
+                 less the GC high watermark allows (death = \"dead-blocks\")"
+            ),
+        }
+    }
+}
+
+/// A run that cannot go on: the drive wore out ([`WearOut`]), or a fault —
+/// the run was stopped, misused, or cannot be read or kept. Config problems
+/// are caught before a run starts ([`ConfigError`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SimError {
-    /// A plane ran out of erased blocks.
-    NoFreeBlock {
-        pool: u32,
-    },
-    /// GC found nothing to reclaim in a pool: its valid data fills it.
-    NoReclaimableSpace {
-        pool: u32,
-    },
+    /// The drive wore out.
+    WoreOut(WearOut),
     NoSuchPhase {
         index: usize,
         phases: usize,
-    },
-    /// Retired and downgraded blocks left a plane too little flash for the
-    /// data on it and the GC reserve: the drive is worn out.
-    WornOut {
-        pool: u32,
-        usable: u64,
-        needed: u64,
-    },
-    /// The reads of a time-series interval of an `until = "dead"` phase
-    /// had an expected uncorrectable bit error rate past the class target.
-    Uncorrectable {
-        uber: f64,
-        target: f64,
-    },
-    /// A pool retired more blocks than `death = "dead-blocks"` allows.
-    TooManyDeadBlocks {
-        pool: u32,
-        dead: u32,
-        limit: u32,
     },
     /// The drive died in an earlier phase.
     Dead {
@@ -95,6 +135,12 @@ pub enum SimError {
         needed: u64,
         available: u64,
     },
+}
+
+impl From<WearOut> for SimError {
+    fn from(w: WearOut) -> SimError {
+        SimError::WoreOut(w)
+    }
 }
 
 impl From<config::ConfigError> for SimError {
@@ -130,33 +176,11 @@ impl fmt::Display for SimError {
                 units::human_bytes(*needed),
                 units::human_bytes(*available)
             ),
-            SimError::NoFreeBlock { pool } => write!(
-                f,
-                "GC pool {pool} has no erased block left for writing (worn-out blocks are retired; \
-                 the drive has run out of spare blocks)"
-            ),
-            SimError::NoReclaimableSpace { pool } => write!(
-                f,
-                "garbage collection found nothing to reclaim in GC pool {pool}: its valid data fills it \
-                 (more spare space or a smaller working set would help)"
-            ),
-            SimError::NoSuchPhase { index, phases } => write!(f, "no phase #{} (the config has {phases})", index + 1),
+            SimError::WoreOut(w) => write!(f, "{w}"),
+            SimError::NoSuchPhase { index, phases } => {
+                write!(f, "no phase #{} (the config has {phases})", index + 1)
+            }
             SimError::Aborted => write!(f, "run interrupted"),
-            SimError::WornOut { pool, usable, needed } => write!(
-                f,
-                "worn out: GC pool {pool} has {usable} usable mapping units left, fewer than the {needed} \
-                 its share of the user capacity and the GC high watermark need"
-            ),
-            SimError::Uncorrectable { uber, target } => write!(
-                f,
-                "worn out by bit errors: the reads of the last interval had an uncorrectable bit \
-                 error rate of {uber:.2e}, past the class target {target:.0e} ([device.errors] uber_target)"
-            ),
-            SimError::TooManyDeadBlocks { pool, dead, limit } => write!(
-                f,
-                "worn out: GC pool {pool} has {dead} retired blocks, more than the {limit} its reserve \
-                 less the GC high watermark allows (death = \"dead-blocks\")"
-            ),
             SimError::Dead { reason } => write!(f, "the drive is dead: {reason}"),
         }
     }
@@ -226,11 +250,7 @@ impl SimError {
     /// reads), if it did, as opposed to being stopped or misused.
     pub fn death_cause(&self) -> Option<DeathCause> {
         match self {
-            SimError::NoFreeBlock { .. } => Some(DeathCause::NoErasedBlock),
-            SimError::NoReclaimableSpace { .. } => Some(DeathCause::NothingToReclaim),
-            SimError::WornOut { .. } => Some(DeathCause::TooLittleFlash),
-            SimError::TooManyDeadBlocks { .. } => Some(DeathCause::TooManyDeadBlocks),
-            SimError::Uncorrectable { .. } => Some(DeathCause::BitErrors),
+            SimError::WoreOut(w) => Some(w.cause()),
             _ => None,
         }
     }

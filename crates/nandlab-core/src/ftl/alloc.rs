@@ -10,7 +10,7 @@ use crate::ftl::mapcache::MapAccess;
 use crate::geometry::Geometry;
 use crate::power::PageKind;
 use crate::schedule::timeline::Timeline;
-use crate::SimError;
+use crate::{SimError, WearOut};
 use serde::{Deserialize, Serialize};
 
 /// Where host writes go: the stripe, the cursor in it, the host frontier
@@ -154,7 +154,7 @@ impl Ftl {
         let b = self
             .blocks
             .open(pool)
-            .ok_or(SimError::NoFreeBlock { pool })?;
+            .ok_or(WearOut::NoFreeBlock { pool })?;
         self.opened(b, now);
         Ok(b)
     }

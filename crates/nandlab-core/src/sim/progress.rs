@@ -8,7 +8,7 @@ use super::{Every, Simulator};
 use crate::config::{Interval, PhaseConfig};
 use crate::host::workload::{Op, Request};
 use crate::stats::{Counters, Latency};
-use crate::SimError;
+use crate::{SimError, WearOut};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -178,10 +178,11 @@ impl Simulator {
                 self.cfg.device.errors.as_ref(),
             ) {
                 if uber > e.uber_target {
-                    return Err(SimError::Uncorrectable {
+                    return Err(WearOut::Uncorrectable {
                         uber,
                         target: e.uber_target,
-                    });
+                    }
+                    .into());
                 }
             }
         }

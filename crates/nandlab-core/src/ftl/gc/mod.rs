@@ -24,7 +24,7 @@ use crate::ftl::mapcache::MapAccess;
 use crate::media::{CellMode, ModeTiming};
 use crate::power::PageKind;
 use crate::schedule::timeline::Timeline;
-use crate::SimError;
+use crate::{SimError, WearOut};
 use serde::{Deserialize, Serialize};
 
 /// GC's state and settings: the victim index, the GC frontier of each pool
@@ -99,7 +99,7 @@ impl Ftl {
             if self.blocks.free_count(pool) <= before {
                 fruitless += 1;
                 if fruitless > self.g.blocks_per_pool {
-                    return Err(SimError::NoReclaimableSpace { pool });
+                    return Err(WearOut::NoReclaimableSpace { pool }.into());
                 }
             }
         }
@@ -155,7 +155,7 @@ impl Ftl {
                     .victims
                     .take(pool, &self.blocks, self.clock, &mut self.rng)
             }
-            .ok_or(SimError::NoReclaimableSpace { pool }),
+            .ok_or(WearOut::NoReclaimableSpace { pool }.into()),
         }
     }
 
@@ -361,11 +361,12 @@ impl Ftl {
             self.capacity_short_at = Some(self.counters.host_write_bytes);
         }
         match self.death {
-            DeathRule::Capacity if usable_units < needed => Err(SimError::WornOut {
+            DeathRule::Capacity if usable_units < needed => Err(WearOut::TooLittleFlash {
                 pool,
                 usable: usable_units,
                 needed,
-            }),
+            }
+            .into()),
             DeathRule::DeadBlocks if !usable => {
                 let dead = self
                     .g
@@ -373,11 +374,12 @@ impl Ftl {
                     .filter(|&b| self.blocks.state()[b as usize] == BlockState::Bad)
                     .count() as u32;
                 if dead > self.dead_block_limit {
-                    return Err(SimError::TooManyDeadBlocks {
+                    return Err(WearOut::TooManyDeadBlocks {
                         pool,
                         dead,
                         limit: self.dead_block_limit,
-                    });
+                    }
+                    .into());
                 }
                 Ok(())
             }
