@@ -9,6 +9,7 @@ use crate::config::{Config, PslcKind, StripeDim};
 use crate::ftl::mapcache::MapAccess;
 use crate::geometry::Geometry;
 use crate::power::PageKind;
+use crate::sanity::{ensure, indices, Checked};
 use crate::schedule::timeline::Timeline;
 use crate::{SimError, WearOut};
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,24 @@ impl Alloc {
             cursor: 0,
             open: OpenPage::default(),
         }
+    }
+
+    /// Checks a loaded allocation state (its frontier is checked with the
+    /// others'): the stripe cursor in range, the open page within its room
+    /// and its pools, its slots inside the drive.
+    pub(super) fn check_loaded(&self, g: &Geometry) -> Checked {
+        ensure(self.cursor < self.stripe.len(), || {
+            "the stripe cursor is out of range".into()
+        })?;
+        let open = &self.open;
+        ensure(
+            open.filled <= open.total && open.buffered <= open.filled,
+            || "the open page holds more than it can".into(),
+        )?;
+        ensure(open.page_slot.len() as u64 <= g.pools as u64, || {
+            "the open page spans more GC pools than the drive has".into()
+        })?;
+        indices("open page slots", &open.page_slot, g.slots, false)
     }
 }
 

@@ -1,8 +1,11 @@
 //! The FTL's check of a state read back from a snapshot: settings as its
-//! config gives them, every array as long as the geometry says, every block,
-//! slot and unit index in range (and in the right GC pool), then the map
-//! invariants — so that a snapshot altered whole is refused on load rather
-//! than indexing out of bounds or running on a map that does not map back.
+//! config gives them; each part's own check (the map, the block table, the
+//! error model, the victim index, GC, the pSLC cache, allocation, the map
+//! cache, the oracle and the power-cut model each check their state beside
+//! it); then what holds between parts — the frontiers, the map invariants,
+//! the oracle's versions and the spare-area records — so that a snapshot
+//! altered whole is refused on load rather than indexing out of bounds or
+//! running on a map that does not map back.
 
 use super::{Ftl, NIL};
 use crate::ftl::blocks::BlockState;
@@ -20,15 +23,7 @@ impl Ftl {
         self.blocks.check_loaded(&fresh.blocks, g)?;
         match (&self.errors, &fresh.errors) {
             (None, None) => {}
-            (Some(e), Some(f)) => {
-                same("the error model's settings", &e.settings, &f.settings)?;
-                ensure(e.fits(g.blocks), || {
-                    "the error model's block arrays do not fit the drive".into()
-                })?;
-                ensure(e.same_tables(f), || {
-                    "the error model's ECC tables are not the config's".into()
-                })?;
-            }
+            (Some(e), Some(f)) => e.check_loaded(f, g.blocks)?,
             _ => ensure(false, || {
                 "the error model is on in the snapshot or the config, not both".into()
             })?,
@@ -36,6 +31,44 @@ impl Ftl {
         self.gc
             .victims
             .check_loaded(&fresh.gc.victims, g, &self.blocks, self.clock)?;
+        self.check_frontiers()?;
+        self.gc.check_loaded(g, &self.blocks)?;
+        self.pslc.check_loaded(g, &self.blocks)?;
+        self.alloc.check_loaded(g)?;
+        if let (Some(m), Some(f)) = (&self.map_cache, &fresh.map_cache) {
+            m.check_loaded(f)?;
+        }
+        ensure(
+            self.map_cache.is_some() == fresh.map_cache.is_some(),
+            || "the map cache differs from its config's".into(),
+        )?;
+        if let Some(o) = &self.oracle {
+            o.check_loaded(g)?;
+        }
+        if let Some(p) = &self.power {
+            p.check_loaded(g)?;
+            let Some(o) = &self.oracle else {
+                return Err("a drive with power cuts has no integrity oracle".into());
+            };
+            ensure(o.acks.is_some(), || {
+                "a drive with power cuts keeps no acknowledgements".into()
+            })?;
+        }
+        self.check_invariants()?;
+        if let Some(o) = &self.oracle {
+            // Every unit holds its latest version (or, trimmed, nothing).
+            (0..g.user_units as u32).try_for_each(|lpn| o.check(lpn, self.lookup(lpn)))?;
+        }
+        self.check_spare_area()?;
+        Ok(())
+    }
+
+    /// Checks the frontiers of every part together: one per pool, in its
+    /// pool, each a block being written with pages left to program — a
+    /// host or cache frontier also with room left, or its last page still
+    /// open (in RAM).
+    fn check_frontiers(&self) -> Checked {
+        let g = &self.g;
         let pools = g.pools as u64;
         for (name, frontier) in [
             ("host frontier", &self.alloc.host_block),
@@ -52,9 +85,6 @@ impl Ftl {
                 format!("a {name} is a block of another GC pool")
             })?;
         }
-        // A frontier is a block being written, with pages left to program;
-        // a host or cache frontier also with room left, or its last page
-        // still open (in RAM).
         let t = &self.blocks;
         let frontiers = [
             (&self.alloc.host_block, false),
@@ -78,121 +108,15 @@ impl Ftl {
                 )?;
             }
         }
-        len("gc_fill", self.gc.fill.len(), pools)?;
-        len("gc_ready", self.gc.ready.len(), pools)?;
-        len("gc_active", self.gc.active.len(), pools)?;
-        len("gc_cursor", self.gc.cursor.len(), pools)?;
-        len("gc_pace", self.gc.pace.len(), pools)?;
-        indices("gc_active", &self.gc.active, g.blocks as u64, true)?;
-        for (p, &v) in self.gc.active.iter().enumerate() {
-            ensure(
-                v == NIL
-                    || (g.pool_of_block(v) == p as u32
-                        && t.state()[v as usize] == BlockState::Victim
-                        && self.gc.cursor[p] <= t.capacity()[v as usize]),
-                || format!("GC pool {p}'s paced victim is not a victim of that pool"),
-            )?;
-        }
-        len("dynamic_in_use", self.pslc.dynamic_in_use.len(), pools)?;
-        for (name, fifos) in [
-            ("static cache queue", &self.pslc.static_fifo),
-            ("dynamic cache queue", &self.pslc.dynamic_fifo),
-        ] {
-            len(name, fifos.len(), pools)?;
-            for (p, fifo) in fifos.iter().enumerate() {
-                indices(name, fifo, g.blocks as u64, false)?;
-                ensure(fifo.iter().all(|&b| g.pool_of_block(b) == p as u32), || {
-                    format!("a {name} holds a block of another GC pool")
-                })?;
-            }
-        }
-        // The cache queues hold exactly the sealed cache blocks, each once
-        // (as the victim index holds the sealed native ones).
-        let mut queued = vec![false; g.blocks as usize];
-        for (fifos, statics) in [
-            (&self.pslc.static_fifo, true),
-            (&self.pslc.dynamic_fifo, false),
-        ] {
-            for &b in fifos.iter().flatten() {
-                let i = b as usize;
-                let cached = t.in_cache()[i] && t.static_cache()[i] == statics;
-                ensure(
-                    !std::mem::replace(&mut queued[i], true)
-                        && cached
-                        && t.state()[i] == BlockState::Sealed,
-                    || format!("block {b} should not be in a cache queue"),
-                )?;
-            }
-        }
-        let sealed_cache = |b: usize| t.in_cache()[b] && t.state()[b] == BlockState::Sealed;
-        ensure(
-            (0..g.blocks as usize).all(|b| queued[b] == sealed_cache(b)),
-            || "a sealed cache block is in no cache queue".into(),
-        )?;
-        let mut dynamic = vec![0u32; g.pools as usize];
-        for b in 0..g.blocks as usize {
-            let in_use = matches!(t.state()[b], BlockState::Open | BlockState::Sealed);
-            dynamic[g.pool_of_block(b as u32) as usize] +=
-                (t.in_cache()[b] && !t.static_cache()[b] && in_use) as u32;
-        }
-        ensure(dynamic == self.pslc.dynamic_in_use, || {
-            "the dynamic cache's block counts do not add up".into()
-        })?;
-        ensure(self.alloc.cursor < self.alloc.stripe.len(), || {
-            "the stripe cursor is out of range".into()
-        })?;
-        let open = &self.alloc.open;
-        ensure(
-            open.filled <= open.total && open.buffered <= open.filled,
-            || "the open page holds more than it can".into(),
-        )?;
-        ensure(open.page_slot.len() as u64 <= pools, || {
-            "the open page spans more GC pools than the drive has".into()
-        })?;
-        indices("open page slots", &open.page_slot, g.slots, false)?;
-        ensure(
-            self.pslc.next_lpn == NIL || (self.pslc.next_lpn as u64) <= g.user_units,
-            || "the sequential-stream detector points past the drive".into(),
-        )?;
-        if let (Some(m), Some(f)) = (&self.map_cache, &fresh.map_cache) {
-            m.check_loaded(f)?;
-        }
-        ensure(
-            self.map_cache.is_some() == fresh.map_cache.is_some(),
-            || "the map cache differs from its config's".into(),
-        )?;
-        if let Some(o) = &self.oracle {
-            o.check_loaded(g)?;
-        }
+        Ok(())
+    }
+
+    /// With power cuts on: the spare-area records name each mapped unit's
+    /// slot as its newest copy, newer than its last TRIM (recovery would
+    /// find it).
+    fn check_spare_area(&self) -> Checked {
+        let g = &self.g;
         if let Some(p) = &self.power {
-            p.check_loaded(g)?;
-            let Some(o) = &self.oracle else {
-                return Err("a drive with power cuts has no integrity oracle".into());
-            };
-            ensure(o.acks.is_some(), || {
-                "a drive with power cuts keeps no acknowledgements".into()
-            })?;
-        }
-        // Every block a queue holds is free, once.
-        let mut queued = vec![false; g.blocks as usize];
-        for q in self.blocks.free().iter().chain(self.blocks.cache_free()) {
-            for &b in q.iter() {
-                ensure(!std::mem::replace(&mut queued[b as usize], true), || {
-                    format!("block {b} is queued twice")
-                })?;
-                ensure(self.blocks.state()[b as usize] == BlockState::Free, || {
-                    format!("block {b} is queued as free but is not")
-                })?;
-            }
-        }
-        self.check_invariants()?;
-        if let Some(o) = &self.oracle {
-            // Every unit holds its latest version (or, trimmed, nothing).
-            (0..g.user_units as u32).try_for_each(|lpn| o.check(lpn, self.lookup(lpn)))?;
-        }
-        if let Some(p) = &self.power {
-            // The spare-area records name each mapped unit's slot as its
-            // newest copy, newer than its last TRIM: recovery would find it.
             let mut newest = vec![(0u64, NIL); g.user_units as usize];
             for (slot, &seq) in p.seq.iter().enumerate().filter(|(_, &seq)| seq != 0) {
                 let n = &mut newest[self.map.lpn_at(slot as u32) as usize];

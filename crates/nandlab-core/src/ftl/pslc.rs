@@ -8,6 +8,9 @@
 
 use super::{Ftl, NIL};
 use crate::config::{Config, PslcConfig, PslcKind};
+use crate::ftl::blocks::{BlockState, BlockTable};
+use crate::geometry::Geometry;
+use crate::sanity::{ensure, indices, len, Checked};
 use crate::schedule::timeline::Timeline;
 use crate::SimError;
 use serde::{Deserialize, Serialize};
@@ -48,6 +51,60 @@ impl Pslc {
             stream_units: 0,
             direct_after_units: p.direct_write_after.div_ceil(g.unit_size as u64),
         }
+    }
+
+    /// Checks a loaded cache state (its frontier is checked with the
+    /// others'): its queues hold exactly the sealed cache blocks of their
+    /// pools, each once; the dynamic cache's counts add up; the stream
+    /// detector points inside the drive.
+    pub(super) fn check_loaded(&self, g: &Geometry, t: &BlockTable) -> Checked {
+        let pools = g.pools as u64;
+        len("dynamic_in_use", self.dynamic_in_use.len(), pools)?;
+        for (name, fifos) in [
+            ("static cache queue", &self.static_fifo),
+            ("dynamic cache queue", &self.dynamic_fifo),
+        ] {
+            len(name, fifos.len(), pools)?;
+            for (p, fifo) in fifos.iter().enumerate() {
+                indices(name, fifo, g.blocks as u64, false)?;
+                ensure(fifo.iter().all(|&b| g.pool_of_block(b) == p as u32), || {
+                    format!("a {name} holds a block of another GC pool")
+                })?;
+            }
+        }
+        // The cache queues hold exactly the sealed cache blocks, each once
+        // (as the victim index holds the sealed native ones).
+        let mut queued = vec![false; g.blocks as usize];
+        for (fifos, statics) in [(&self.static_fifo, true), (&self.dynamic_fifo, false)] {
+            for &b in fifos.iter().flatten() {
+                let i = b as usize;
+                let cached = t.in_cache()[i] && t.static_cache()[i] == statics;
+                ensure(
+                    !std::mem::replace(&mut queued[i], true)
+                        && cached
+                        && t.state()[i] == BlockState::Sealed,
+                    || format!("block {b} should not be in a cache queue"),
+                )?;
+            }
+        }
+        let sealed_cache = |b: usize| t.in_cache()[b] && t.state()[b] == BlockState::Sealed;
+        ensure(
+            (0..g.blocks as usize).all(|b| queued[b] == sealed_cache(b)),
+            || "a sealed cache block is in no cache queue".into(),
+        )?;
+        let mut dynamic = vec![0u32; g.pools as usize];
+        for b in 0..g.blocks as usize {
+            let in_use = matches!(t.state()[b], BlockState::Open | BlockState::Sealed);
+            dynamic[g.pool_of_block(b as u32) as usize] +=
+                (t.in_cache()[b] && !t.static_cache()[b] && in_use) as u32;
+        }
+        ensure(dynamic == self.dynamic_in_use, || {
+            "the dynamic cache's block counts do not add up".into()
+        })?;
+        ensure(
+            self.next_lpn == NIL || (self.next_lpn as u64) <= g.user_units,
+            || "the sequential-stream detector points past the drive".into(),
+        )
     }
 }
 

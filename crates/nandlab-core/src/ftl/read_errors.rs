@@ -23,6 +23,7 @@ use crate::media::errors::{
 use crate::media::spread::Spread;
 use crate::media::vt::{state_shares, StateShares};
 use crate::media::ModeTiming;
+use crate::sanity::{ensure, same, Checked};
 use crate::seed::derive_seed;
 use crate::stats::ErrorTally;
 use rand::{RngExt, SeedableRng};
@@ -309,10 +310,26 @@ impl ReadErrors {
         }
     }
 
+    /// Checks a loaded model against `fresh`, the one its config makes: the
+    /// same settings and ECC tables, block tables that fit `blocks` blocks.
+    pub fn check_loaded(&self, fresh: &ReadErrors, blocks: u32) -> Checked {
+        same(
+            "the error model's settings",
+            &self.settings,
+            &fresh.settings,
+        )?;
+        ensure(self.fits(blocks), || {
+            "the error model's block arrays do not fit the drive".into()
+        })?;
+        ensure(self.same_tables(fresh), || {
+            "the error model's ECC tables are not the config's".into()
+        })
+    }
+
     /// Whether this state's block tables fit `blocks` blocks (a window per
     /// page type of each, and every cycle weight one a mean of `CYCLE_WEAR`
     /// can take).
-    pub fn fits(&self, blocks: u32) -> bool {
+    fn fits(&self, blocks: u32) -> bool {
         let (lo, hi) = CYCLE_WEAR
             .iter()
             .fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| {
@@ -329,7 +346,7 @@ impl ReadErrors {
     /// start at, all made from the config — are those `fresh` (a drive made
     /// from the same config) has: a snapshot's must be, or its reads would
     /// decode by another code.
-    pub fn same_tables(&self, fresh: &ReadErrors) -> bool {
+    fn same_tables(&self, fresh: &ReadErrors) -> bool {
         self.hard == fresh.hard && self.soft == fresh.soft && self.quiet == fresh.quiet
     }
 

@@ -153,6 +153,18 @@ impl BlockTable {
                 })?;
             }
         }
+        // Every block a queue holds is free, once.
+        let mut queued = vec![false; n as usize];
+        for q in self.free.iter().chain(&self.cache_free) {
+            for &b in q.iter() {
+                ensure(!std::mem::replace(&mut queued[b as usize], true), || {
+                    format!("block {b} is queued twice")
+                })?;
+                ensure(self.state[b as usize] == BlockState::Free, || {
+                    format!("block {b} is queued as free but is not")
+                })?;
+            }
+        }
         Ok(())
     }
 }

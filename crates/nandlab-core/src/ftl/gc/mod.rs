@@ -18,11 +18,13 @@ pub mod victim;
 
 use super::{Ftl, NIL};
 use crate::config::{Config, DeathRule, GcUntil};
-use crate::ftl::blocks::BlockState;
+use crate::ftl::blocks::{BlockState, BlockTable};
 use crate::ftl::gc::victim::{VictimIndex, WornRule};
 use crate::ftl::mapcache::MapAccess;
+use crate::geometry::Geometry;
 use crate::media::{CellMode, ModeTiming};
 use crate::power::PageKind;
+use crate::sanity::{ensure, indices, len, Checked};
 use crate::schedule::timeline::Timeline;
 use crate::{SimError, WearOut};
 use serde::{Deserialize, Serialize};
@@ -80,6 +82,28 @@ impl Gc {
             cursor: vec![0; g.pools as usize],
             pace: vec![0; g.pools as usize],
         }
+    }
+
+    /// Checks a loaded GC state (its frontiers are checked with the
+    /// others'): a figure per pool, each paced victim a victim of its pool.
+    pub(super) fn check_loaded(&self, g: &Geometry, blocks: &BlockTable) -> Checked {
+        let pools = g.pools as u64;
+        len("gc_fill", self.fill.len(), pools)?;
+        len("gc_ready", self.ready.len(), pools)?;
+        len("gc_active", self.active.len(), pools)?;
+        len("gc_cursor", self.cursor.len(), pools)?;
+        len("gc_pace", self.pace.len(), pools)?;
+        indices("gc_active", &self.active, g.blocks as u64, true)?;
+        for (p, &v) in self.active.iter().enumerate() {
+            ensure(
+                v == NIL
+                    || (g.pool_of_block(v) == p as u32
+                        && blocks.state()[v as usize] == BlockState::Victim
+                        && self.cursor[p] <= blocks.capacity()[v as usize]),
+                || format!("GC pool {p}'s paced victim is not a victim of that pool"),
+            )?;
+        }
+        Ok(())
     }
 }
 
