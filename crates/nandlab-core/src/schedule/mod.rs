@@ -8,5 +8,5 @@
 //! The drive above books host commands and transfers here too.
 
 mod backlog;
-pub mod die_queue;
+mod die_queue;
 pub mod timeline;

@@ -11,9 +11,9 @@ use crate::stats::{JobSummary, Latency, Row, ROWS_PER_PHASE};
 use std::mem::size_of;
 
 /// Bytes of RAM a run of `cfg` can take at most: the drive's state
-/// ([`drive_bytes`]), the largest phase's run state ([`phase_run_bytes`]: a
+/// (`drive_bytes`), the largest phase's run state (`phase_run_bytes`: a
 /// phase's is dropped when it ends) and the results every phase leaves
-/// ([`phase_result_bytes`]), and the run's two latency histograms. Jobs,
+/// (`phase_result_bytes`), and the run's two latency histograms. Jobs,
 /// queues, histograms, time-series rows and trace tables all scale with the
 /// config: a config asking for more than the machine has is refused before
 /// anything is allocated.
