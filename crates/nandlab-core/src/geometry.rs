@@ -44,6 +44,12 @@ impl FastDiv {
         }
     }
 
+    /// What it divides by.
+    #[inline]
+    pub fn divisor(self) -> u32 {
+        self.d
+    }
+
     #[inline]
     pub fn remainder(self, n: u32) -> u32 {
         n - self.quotient(n) * self.d

@@ -18,6 +18,7 @@ pub mod write_buffer;
 use crate::config::{CommandOrder, Config, WriteCache};
 use crate::drive::readahead::ReadAhead;
 use crate::drive::write_buffer::WriteBuffer;
+pub use crate::ftl::fill::FILL_CHUNK;
 use crate::ftl::mapcache::MapAccess;
 use crate::ftl::{Ftl, Programmed};
 use crate::host::workload::{Op, Request};
@@ -217,6 +218,14 @@ impl Drive {
     /// A fill phase lays out `count` units, the i-th at `lpn_of(i)`, at memory speed.
     pub fn fill(&mut self, count: u64, lpn_of: impl Fn(u64) -> u32) -> Result<(), SimError> {
         self.ftl.fill(count, lpn_of, &mut self.tl)
+    }
+
+    /// A sequential fill phase lays out units `first` .. `first + count`
+    /// in one go, as [`Drive::fill`] would in chunks of [`FILL_CHUNK`], in
+    /// time proportional to the blocks it opens, when the drive maps
+    /// nothing yet; returns false (having done nothing) otherwise.
+    pub fn fill_in_order(&mut self, first: u32, count: u64) -> Result<bool, SimError> {
+        self.ftl.fill_in_order(first, count, &mut self.tl)
     }
 
     /// A trim phase unmaps unit `lpn` at `t`.

@@ -99,6 +99,11 @@ impl Drive {
         self.ftl.check_invariants()
     }
 
+    /// Whether a fill was laid out as arithmetic (see [`Drive::fill_in_order`]).
+    pub fn fill_laid_out(&self) -> bool {
+        self.ftl.fill_laid_out()
+    }
+
     /// What the integrity oracle stamped and checked (None when it is off).
     pub fn integrity_counts(&self) -> Option<IntegrityCounts> {
         self.ftl.oracle().map(|o| IntegrityCounts {

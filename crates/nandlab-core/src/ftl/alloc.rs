@@ -1,7 +1,7 @@
 //! Allocation: the stripe of (die, GC pools) targets host pages go to in
 //! turn, the host write frontier per pool and the multi-plane page being
 //! filled, opening blocks for frontiers (with foreground GC when a pool runs
-//! short) and sealing full ones. The fill phases' fast path lives here too.
+//! short) and sealing full ones.
 
 use super::{Ftl, NIL};
 use crate::config::WriteCache;
@@ -187,7 +187,7 @@ impl Ftl {
     }
 
     /// Block `b` was sealed: it leaves its frontier and is filed.
-    fn sealed(&mut self, b: u32) {
+    pub(super) fn sealed(&mut self, b: u32) {
         let pool = self.g.pool_of_block(b) as usize;
         self.file_sealed(b, false);
         for frontier in [
@@ -275,94 +275,6 @@ impl Ftl {
             self.paced_gc(pool, ready, tl)?;
         }
         Ok(Some(programmed))
-    }
-
-    /// Writes `count` units, the i-th to `lpn_of(i)`, whole multi-plane pages
-    /// at a time: the fill phases' fast path (run with the timeline disabled).
-    pub fn fill(
-        &mut self,
-        count: u64,
-        lpn_of: impl Fn(u64) -> u32,
-        tl: &mut Timeline,
-    ) -> Result<(), SimError> {
-        // Preconditioning lays data out at memory speed: the map cache only
-        // notes which translation pages end up linear, and stays as cold as it was.
-        if let Some(m) = &mut self.map_cache {
-            m.untimed = true;
-        }
-        let result = self.fill_units(count, lpn_of, tl);
-        if let Some(m) = &mut self.map_cache {
-            m.untimed = false;
-        }
-        result
-    }
-
-    pub(super) fn fill_units(
-        &mut self,
-        count: u64,
-        lpn_of: impl Fn(u64) -> u32,
-        tl: &mut Timeline,
-    ) -> Result<(), SimError> {
-        let mut i = 0;
-        while i < count && self.alloc.open.filled != 0 {
-            self.write_unit(lpn_of(i), 0, tl, false)?;
-            i += 1;
-        }
-        let upp = self.g.units_per_page;
-        let stripe_units = self.stripe_units() as u64;
-        let (mut pages, start) = (0u64, i);
-        while count - i >= stripe_units {
-            let t = self.alloc.stripe[self.alloc.cursor];
-            for pool in t.first_pool..t.first_pool + t.pools {
-                let mut b = self.alloc.host_block[pool as usize];
-                if b == NIL {
-                    b = self.open_block(pool, 0, tl, false)?;
-                    self.alloc.host_block[pool as usize] = b;
-                    // Laid out at memory speed: GC has no host pace to keep,
-                    // it refills the pool at once.
-                    if self.blocks.free_count(pool) < self.gc.start {
-                        self.collect(pool, 0, tl, self.gc.start)?;
-                    }
-                }
-                let bi = b as usize;
-                let base = self.g.block_base(b) + self.blocks.written()[bi];
-                for slot in base..base + upp {
-                    let lpn = lpn_of(i);
-                    i += 1;
-                    if let Some(m) = &mut self.map_cache {
-                        m.host_written(lpn);
-                    }
-                    if let Some(old) = self.map.place(lpn, slot) {
-                        self.invalidate(old);
-                    }
-                    if let Some(o) = &mut self.oracle {
-                        o.host_write(lpn, slot);
-                    }
-                    if let Some(p) = &mut self.power {
-                        p.placed(slot, 0);
-                    }
-                }
-                if let Some(p) = &mut self.power {
-                    p.programmed(base / upp, 0, 0, PageKind::Host);
-                }
-                if self.blocks.fill_page(b, upp) {
-                    self.sealed(b);
-                }
-            }
-            pages += t.pools as u64;
-            self.alloc.cursor += 1;
-            if self.alloc.cursor == self.alloc.stripe.len() {
-                self.alloc.cursor = 0;
-            }
-        }
-        self.clock += i - start;
-        self.counters.flash_programs_host += pages;
-        self.counters.flash_units_host += i - start;
-        while i < count {
-            self.write_unit(lpn_of(i), 0, tl, false)?;
-            i += 1;
-        }
-        Ok(())
     }
 
     pub(super) fn open_page(&mut self, now: u64, tl: &mut Timeline) -> Result<(), SimError> {

@@ -19,7 +19,8 @@ impl Ftl {
             "the drive's geometry differs from its config's".into()
         })?;
         same("the FTL's settings", &self.settings(), &fresh.settings())?;
-        self.map.check_loaded(g)?;
+        let (stripe, step_pools) = self.stripe_pools();
+        self.map.check_loaded(g, &stripe, step_pools)?;
         self.blocks.check_loaded(&fresh.blocks, g)?;
         match (&self.errors, &fresh.errors) {
             (None, None) => {}

@@ -11,8 +11,10 @@
 
 pub mod alloc;
 pub mod blocks;
+pub mod fill;
 pub mod flash;
 pub mod gc;
+mod laid;
 mod loaded;
 pub mod map;
 pub mod mapcache;
@@ -306,6 +308,11 @@ impl Ftl {
             return Err(format!("{total} valid slots but {mapped} mapped units"));
         }
         Ok(())
+    }
+
+    /// Whether a fill was laid out as arithmetic ([`Ftl::fill_in_order`]).
+    pub fn fill_laid_out(&self) -> bool {
+        self.map.has_layout()
     }
 
     /// The parts of the maps a fill of `count` units from `first_lpn` will

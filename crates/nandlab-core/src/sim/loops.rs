@@ -5,6 +5,7 @@
 use super::progress::{Progress, ProgressFn, Stop, Tally, PROGRESS_EVERY};
 use super::{Flow, PhaseRun, Simulator};
 use crate::config::{Arrival, PhaseConfig, PhaseKind};
+use crate::drive::FILL_CHUNK;
 use crate::host::trace::replay::Replay;
 use crate::host::workload::{Generator, Op, Pattern, Request, Scatter};
 use crate::math::Deterministic;
@@ -303,17 +304,27 @@ impl Simulator {
         let scatter = (p.pattern != Pattern::Sequential)
             .then(|| Scatter::new(span, derive_seed(run.seed, "fill", 0)));
         let fill = p.kind == PhaseKind::Fill;
-        // On a fresh drive, a helper thread has the OS back the maps ahead of
-        // the fill (first-touch page faults cost as much as the fill itself).
+        // A sequential fill of a drive that maps nothing yet is laid out in
+        // one go, in time proportional to the blocks it opens.
+        if fill
+            && self.layouts
+            && scatter.is_none()
+            && *done == 0
+            && self.drive.fill_in_order(first as u32, units)?
+        {
+            *done = units;
+        }
+        // Otherwise, on a fresh drive, a helper thread has the OS back the
+        // maps ahead of the fill (first-touch page faults cost as much as
+        // the fill itself).
         let fresh = self.drive.counters() == Counters::default() && *done == 0;
         let regions = self.drive.fill_regions(first, units);
         std::thread::scope(|scope| {
-            if fill && fresh && units > 1 << 20 {
+            if fill && fresh && units > FILL_CHUNK {
                 scope.spawn(move || memory::populate(&regions));
             }
-            let chunk = 1 << 20;
             while *done < units {
-                let n = chunk.min(units - *done);
+                let n = FILL_CHUNK.min(units - *done);
                 let at = *done;
                 let lpn_of =
                     |i: u64| (first + scatter.as_ref().map_or(at + i, |s| s.map(at + i))) as u32;

@@ -86,6 +86,9 @@ pub struct Simulator {
     interrupt: Arc<AtomicBool>,
     /// When the last progress report went out (kept across pauses).
     last_report: Instant,
+    /// Sequential fills of a drive that maps nothing may be laid out as
+    /// arithmetic (see [`Simulator::fill_unit_by_unit`]).
+    layouts: bool,
 }
 
 /// A phase under way: everything it needs to go on besides the drive. The
@@ -154,7 +157,14 @@ impl Simulator {
             pending: None,
             interrupt: Arc::new(AtomicBool::new(false)),
             last_report: Instant::now(),
+            layouts: true,
         }
+    }
+
+    /// Fills every unit one by one, as the fast layout of a sequential fill
+    /// stands for (to check that it gives the same results).
+    pub fn fill_unit_by_unit(&mut self) {
+        self.layouts = false;
     }
 
     pub fn config(&self) -> &Config {

@@ -26,7 +26,7 @@ use std::sync::Arc;
 /// The first bytes of every snapshot.
 pub const MAGIC: &[u8; 16] = b"nandlab-snapshot";
 /// Bumped whenever the body's layout changes.
-pub const FORMAT: u32 = 18;
+pub const FORMAT: u32 = 19;
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The longest version string a header may give.
 const MAX_VERSION_LEN: u32 = 64;
@@ -439,6 +439,7 @@ fn read_state(file: &mut File, path: &Path, fit: Fit) -> Result<Loaded, SimError
         power_losses: body.power_losses.owned(),
         pending: phase,
         interrupt: Arc::new(AtomicBool::new(false)),
+        layouts: true,
     };
     Ok(Loaded {
         sim,

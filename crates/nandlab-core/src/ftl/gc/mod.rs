@@ -363,6 +363,9 @@ impl Ftl {
             self.pslc.dynamic_in_use[pool as usize] -= 1;
         }
         let usable = self.blocks.erase(v, pool);
+        let base = self.g.block_base(v) as usize;
+        self.map
+            .erased(v, base..base + self.g.units_per_block as usize);
         if let Some(e) = self.errors.as_deref_mut() {
             e.erased(v, self.blocks.erase_count()[vi]);
         }
