@@ -19,8 +19,8 @@
 //! state — never one it never had, never trimmed data back — and the drive's
 //! count of lost acknowledged writes must match the test's.
 
+use nandlab_core::config::registered_policies;
 use nandlab_core::drive::Drive;
-use nandlab_core::ftl::gc::victim::POLICIES;
 use nandlab_core::host::workload::{Op, Request};
 use nandlab_core::Config;
 use proptest::prelude::*;
@@ -29,12 +29,12 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::LazyLock;
 
-/// GC set-ups under test: every registered GC policy (`POLICIES`: a policy
+/// GC set-ups under test: every registered GC policy (`registered_policies`: a policy
 /// added by the recipe is covered without a line here), then the features
 /// below, as `[ftl]` lines and `[device.wear]` ratings.
 static FTLS: LazyLock<Vec<(String, &str)>> = LazyLock::new(|| {
-    POLICIES
-        .iter()
+    registered_policies()
+        .into_iter()
         .map(|p| (format!("gc = \"{}\"", p.spelled(3)), ""))
         .chain(FEATURES.iter().map(|&(ftl, wear)| (ftl.to_string(), wear)))
         .collect()

@@ -7,7 +7,7 @@
 //! policy), and a pSLC ZombieNAND drive run until it dies. Damaged, truncated and foreign files are refused with a
 //! message that says so.
 
-use nandlab_core::ftl::gc::victim::POLICIES;
+use nandlab_core::config::registered_policies;
 use nandlab_core::sim::{ConfigText, Every, SnapshotPlan, SNAPSHOT_FORMAT};
 use nandlab_core::stats::{Row, Summary};
 use nandlab_core::{stats::power_loss::PowerLossEvent, SimError, Simulator};
@@ -247,7 +247,7 @@ fn cuts_under(gc: &str) -> String {
 /// and resumed, the run ends as one never stopped.
 #[test]
 fn every_gc_policy_resumes_bit_identical_through_power_cuts() {
-    for p in POLICIES {
+    for p in registered_policies() {
         same_when_resumed(
             p.name,
             &cuts_under(&p.spelled(3)),
@@ -612,15 +612,15 @@ fn rechecksummed(bytes: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
 /// ended 16 times in an internal error (an index out of bounds) and ran 11
 /// times on a corrupt state. Bits flipped all over the state of drives of
 /// every kind (buckets, d-choices sets, FIFO and pSLC queues, power-loss
-/// records, a map cache, ZombieNAND) must be refused on load in one line,
+/// records, a map cache, ZombieNAND, a fill's layout) must be refused on load in one line,
 /// or run: never panic. `MUTATIONS` sets the flips per drive (40 here; 3,000
 /// each were tried once, see the closing note of issue 17).
 #[test]
 fn altered_snapshots_are_refused_or_run_but_never_panic() {
     let n: u64 = std::env::var("MUTATIONS").map_or(40, |v| v.parse().unwrap());
     // Every registered GC policy's index, each paused in another phase.
-    let policies: Vec<(&str, String, usize)> = POLICIES
-        .iter()
+    let policies: Vec<(&str, String, usize)> = registered_policies()
+        .into_iter()
         .enumerate()
         .map(|(i, p)| {
             (
@@ -631,7 +631,11 @@ fn altered_snapshots_are_refused_or_run_but_never_panic() {
         })
         .collect();
     let mut refused_count = 0;
+    // A sequential fill: the map reads what it laid from its layout.
+    let laid = PHASES.replace("volume = 0.8\npattern = \"random\"", "volume = 0.8");
+    assert_ne!(laid, PHASES);
     let others = [
+        ("laid out", laid, 1),
         ("cuts", CUTS.to_string(), 1),
         ("cached", CACHED.to_string(), 1),
         ("lifetime", LIFETIME.to_string(), 0),

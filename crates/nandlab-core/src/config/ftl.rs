@@ -10,9 +10,65 @@ use super::shape::Shape;
 use super::values::err;
 use super::zombie::{self, WearRules};
 use super::{Capacity, ConfigError};
-use crate::ftl::gc::victim::POLICIES;
 use crate::geometry::Geometry;
 use serde::Serialize;
+
+/// The GC victim policies the FTL registers (each with its line in
+/// `ftl::gc::victim`'s list, where its name lives, once): config, a layer
+/// below, learns them here. In link order: [`registered_policies`] puts
+/// them in the list's.
+#[linkme::distributed_slice]
+pub static REGISTERED_POLICIES: [Registered];
+
+/// A registered policy, as config sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Registered {
+    pub name: &'static str,
+    /// How it is written with its parameter (`"d-choices:N"`), if it takes one.
+    pub form: Option<&'static str>,
+    /// Whether it runs ZombieNAND's usage-table GC under wear levelling.
+    pub wear_aware: bool,
+    /// Its place in the registering list (messages list the policies in it).
+    pub rank: u32,
+}
+
+impl Registered {
+    /// How `[ftl] gc` names it, with `parameter` if it takes one
+    /// (`"greedy"`, `"d-choices:3"`): what tests run every policy with.
+    pub fn spelled(&self, parameter: u32) -> String {
+        match self.form {
+            Some(_) => format!("{}:{parameter}", self.name),
+            None => self.name.to_string(),
+        }
+    }
+}
+
+/// The registered GC policies, in the registering list's order.
+pub fn registered_policies() -> Vec<&'static Registered> {
+    let mut all: Vec<_> = REGISTERED_POLICIES.iter().collect();
+    all.sort_by_key(|p| p.rank);
+    all
+}
+
+/// Where `name` is in `names` (their count if it is not): a registered
+/// policy's rank, worked out where it registers.
+pub const fn rank_in(names: &[&str], name: &str) -> u32 {
+    let mut i = 0;
+    while i < names.len() {
+        let (a, b) = (names[i].as_bytes(), name.as_bytes());
+        let mut same = a.len() == b.len();
+        let mut j = 0;
+        while same && j < a.len() {
+            same = a[j] == b[j];
+            j += 1;
+        }
+        if same {
+            return i as u32;
+        }
+        i += 1;
+    }
+    names.len() as u32
+}
 
 /// `[ftl] gc`: a GC victim policy registered in `ftl::gc::victim` (its
 /// names live there, once), and its parameter if it takes one (`d-choices:N`).
@@ -31,7 +87,9 @@ impl GcPolicy {
 
     /// Whether it runs ZombieNAND's usage-table GC under wear levelling.
     pub(super) fn wear_aware(self) -> bool {
-        POLICIES.iter().any(|p| p.name == self.name && p.wear_aware)
+        REGISTERED_POLICIES
+            .iter()
+            .any(|p| p.name == self.name && p.wear_aware)
     }
 }
 
@@ -144,8 +202,8 @@ pub enum GcScope {
 
 /// `[ftl] gc`: the registered policies, by name or, with a parameter, by form.
 fn gc_policies() -> Vec<(&'static str, Meaning<GcPolicy>)> {
-    POLICIES
-        .iter()
+    registered_policies()
+        .into_iter()
         .map(|p| match p.form {
             None => (
                 p.name,
@@ -161,7 +219,7 @@ fn gc_policies() -> Vec<(&'static str, Meaning<GcPolicy>)> {
 
 /// A policy written `name:N`, N ≥ 1.
 fn with_parameter(w: &FormWord) -> Result<GcPolicy, String> {
-    let name = POLICIES
+    let name = REGISTERED_POLICIES
         .iter()
         .find(|p| p.form == Some(w.form))
         .expect("a registered form")

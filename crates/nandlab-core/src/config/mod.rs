@@ -32,7 +32,10 @@ mod zombie;
 pub use device::{Capacity, DeviceConfig, Suspend, SuspendOps, WearConfig, WriteCache};
 pub use error::{did_you_mean, ConfigError};
 pub use errors::ErrorsConfig;
-pub use ftl::{CommandOrder, FtlConfig, GcPolicy, GcScope, GcUntil, StripeDim};
+pub use ftl::{
+    rank_in, registered_policies, CommandOrder, FtlConfig, GcPolicy, GcScope, GcUntil, Registered,
+    StripeDim, REGISTERED_POLICIES,
+};
 pub use jobs::MAX_JOBS_PER_PHASE;
 pub use phase::{Arrival, PhaseConfig, PhaseKind, MAX_NAME_CHARS};
 

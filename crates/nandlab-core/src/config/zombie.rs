@@ -3,11 +3,11 @@
 //! switch and its early-switch pool (wear-unleveling), and when a worn drive
 //! counts as dead.
 
+use super::ftl::registered_policies;
 use super::keyword::{Keywords, Meaning::*};
 use super::raw::RawFtl;
 use super::values::err;
 use super::{ConfigError, GcPolicy};
-use crate::ftl::gc::victim::POLICIES;
 use crate::geometry::Geometry;
 use serde::{Deserialize, Serialize};
 
@@ -157,7 +157,7 @@ pub(super) fn validate(
             key,
             format!(
                 "works with gc = \"{}\" (ZombieNAND's usage-table GC), found gc = \"{}\"",
-                POLICIES
+                registered_policies()
                     .iter()
                     .filter(|p| p.wear_aware)
                     .map(|p| p.name)

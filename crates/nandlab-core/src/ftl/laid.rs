@@ -6,7 +6,7 @@
 //! block the pool had open then. A fill then costs time in the blocks it
 //! opens, not the units it lays, and the map's untouched entries stay
 //! untouched memory (the map reads an entry it never wrote as "where the
-//! fill laid it": [`crate::ftl::map`]).
+//! fill laid it", `ftl::map`).
 
 use crate::geometry::{FastDiv, Geometry};
 use crate::sanity::{ensure, Checked};
@@ -39,6 +39,9 @@ struct Run {
 pub struct Laid {
     first: u32,
     units: u32,
+    /// Of them, those no write, relocation or TRIM has taken from where
+    /// the fill laid them.
+    live: u32,
     /// Units a page holds and a block holds; units a stripe step lays (its
     /// pools × a page); steps in a stripe cycle.
     page_units: FastDiv,
@@ -61,6 +64,7 @@ impl Laid {
         Laid {
             first,
             units: 0,
+            live: 0,
             page_units: g.fast.units_per_page,
             block_units: g.fast.units_per_block,
             step_units: FastDiv::new(step_pools * g.units_per_page),
@@ -84,6 +88,11 @@ impl Laid {
         self.step_units.divisor() * self.steps.divisor()
     }
 
+    /// The first unit laid.
+    pub fn first(&self) -> u32 {
+        self.first
+    }
+
     /// The unit after the last one laid.
     pub fn end(&self) -> u32 {
         self.first + self.units
@@ -97,7 +106,27 @@ impl Laid {
 
     /// The fill has laid units up to (not including) unit `end`.
     pub fn laid_to(&mut self, end: u32) {
+        self.live += end - self.first - self.units;
         self.units = end - self.first;
+    }
+
+    /// A unit it laid has left where it was laid (written, moved, trimmed).
+    #[inline]
+    pub fn left(&mut self) {
+        self.live -= 1;
+    }
+
+    /// How many of its units still live where it laid them.
+    pub fn live(&self) -> u32 {
+        self.live
+    }
+
+    /// Whether a quarter or more of its units still live where it laid them
+    /// (a unit looked up is then likely to be read from it: worth fetching
+    /// its run ahead).
+    #[inline]
+    pub fn mostly_live(&self) -> bool {
+        self.live as u64 * 4 >= self.units as u64
     }
 
     /// Pool `pool`'s pages of the fill from its `from`-th go to block

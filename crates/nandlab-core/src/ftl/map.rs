@@ -73,7 +73,7 @@ impl Map {
     }
 
     /// The unit slot `slot` was last written with (whether or not that copy
-    /// is still the unit's: see [`Map::holds`]).
+    /// is still the unit's: see [`Map::holder`]).
     #[inline]
     pub fn lpn_at(&self, slot: u32) -> u32 {
         match self.p2l[slot as usize] {
@@ -91,18 +91,10 @@ impl Map {
             .unwrap_or(0)
     }
 
-    /// Whether `slot` holds the current copy of its unit.
-    #[inline]
-    pub fn holds(&self, slot: u32) -> bool {
-        let lpn = self.lpn_at(slot);
-        let entry = self.l2p[lpn as usize];
-        entry == slot + 1 || (entry == 0 && self.unwritten_slot(lpn, 0) == Some(slot))
-    }
-
     /// `lpn` now lives in `slot`; returns the slot it left, if any.
     #[inline]
     pub fn place(&mut self, lpn: u32, slot: u32) -> Option<u32> {
-        let old = self.slot_of(lpn);
+        let old = self.leave(lpn);
         self.l2p[lpn as usize] = slot + 1;
         self.p2l[slot as usize] = lpn;
         old
@@ -111,10 +103,30 @@ impl Map {
     /// `lpn` is mapped no more (TRIM); returns the slot it left, if any.
     #[inline]
     pub fn unmap(&mut self, lpn: u32) -> Option<u32> {
-        let old = self.slot_of(lpn);
+        let old = self.leave(lpn);
         let laid = self.laid.as_deref().is_some_and(|l| l.covers(lpn));
         self.l2p[lpn as usize] = if laid { GONE } else { 0 };
         old
+    }
+
+    /// The slot `lpn` leaves as its entry is written, if mapped.
+    #[inline]
+    fn leave(&mut self, lpn: u32) -> Option<u32> {
+        let entry = self.l2p[lpn as usize];
+        let old = self.entry_slot(lpn, entry);
+        if entry == 0 && old.is_some() {
+            self.laid_mut().left();
+        }
+        old
+    }
+
+    /// The unit `slot` holds the current copy of, if any.
+    #[inline]
+    pub fn holder(&self, slot: u32) -> Option<u32> {
+        let lpn = self.lpn_at(slot);
+        let entry = self.l2p[lpn as usize];
+        (entry == slot + 1 || (entry == 0 && self.unwritten_slot(lpn, 0) == Some(slot)))
+            .then_some(lpn)
     }
 
     /// A sequential fill begins to lay units out as `laid` (on a map with
@@ -151,7 +163,11 @@ impl Map {
     #[inline]
     pub fn prefetch(&self, lpn: u32) {
         memory::prefetch(&self.l2p, lpn as usize);
-        if let Some(l) = self.laid.as_deref().filter(|l| l.covers(lpn)) {
+        if let Some(l) = self
+            .laid
+            .as_deref()
+            .filter(|l| l.mostly_live() && l.covers(lpn))
+        {
             l.prefetch(lpn);
         }
     }
@@ -221,6 +237,10 @@ impl Map {
                 bad.unwrap_or(0),
                 g.slots
             )
+        })?;
+        let live = (laid.first()..laid.end()).filter(|&lpn| self.l2p[lpn as usize] == 0);
+        ensure(live.count() == laid.live() as usize, || {
+            "the fill layout's count of units where it laid them is wrong".into()
         })
     }
 }

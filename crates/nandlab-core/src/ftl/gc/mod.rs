@@ -306,8 +306,7 @@ impl Ftl {
             let first = base + page * upp;
             let mut n = 0usize;
             for s in first..first + upp {
-                if self.map.holds(s) {
-                    let lpn = self.map.lpn_at(s);
+                if let Some(lpn) = self.map.holder(s) {
                     if n == lpns.len() {
                         self.copy_units(pool, die, page, run, &lpns[..n], now, tl)?;
                         n = 0;

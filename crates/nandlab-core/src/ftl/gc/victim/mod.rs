@@ -18,7 +18,7 @@ mod life_index;
 pub mod seal_order;
 pub mod set;
 
-use crate::config::{LifeAverage, LifeSkip};
+use crate::config::{rank_in, LifeAverage, LifeSkip, Registered, REGISTERED_POLICIES};
 use crate::ftl::blocks::{BlockState, BlockTable};
 use crate::geometry::Geometry;
 use crate::sanity::{ensure, Checked};
@@ -104,27 +104,6 @@ pub trait VictimPolicy: Sized {
     ) -> Checked;
 }
 
-/// A registered policy, as config sees it.
-#[derive(Debug, Clone, Copy)]
-pub struct Registered {
-    pub name: &'static str,
-    /// How it is written with its parameter (`"d-choices:N"`), if it takes one.
-    pub form: Option<&'static str>,
-    /// Whether it runs ZombieNAND's usage-table GC under wear levelling.
-    pub wear_aware: bool,
-}
-
-impl Registered {
-    /// How `[ftl] gc` names it, with `parameter` if it takes one
-    /// (`"greedy"`, `"d-choices:3"`): what tests run every policy with.
-    pub fn spelled(&self, parameter: u32) -> String {
-        match self.form {
-            Some(_) => format!("{}:{parameter}", self.name),
-            None => self.name.to_string(),
-        }
-    }
-}
-
 /// Declares the registered policies: a module and a type each.
 macro_rules! policies {
     ($($module:ident :: $policy:ident),* $(,)?) => {
@@ -136,15 +115,19 @@ macro_rules! policies {
             $($policy($module::$policy),)*
         }
 
-        /// The registered policies, in the order messages list them, for
-        /// `[ftl] gc`.
-        pub const POLICIES: &[Registered] = &[
-            $(Registered {
+        /// The registered policies' names, in the order messages list them.
+        const ORDER: &[&str] = &[$($module::$policy::NAME,)*];
+
+        // Each policy tells config (a layer below) its name, form and rank.
+        $(const _: () = {
+            #[linkme::distributed_slice(REGISTERED_POLICIES)]
+            static REGISTERED: Registered = Registered {
                 name: $module::$policy::NAME,
                 form: <$module::$policy as VictimPolicy>::FORM,
                 wear_aware: <$module::$policy as VictimPolicy>::WEAR_AWARE,
-            },)*
-        ];
+                rank: rank_in(ORDER, $module::$policy::NAME),
+            };
+        };)*
 
         impl VictimIndex {
             /// The index of policy `name` (a registered one) for `g`.
