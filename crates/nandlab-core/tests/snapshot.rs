@@ -213,6 +213,15 @@ fn every_kind_of_phase_resumes_bit_identical() {
 }
 
 #[test]
+fn a_laid_out_fill_resumes_bit_identical() {
+    // A sequential fill: the map reads what it laid from its layout, which
+    // a snapshot keeps (and later writes, GC and TRIMs wear away).
+    let laid = PHASES.replace("volume = 0.8\npattern = \"random\"", "volume = 0.8");
+    assert_ne!(laid, PHASES);
+    same_when_resumed("laid-out", &laid, Every::SimNs(5_000_000), 2);
+}
+
+#[test]
 fn a_lifetime_run_resumes_bit_identical_to_its_death() {
     // A snapshot every 256 MiB written; the run stops at progress reports.
     same_when_resumed("lifetime", LIFETIME, Every::HostBytes(256 << 20), u32::MAX);

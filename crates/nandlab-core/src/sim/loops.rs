@@ -313,6 +313,7 @@ impl Simulator {
             && self.drive.fill_in_order(first as u32, units)?
         {
             *done = units;
+            self.laid_out_so_far(1.0, progress)?;
         }
         // Otherwise, on a fresh drive, a helper thread has the OS back the
         // maps ahead of the fill (first-touch page faults cost as much as
@@ -341,27 +342,35 @@ impl Simulator {
                 if can_pause && self.interrupt.load(Ordering::Relaxed) && *done < units {
                     return Ok(Flow::Paused);
                 }
-                if self.last_report.elapsed().as_secs_f64() < PROGRESS_EVERY {
-                    continue;
-                }
-                self.last_report = Instant::now();
-                let c = self.drive.counters();
-                let pr = Progress {
-                    fraction: *done as f64 / units as f64,
-                    sim_seconds: self.now as f64 / 1e9,
-                    host_write_bytes: c.host_write_bytes,
-                    host_read_bytes: c.host_read_bytes,
-                    requests: 0,
-                    wear_used: self.drive.wear_used(),
-                    reserve_used: self.drive.reserve_used(),
-                };
-                if !progress(&pr) {
-                    return Err(SimError::Aborted);
-                }
+                self.laid_out_so_far(*done as f64 / units as f64, progress)?;
             }
             self.drive.laid_out(fill, units * unit);
             Ok(Flow::Done(*end))
         })
+    }
+
+    /// A fill or trim phase has laid out `fraction` of its units: a
+    /// progress report, if one is due.
+    fn laid_out_so_far(&mut self, fraction: f64, progress: ProgressFn) -> Result<(), SimError> {
+        if self.last_report.elapsed().as_secs_f64() < PROGRESS_EVERY {
+            return Ok(());
+        }
+        self.last_report = Instant::now();
+        let c = self.drive.counters();
+        let pr = Progress {
+            fraction,
+            sim_seconds: self.now as f64 / 1e9,
+            host_write_bytes: c.host_write_bytes,
+            host_read_bytes: c.host_read_bytes,
+            requests: 0,
+            wear_used: self.drive.wear_used(),
+            reserve_used: self.drive.reserve_used(),
+        };
+        if progress(&pr) {
+            Ok(())
+        } else {
+            Err(SimError::Aborted)
+        }
     }
 
     /// An io or trace phase: requests until a stop condition, the trace's
