@@ -57,7 +57,7 @@ impl Drive {
                 .map_access(lpn as u32, MapAccess::Lookup, t, &mut self.tl);
             let Some(slot) = self
                 .ftl
-                .lookup(lpn as u32)
+                .lookup_to_read(lpn as u32)
                 .filter(|&s| self.ftl.is_programmed(s))
             else {
                 continue;
@@ -119,7 +119,7 @@ impl Drive {
                     self.ftl
                         .map_access(lpn as u32, MapAccess::Lookup, cmd, &mut self.tl),
                 );
-            let slot = match self.ftl.lookup(lpn as u32) {
+            let slot = match self.ftl.lookup_to_read(lpn as u32) {
                 Some(s) if self.ftl.is_programmed(s) => s,
                 // Still in the write buffer: no flash access.
                 Some(_) => {

@@ -39,8 +39,8 @@ struct Run {
 pub struct Laid {
     first: u32,
     units: u32,
-    /// Of them, those no write, relocation or TRIM has taken from where
-    /// the fill laid them.
+    /// Of them, those whose map entry is still unwritten (no write,
+    /// relocation, TRIM or read has written it).
     live: u32,
     /// Units a page holds and a block holds; units a stripe step lays (its
     /// pools × a page); steps in a stripe cycle.
@@ -110,23 +110,24 @@ impl Laid {
         self.units = end - self.first;
     }
 
-    /// A unit it laid has left where it was laid (written, moved, trimmed).
+    /// A unit it laid has its map entry written (it was written, moved,
+    /// trimmed, or read and its slot written down).
     #[inline]
     pub fn left(&mut self) {
         self.live -= 1;
     }
 
-    /// How many of its units still live where it laid them.
+    /// How many of its units' map entries are still unwritten.
     pub fn live(&self) -> u32 {
         self.live
     }
 
-    /// Whether a quarter or more of its units still live where it laid them
-    /// (a unit looked up is then likely to be read from it: worth fetching
+    /// Whether half or more of its units' map entries are unwritten (a unit
+    /// looked up is then likely to be read from the layout: worth fetching
     /// its run ahead).
     #[inline]
     pub fn mostly_live(&self) -> bool {
-        self.live as u64 * 4 >= self.units as u64
+        self.live as u64 * 2 >= self.units as u64
     }
 
     /// Pool `pool`'s pages of the fill from its `from`-th go to block

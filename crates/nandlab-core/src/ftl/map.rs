@@ -66,6 +66,20 @@ impl Map {
         self.entry_slot(lpn, self.l2p[lpn as usize])
     }
 
+    /// [`Map::slot_of`] for a read: an entry a fill laid is written where
+    /// it reads (the next read of the unit finds it at once).
+    #[inline]
+    pub fn slot_to_read(&mut self, lpn: u32) -> Option<u32> {
+        let entry = self.l2p[lpn as usize];
+        if entry.wrapping_sub(1) < GONE - 1 {
+            return Some(entry - 1);
+        }
+        let slot = self.unwritten_slot(lpn, entry)?;
+        self.l2p[lpn as usize] = slot + 1;
+        self.laid_mut().left();
+        Some(slot)
+    }
+
     /// [`Map::slot_of`], and None for an address past the map.
     #[inline]
     pub fn slot_of_any(&self, lpn: u32) -> Option<u32> {

@@ -163,6 +163,13 @@ impl Ftl {
         self.map.slot_of(lpn)
     }
 
+    /// [`Ftl::lookup`] for a host read (the map writes down an entry a fill
+    /// laid, which it would otherwise work out at every read).
+    #[inline]
+    pub fn lookup_to_read(&mut self, lpn: u32) -> Option<u32> {
+        self.map.slot_to_read(lpn)
+    }
+
     /// Makes `lpn`'s mapping entry available no earlier than `t` for
     /// `access` (on a DRAM-less drive, reading its translation page on a
     /// miss). Returns when it is.
@@ -212,10 +219,11 @@ impl Ftl {
     /// in the bit-error model is fetched into cache (nothing without one).
     #[inline]
     pub fn will_decode(&self, lpn: u32) {
-        if let (Some(e), Some(s)) = (&self.errors, self.lookup_hinted(lpn)) {
-            if e.far_from_cache() {
-                e.prefetch(self.g.block_of_slot(s));
-            }
+        let Some(e) = self.errors.as_deref().filter(|e| e.far_from_cache()) else {
+            return;
+        };
+        if let Some(s) = self.lookup_hinted(lpn) {
+            e.prefetch(self.g.block_of_slot(s));
         }
     }
 
