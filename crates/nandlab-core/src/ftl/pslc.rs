@@ -92,9 +92,14 @@ impl Pslc {
             (0..g.blocks as usize).all(|b| queued[b] == sealed_cache(b)),
             || "a sealed cache block is in no cache queue".into(),
         )?;
+        // A dynamic block counts from its opening to its erase: a fold under
+        // way (a victim) still holds it.
         let mut dynamic = vec![0u32; g.pools as usize];
         for b in 0..g.blocks as usize {
-            let in_use = matches!(t.state()[b], BlockState::Open | BlockState::Sealed);
+            let in_use = matches!(
+                t.state()[b],
+                BlockState::Open | BlockState::Sealed | BlockState::Victim
+            );
             dynamic[g.pool_of_block(b as u32) as usize] +=
                 (t.in_cache()[b] && !t.static_cache()[b] && in_use) as u32;
         }
