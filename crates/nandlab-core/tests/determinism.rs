@@ -1,11 +1,10 @@
 //! Same config and seed → identical summary and time series; another seed → a different run.
 
 use nandlab_core::config::presets::DEFAULT_CONFIG;
-use nandlab_core::stats::{Row, Summary};
 use nandlab_core::{Config, Simulator};
 
 mod common;
-use common::SMALL_DRIVE;
+use common::{outcome, Outcome, SMALL_DRIVE};
 
 /// `SMALL_DRIVE` through a fill, a zipf mix and an open loop with idle gaps.
 fn small() -> String {
@@ -32,7 +31,7 @@ duration = "0.5s"
     )
 }
 
-fn run(text: &str, seed: Option<u64>) -> (Vec<Summary>, Vec<Vec<Row>>, Summary) {
+fn run(text: &str, seed: Option<u64>) -> Outcome {
     let mut cfg = Config::from_toml(text, "test").unwrap();
     if let Some(s) = seed {
         cfg.seed = s;
@@ -40,17 +39,7 @@ fn run(text: &str, seed: Option<u64>) -> (Vec<Summary>, Vec<Vec<Row>>, Summary) 
     let mut sim = Simulator::new(cfg);
     let phases = sim.run_all(&mut |_| true).unwrap();
     sim.drive().check_invariants().unwrap();
-    let strip = |mut s: Summary| {
-        s.wall_seconds = 0.0;
-        s.requests_per_wall_second = 0.0;
-        s
-    };
-    let rows = phases.iter().map(|p| p.rows.clone()).collect();
-    (
-        phases.into_iter().map(|p| strip(p.summary)).collect(),
-        rows,
-        strip(sim.run_summary()),
-    )
+    outcome(&sim, phases)
 }
 
 #[test]

@@ -3,13 +3,10 @@
 //! give what filling unit by unit gives, to the last figure, whatever comes
 //! after: GC, TRIM, a second fill, reads, snapshots.
 
-use nandlab_core::stats::{Row, Summary};
 use nandlab_core::{Config, Simulator};
 
 mod common;
-use common::SMALL_DRIVE;
-
-type Outcome = (Vec<Summary>, Vec<Vec<Row>>, Summary);
+use common::{outcome, Outcome, SMALL_DRIVE};
 
 fn run(text: &str, unit_by_unit: bool) -> Outcome {
     let cfg = Config::from_toml(text, "test").unwrap_or_else(|e| panic!("{e}"));
@@ -24,17 +21,7 @@ fn run(text: &str, unit_by_unit: bool) -> Outcome {
         !unit_by_unit,
         "the layout ran or not"
     );
-    let strip = |mut s: Summary| {
-        s.wall_seconds = 0.0;
-        s.requests_per_wall_second = 0.0;
-        s
-    };
-    let rows = phases.iter().map(|p| p.rows.clone()).collect();
-    (
-        phases.into_iter().map(|p| strip(p.summary)).collect(),
-        rows,
-        strip(sim.run_summary()),
-    )
+    outcome(&sim, phases)
 }
 
 /// `device` and `ftl` tables, then a fill of `volume` from `offset`, then

@@ -2,6 +2,8 @@
 // Each test crate uses some of these helpers, not all.
 #![allow(dead_code)]
 
+use nandlab_core::stats::{Row, Summary};
+use nandlab_core::{PhaseResult, Simulator};
 use std::path::{Path, PathBuf};
 
 /// `shared/traces/` above the checkout: the real trace samples, which the
@@ -26,3 +28,22 @@ blocks_per_plane = 32
 pages_per_block = 32
 over_provisioning = "25 %"
 "#;
+
+/// What a run gave, wall-clock figures left out: each phase's summary and
+/// time-series rows, and the run's summary (for runs compared figure by figure).
+pub type Outcome = (Vec<Summary>, Vec<Vec<Row>>, Summary);
+
+/// The [`Outcome`] of `phases`, run on `sim`.
+pub fn outcome(sim: &Simulator, phases: Vec<PhaseResult>) -> Outcome {
+    let strip = |mut s: Summary| {
+        s.wall_seconds = 0.0;
+        s.requests_per_wall_second = 0.0;
+        s
+    };
+    let rows = phases.iter().map(|p| p.rows.clone()).collect();
+    (
+        phases.into_iter().map(|p| strip(p.summary)).collect(),
+        rows,
+        strip(sim.run_summary()),
+    )
+}
