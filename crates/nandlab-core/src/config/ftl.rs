@@ -229,10 +229,13 @@ fn with_parameter(w: &FormWord) -> Result<GcPolicy, String> {
             name,
             parameter: Some(n),
         }),
-        _ => Err(format!(
-            "expected {} with N a whole number ≥ 1, found `{}`",
-            w.form, w.word
-        )),
+        _ => {
+            let letter = w.form.rsplit(':').next().unwrap_or("N");
+            Err(format!(
+                "expected {} with {letter} a whole number ≥ 1, found `{}`",
+                w.form, w.word
+            ))
+        }
     }
 }
 

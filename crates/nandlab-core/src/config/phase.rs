@@ -13,7 +13,7 @@ use crate::geometry::Geometry;
 use crate::host::trace::replay::ReplayConfig;
 use crate::host::workload::{Distribution, Pattern, Stream};
 use crate::media::wear::DataPattern;
-use crate::units::MAX_DURATION_NS;
+use crate::units::{human_bytes, MAX_DURATION_NS};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -334,14 +334,18 @@ fn stop(
     let stops = volume.is_some() || p.requests.is_some() || duration_ns.is_some() || until_dead;
     let volume = match kind {
         PhaseKind::Fill | PhaseKind::Trim => {
-            let (ws, offset) = (requests.working_set, requests.working_set_offset);
+            let ws = requests.working_set;
             let v = volume.unwrap_or(Volume::Capacities(ws));
-            if v.bytes(g.user_capacity_bytes) as f64
-                > g.user_capacity_bytes as f64 * (offset + ws) + 1.0
-            {
+            let covered = g.user_capacity_bytes as f64 * ws;
+            if v.bytes(g.user_capacity_bytes) as f64 > covered + 1.0 {
                 return at.err(
                     "volume",
-                    "a fill or trim covers at most the working set (each address once)",
+                    format!(
+                        "a fill or trim covers at most the working set, each address once: {} \
+                         here, found {}",
+                        human_bytes(covered as u64),
+                        human_bytes(v.bytes(g.user_capacity_bytes))
+                    ),
                 );
             }
             if p.requests.is_some() || duration_ns.is_some() {

@@ -105,6 +105,36 @@ fn unknown_keys_suggest_the_right_one() {
 }
 
 #[test]
+fn a_policy_with_a_bad_parameter_names_its_own_letter() {
+    for word in ["windowed-greedy:0", "windowed-greedy:x"] {
+        let e = error("", &format!("[ftl]\ngc = \"{word}\"\n{PHASE}"));
+        assert_eq!(
+            e,
+            format!(
+                "[ftl] gc: expected windowed-greedy:W with W a whole number ≥ 1, found `{word}`"
+            )
+        );
+    }
+}
+
+#[test]
+fn a_fill_or_trim_covers_its_working_set_wherever_it_starts() {
+    // Half the drive from its middle: a fill of 0.5 covers it, 0.6 is more than it holds (it
+    // was taken for the offset plus the working set, 1.0, and clamped when laid out).
+    let phase = |kind: &str, volume: &str| {
+        format!("[[phase]]\nkind = \"{kind}\"\nworking_set = 0.5\nworking_set_offset = 0.5\nvolume = {volume}\n")
+    };
+    for kind in ["fill", "trim"] {
+        assert!(load("", &phase(kind, "0.5")).is_ok());
+        let e = error("", &phase(kind, "0.6"));
+        assert!(
+            e.starts_with("[[phase]] #1 volume: a fill or trim covers at most the working set, each address once"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
 fn wrong_types_say_what_was_expected() {
     let e = error("planes_per_die = \"two\"", PHASE);
     assert!(
