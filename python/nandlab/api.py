@@ -88,11 +88,12 @@ def make_simulator(config: ConfigSource = None, seed: int | None = None) -> Simu
     return Simulator(text, format=fmt, source=source, seed=seed)
 
 
-def check_config(config: ConfigSource = None) -> None:
+def check_config(config: ConfigSource = None) -> dict[str, Any]:
     """Check a config (as ``make_simulator`` takes it) as a run reads it, without building the drive:
-    every key, the drive's shape and spare space. Raises ConfigError naming what is wrong."""
+    every key, the drive's shape and spare space. Raises ConfigError naming what is wrong; returns the
+    drive's figures (``Simulator.device``: geometry, capacities, interface)."""
     text, form, source = _config_text(config)
-    _core.check_config(text, source, form)
+    return _core.check_config(text, source, form)
 
 
 def _check_argument(name: str, value: Any, kinds: tuple[type, ...], expected: str) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from nandlab import api
+from nandlab import api, slicing
 from nandlab._core import ConfigError, SimulationError
 from nandlab.arguments import checked
 
@@ -143,6 +143,7 @@ def run(
     zombie: bool | None = None,
     seed: int | None = None,
     progress: api.Progress = "auto",
+    slice_by: int | str | None = None,
     **snapshots: Any,
 ) -> dict[str, Any]:
     """Run a config until the drive dies; ``zombie`` overrides ``[ftl] zombie`` (``False`` also
@@ -150,6 +151,8 @@ def run(
     ``progress`` as ``nandlab.run`` takes it (by default a bar in a Jupyter notebook).
     ``snapshot``, ``snapshot_every``, ``overwrite_snapshot`` and ``notes`` go to ``nandlab.run`` (a
     run that can stop and go on; ``of_result`` of the resumed Result is what this returns).
+    ``slice_by`` (a whole number, or ``"auto"``) runs the approximate mode: the drive cut to that
+    share of its blocks (``nandlab.slicing``), its bytes and time scaled back to the whole drive.
 
     Returns ``host_write_bytes`` (written until death), ``drive_writes`` (that over the user
     capacity), ``death`` (why, or None if a phase ended first), ``capacity_short_since_bytes`` (host
@@ -171,12 +174,20 @@ def run(
         ftl["zombie"] = zombie
         if not zombie:
             ftl["wear_unleveling"] = False
-    return of_result(api.run(cfg, seed=seed, progress=progress, **snapshots))
+    if slice_by is None:
+        return of_result(api.run(cfg, seed=seed, progress=progress, **snapshots))
+    part = slicing.cut(cfg, slice_by)
+    notes = {**(snapshots.pop("notes", None) or {}), "slice": part.describe()}
+    result = api.run(part.config, seed=seed, progress=progress, notes=notes, **snapshots)
+    return of_result(result, part.describe())
 
 
 @checked
-def of_result(result: api.Result) -> dict[str, Any]:
-    """A lifetime run's figures (see ``run``) from its Result."""
+def of_result(result: api.Result, sliced: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A lifetime run's figures (see ``run``) from its Result; from a slice of the drive
+    (``slicing.Slice.describe()``), as the whole drive's, with what the slice was under ``slice``."""
+    if sliced is not None:
+        return {**slicing.scaled(of_result(result), sliced), "slice": sliced}
     summary = result.summary
     return {
         "host_write_bytes": summary["host_write_bytes"],
@@ -214,10 +225,11 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 @checked
 def compare(
-    config: api.ConfigSource, seed: int | None = None, progress: api.Progress = "auto", timeseries: bool = False
+    config: api.ConfigSource, seed: int | None = None, progress: api.Progress = "auto", timeseries: bool = False,
+    slice_by: int | str | None = None,
 ) -> dict[str, Any]:
     """Run ZombieNAND and the baseline from the same config, each until death (``progress`` as
-    ``nandlab.run`` takes it: a bar for each run).
+    ``nandlab.run`` takes it: a bar for each run; ``slice_by`` as ``run`` takes it, for both).
 
     Returns ``lifetime_ratio`` (host bytes written until death, ZombieNAND / baseline),
     ``latency_ratio`` (mean request latency over the baseline's life, ZombieNAND / baseline),
@@ -228,9 +240,11 @@ def compare(
     # Both drives level wear the same way (ZombieNAND's usage-table GC), so
     # only the bit-mode switch and the early-switch pool differ.
     cfg = _with_wear_leveling(config)
-    zombie = run(cfg, zombie=True, seed=seed, progress=progress)
-    baseline = run(cfg, zombie=False, seed=seed, progress=progress)
+    zombie = run(cfg, zombie=True, seed=seed, progress=progress, slice_by=slice_by)
+    baseline = run(cfg, zombie=False, seed=seed, progress=progress, slice_by=slice_by)
     report = _report(_slim(zombie), _slim(baseline))
+    if "slice" in zombie:
+        report["slice"] = zombie["slice"]
     if timeseries:
         report.update(zombie_timeseries=zombie["result"].timeseries, baseline_timeseries=baseline["result"].timeseries)
     return report
@@ -247,7 +261,13 @@ def _slim(outcome: dict[str, Any]) -> dict[str, Any]:
     """``run``'s result with only the time-series columns the latency ratios need (a grid keeps
     hundreds of runs)."""
     slim = {k: v for k, v in outcome.items() if k != "result"}
-    slim["series"] = outcome["result"].timeseries.select("phase", "sim_seconds", "host_write_bytes", "iops", "latency_mean_us")
+    series = outcome["result"].timeseries.select("phase", "sim_seconds", "host_write_bytes", "iops", "latency_mean_us")
+    # A slice's bytes as the whole drive's, as its figures are.
+    sliced = outcome.get("slice")
+    if sliced is not None:
+        series = series.with_columns(
+            pl.col("host_write_bytes") * (sliced["user_capacity_bytes"] / sliced["simulated_capacity_bytes"]))
+    slim["series"] = series
     return slim
 
 

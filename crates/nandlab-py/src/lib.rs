@@ -264,20 +264,7 @@ impl Simulator {
     /// in alphabetical order.
     #[getter]
     fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let cfg = self.sim.config();
-        let d = &cfg.device;
-        let mut figures = BTreeMap::new();
-        for (key, value) in to_python(py, &cfg.geometry)?.cast_into::<PyDict>()?.iter() {
-            figures.insert(key.extract::<String>()?, value);
-        }
-        figures.insert("preset".into(), to_python(py, &d.preset)?);
-        figures.insert("capacity".into(), to_python(py, &d.capacity)?);
-        figures.insert("interface".into(), to_python(py, &d.interface.name)?);
-        figures.insert("link_rate".into(), to_python(py, &d.interface.link_rate)?);
-        figures.insert("channel_rate".into(), to_python(py, &d.channel_rate)?);
-        figures.insert("write_buffer".into(), to_python(py, &d.write_buffer)?);
-        figures.insert("multiplane".into(), to_python(py, &d.multiplane)?);
-        figures.into_pyobject(py)
+        drive_figures(py, self.sim.config())
     }
 
     #[getter]
@@ -904,16 +891,35 @@ fn death_causes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// A config's derived drive figures (geometry, capacities, interface), by key
+/// in alphabetical order: `Simulator.device`, and what `check_config` returns.
+fn drive_figures<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDict>> {
+    let d = &cfg.device;
+    let mut figures = BTreeMap::new();
+    for (key, value) in to_python(py, &cfg.geometry)?.cast_into::<PyDict>()?.iter() {
+        figures.insert(key.extract::<String>()?, value);
+    }
+    figures.insert("preset".into(), to_python(py, &d.preset)?);
+    figures.insert("capacity".into(), to_python(py, &d.capacity)?);
+    figures.insert("interface".into(), to_python(py, &d.interface.name)?);
+    figures.insert("link_rate".into(), to_python(py, &d.interface.link_rate)?);
+    figures.insert("channel_rate".into(), to_python(py, &d.channel_rate)?);
+    figures.insert("write_buffer".into(), to_python(py, &d.write_buffer)?);
+    figures.insert("multiplane".into(), to_python(py, &d.multiplane)?);
+    figures.into_pyobject(py)
+}
+
 /// Checks an experiment's TOML text as a run would read it (every key,
-/// the drive's shape and spare space) without building the drive;
-/// ConfigError with the engine's words.
+/// the drive's shape and spare space) without building the drive, and returns
+/// the drive's figures (as `Simulator.device`); ConfigError with the engine's words.
 #[pyfunction]
 #[pyo3(signature = (config, source = None, format = None))]
-fn check_config(
-    config: &Bound<'_, PyAny>,
-    source: Option<&Bound<'_, PyAny>>,
-    format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<()> {
+fn check_config<'py>(
+    py: Python<'py>,
+    config: &Bound<'py, PyAny>,
+    source: Option<&Bound<'py, PyAny>>,
+    format: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
     let config = text_argument("check_config", "config", config)?;
     let source = match source {
         Some(s) => text_argument("check_config", "source", s)?,
@@ -923,7 +929,7 @@ fn check_config(
         Some(f) => text_argument("check_config", "format", f)?,
         None => "toml".into(),
     };
-    parse_config(&config, &format, &source).map(|_| ())
+    drive_figures(py, &parse_config(&config, &format, &source)?)
 }
 
 /// A config's text in `format` ("toml" or "json") as the engine reads it,

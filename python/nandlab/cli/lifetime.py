@@ -31,6 +31,9 @@ from nandlab.terminal import safe, stdout_console
 @click.option("--read-fraction", type=options.Fraction(0.0, 0.99), default=0.0, show_default=True,
               help="With a PRESET: share of requests that are reads.")
 @options.capacity("4GiB")
+@click.option("--slice", "slice_by", type=options.SliceBy(), metavar="N|auto",
+              help="Approximate: simulate 1/N of the drive's blocks (auto: as few as keep 2,048 a GC pool) and "
+                   "scale bytes and time back; for drives too large to run whole.")
 @options.DEATH
 @options.AS_JSON
 @options.out("Write lifetime.json (the result) to DIR.")
@@ -44,6 +47,7 @@ def lifetime_command(
     working_set: float,
     read_fraction: float,
     capacity: str | None,
+    slice_by: int | str | None,
     death: str | None,
     as_json: bool,
     out: Path | None,
@@ -74,11 +78,13 @@ def lifetime_command(
     with LazyProgress(stderr) as progress, sigterm_stops_run(snapshot is not None):
         if compare_baseline:
             result: lifetime_procedure.LifetimeResult = lifetime_procedure.compare(source, seed=seed,
-                                                                                    progress=progress)
+                                                                                    progress=progress,
+                                                                                    slice_by=slice_by)
         else:
             notes = {"command": "lifetime", "json": as_json, "out": None if out is None else str(out.resolve())}
             result = lifetime_procedure.run(source, seed=seed, progress=progress, snapshot=snapshot,
-                                            snapshot_every=snapshot_every, notes=notes, overwrite_snapshot=force)
+                                            snapshot_every=snapshot_every, notes=notes, overwrite_snapshot=force,
+                                            slice_by=slice_by)
     show(result, as_json, out, stderr)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from nandlab import files, output
+from nandlab import files, output, slicing
 from nandlab._core import parse_share
 from nandlab.pool import MAX_WORKERS
 from nandlab.procedures.base import QUEUE_DEPTH as QUEUE_DEPTH  # the commands' --queue-depth
@@ -45,6 +45,20 @@ class Fraction(Finite):
             except ValueError as error:
                 self.fail(str(error), param, ctx)
         return super().convert(value, param, ctx)
+
+
+class SliceBy(click.ParamType):
+    """``--slice N|auto``: a lifetime's approximate mode (``nandlab.slicing``)."""
+
+    name = "N|auto"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | str:
+        if value == "auto" or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+        text = str(value).strip()
+        if text.isdigit() and len(text) < 8 and 1 <= int(text) <= slicing.MAX_SLICE:
+            return int(text)
+        self.fail(f"expected a whole number from 1 to {slicing.MAX_SLICE:,} or \"auto\", found {value!r}", param, ctx)
 
 
 class Directory(click.Path):

@@ -10,7 +10,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from nandlab import api
+from nandlab import api, slicing
 from nandlab.cli import options
 from nandlab.cli.console import LazyProgress, show
 from nandlab.cli.errors import sigterm_stops_run
@@ -77,6 +77,7 @@ def resume(snapshot: Path, out: Path | None, as_json: bool, quiet: bool) -> None
     # What `nandlab run` or `lifetime` kept (a snapshot written from Python keeps its caller's notes). Files
     # go only where this command line says: a snapshot (perhaps someone else's) never chooses a directory.
     kept_out = paused.notes.get("out")
+    sliced = slicing.from_notes(paused.notes.get("slice"))  # a lifetime's approximate mode: its figures scale
     as_json = as_json or paused.notes.get("json") is True
     names = paused.simulator.phase_names
     if stderr.is_terminal:  # where a script reads stderr, a run that fails says one line
@@ -85,7 +86,7 @@ def resume(snapshot: Path, out: Path | None, as_json: bool, quiet: bool) -> None
     with LazyProgress(stderr) as progress, sigterm_stops_run(True):
         result = paused.go_on(progress)
     if paused.notes.get("command") == "lifetime":
-        show(LifetimeRun.of(result), as_json, out, stderr)
+        show(LifetimeRun.of(result, sliced), as_json, out, stderr)
     else:
         show(run_procedure.RunResult(result), as_json, out, stderr)
     if out is None and isinstance(kept_out, str) and kept_out:

@@ -11,7 +11,7 @@ import polars as pl
 from rich.console import Console
 from rich.table import Table
 
-from nandlab import api, lifetime
+from nandlab import api, lifetime, slicing
 from nandlab.output import DEATH_CAUSES, number
 from nandlab.procedures.base import Procedure, ProcedureResult
 from nandlab.report.page import Report, read_json
@@ -62,6 +62,16 @@ class LifetimeResult(ProcedureResult):
         for label, r in self.runs().items():
             if r["death"]:
                 console.print(safe(f"{label}: {r['death']}"), highlight=False)
+        part = self.document.get("slice")
+        if part and part["by"] == 1:
+            console.print(f"Not sliced: the drive has {part['simulated_blocks_per_pool']:,} blocks a GC pool, too few to "
+                          f"cut in two and keep {slicing.MIN_BLOCKS_PER_POOL:,} in each: it ran whole.", highlight=False)
+        elif part:
+            console.print(
+                f"Approximate: simulated 1/{part['by']} of the drive ({part['simulated_capacity_bytes'] / 2**30:.4g} "
+                f"GiB of {part['user_capacity_bytes'] / 2**30:.4g} GiB, {part['simulated_blocks_per_pool']:,} blocks "
+                f"a GC pool); bytes written and simulated time are the slice's × {part['by']}, drive writes its own "
+                "(within 0.5 % of the whole drive's where measured: BENCHMARKS.md).", highlight=False)
 
     @classmethod
     def report(cls, directory: Path) -> Report:
@@ -82,9 +92,10 @@ class LifetimeRun(LifetimeResult):
     kind = "lifetime"
 
     @classmethod
-    def of(cls, result: api.Result) -> LifetimeRun:
-        """A lifetime run's result from its ``nandlab.Result`` (one resumed from a snapshot)."""
-        return cls({k: v for k, v in lifetime.of_result(result).items() if k != "result"})
+    def of(cls, result: api.Result, sliced: dict[str, Any] | None = None) -> LifetimeRun:
+        """A lifetime run's result from its ``nandlab.Result`` (one resumed from a snapshot; ``sliced``
+        as ``lifetime.of_result`` takes it)."""
+        return cls({k: v for k, v in lifetime.of_result(result, sliced).items() if k != "result"})
 
 
 class LifetimeComparison(LifetimeResult):
@@ -108,12 +119,12 @@ class LifetimeComparison(LifetimeResult):
 
 
 def run(config: api.ConfigSource, **options: Any) -> LifetimeRun:
-    """``lifetime.run`` (seed, progress, snapshots, notes) as a procedure's result."""
-    return LifetimeRun.of(lifetime.run(config, **options)["result"])
+    """``lifetime.run`` (seed, progress, snapshots, notes, slice) as a procedure's result."""
+    return LifetimeRun({k: v for k, v in lifetime.run(config, **options).items() if k != "result"})
 
 
 def compare(config: api.ConfigSource, **options: Any) -> LifetimeComparison:
-    """``lifetime.compare`` (seed, progress) as a procedure's result."""
+    """``lifetime.compare`` (seed, progress, slice) as a procedure's result."""
     return LifetimeComparison(lifetime.compare(config, **options))
 
 
