@@ -1,11 +1,11 @@
 //! Allocation: the stripe of (die, GC pools) targets host pages go to in
-//! turn, the host write frontier per pool and the multi-plane page being
-//! filled, opening blocks for frontiers (with foreground GC when a pool runs
+//! turn and the multi-plane page being filled, opening blocks for frontiers (with foreground GC when a pool runs
 //! short) and sealing full ones.
 
+use super::frontiers::Frontier;
 use super::{Ftl, NIL};
 use crate::config::WriteCache;
-use crate::config::{Config, PslcKind, StripeDim};
+use crate::config::{Config, StripeDim};
 use crate::ftl::mapcache::MapAccess;
 use crate::geometry::Geometry;
 use crate::power::PageKind;
@@ -14,11 +14,10 @@ use crate::schedule::timeline::Timeline;
 use crate::{SimError, WearOut};
 use serde::{Deserialize, Serialize};
 
-/// Where host writes go: the stripe, the cursor in it, the host frontier
-/// block of each pool and the page being filled.
+/// Where host writes go: the stripe, the cursor in it and the page being
+/// filled (each pool's host frontier is in `Ftl::frontiers`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Alloc {
-    pub(super) host_block: Vec<u32>,
     pub(super) stripe: Vec<Target>,
     pub(super) cursor: usize,
     pub(super) open: OpenPage,
@@ -28,7 +27,6 @@ impl Alloc {
     pub fn new(cfg: &Config) -> Alloc {
         let g = &cfg.geometry;
         Alloc {
-            host_block: vec![NIL; g.pools as usize],
             // Write-through programs each write's page at once: one plane.
             stripe: build_stripe(
                 g,
@@ -188,17 +186,8 @@ impl Ftl {
 
     /// Block `b` was sealed: it leaves its frontier and is filed.
     pub(super) fn sealed(&mut self, b: u32) {
-        let pool = self.g.pool_of_block(b) as usize;
         self.file_sealed(b, false);
-        for frontier in [
-            &mut self.alloc.host_block[pool],
-            &mut self.pslc.frontier[pool],
-            &mut self.gc.frontier[pool],
-        ] {
-            if *frontier == b {
-                *frontier = NIL;
-            }
-        }
+        self.frontiers.left(self.g.pool_of_block(b), b);
     }
 
     /// Files sealed block `b` where blocks of its kind wait: a native block
@@ -206,22 +195,15 @@ impl Ftl {
     /// the newest, or as the oldest (`oldest`: a block recovery gives back).
     pub(super) fn file_sealed(&mut self, b: u32, oldest: bool) {
         let bi = b as usize;
-        let pool = self.g.pool_of_block(b) as usize;
-        let queue = if !self.blocks.in_cache()[bi] {
+        if self.blocks.in_cache()[bi] {
+            let pool = self.g.pool_of_block(b);
+            let statics = self.blocks.static_cache()[bi];
+            self.pslc.file_sealed(pool, b, statics, oldest);
+        } else {
             let (valid, capacity) = (self.blocks.valid()[bi], self.blocks.capacity()[bi]);
             self.gc
                 .victims
                 .insert(b, valid, capacity, self.clock, &self.blocks);
-            return;
-        } else if self.blocks.static_cache()[bi] {
-            &mut self.pslc.static_fifo[pool]
-        } else {
-            &mut self.pslc.dynamic_fifo[pool]
-        };
-        if oldest {
-            queue.push_front(b);
-        } else {
-            queue.push_back(b);
         }
     }
 
@@ -236,14 +218,7 @@ impl Ftl {
         tl: &mut Timeline,
         buffered: bool,
     ) -> Result<Option<Programmed>, SimError> {
-        if self.pslc.cfg.direct_write {
-            self.pslc.stream_units = if lpn == self.pslc.next_lpn {
-                self.pslc.stream_units + 1
-            } else {
-                1
-            };
-            self.pslc.next_lpn = lpn.wrapping_add(1);
-        }
+        self.pslc.note_host_unit(lpn);
         if self.alloc.open.filled == 0 {
             self.open_page(ready, tl)?;
         }
@@ -282,21 +257,19 @@ impl Ftl {
         self.alloc.open.page_slot.clear();
         let pools = t.first_pool..t.first_pool + t.pools;
         // Direct-write: a long sequential stream skips a cache with no room.
-        let to_cache = self.pslc.cfg.kind != PslcKind::Off
-            && !(self.pslc.cfg.direct_write
-                && self.pslc.stream_units >= self.pslc.direct_after_units
-                && pools.clone().any(|p| !self.cache_has_room(p)));
+        let to_cache = self.pslc.is_on()
+            && !(self.pslc.in_long_stream() && pools.clone().any(|p| !self.cache_has_room(p)));
         for pool in pools {
             let mut b = NIL;
             if to_cache {
                 b = self.cache_frontier(pool, now, tl)?;
             }
             if b == NIL {
-                b = self.alloc.host_block[pool as usize];
+                b = self.frontiers.get(Frontier::Host, pool);
             }
             if b == NIL {
                 b = self.open_block(pool, now, tl, false)?;
-                self.alloc.host_block[pool as usize] = b;
+                self.frontiers.set(Frontier::Host, pool, b);
             }
             let bi = b as usize;
             debug_assert!(
@@ -325,7 +298,7 @@ impl Ftl {
             let page = self.g.page_of_offset(slot - self.g.block_base(b));
             program_ns = program_ns.max(self.program_ns(b, page));
             lower |= self.is_lower_page(b, page);
-            if self.pslc.cfg.kind != PslcKind::Off && !self.blocks.in_cache()[b as usize] {
+            if self.pslc.is_on() && !self.blocks.in_cache()[b as usize] {
                 self.counters.direct_units += upp as u64;
             }
         }

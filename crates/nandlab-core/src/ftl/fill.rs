@@ -6,6 +6,7 @@
 //! unwritten. A fill comes in chunks of [`FILL_CHUNK`] units (the logical
 //! clock moves once a chunk); the layout takes the chunks as they would be.
 
+use super::frontiers::Frontier;
 use super::{Ftl, NIL};
 use crate::ftl::laid::Laid;
 use crate::power::PageKind;
@@ -82,10 +83,10 @@ impl Ftl {
         while count - i >= stripe_units {
             let t = self.alloc.stripe[self.alloc.cursor];
             for pool in t.first_pool..t.first_pool + t.pools {
-                let mut b = self.alloc.host_block[pool as usize];
+                let mut b = self.frontiers.get(Frontier::Host, pool);
                 if b == NIL {
                     b = self.open_block(pool, 0, tl, false)?;
-                    self.alloc.host_block[pool as usize] = b;
+                    self.frontiers.set(Frontier::Host, pool, b);
                     // Laid out at memory speed: GC has no host pace to keep,
                     // it refills the pool at once.
                     if self.blocks.free_count(pool) < self.gc.start {
@@ -191,11 +192,10 @@ impl Ftl {
                 .stripe
                 .iter()
                 .all(|t| t.pools == self.alloc.stripe[0].pools)
-            && self
-                .alloc
-                .host_block
-                .iter()
-                .all(|&b| b == NIL || self.blocks.written()[b as usize].is_multiple_of(upp))
+            && (0..self.g.pools).all(|pool| {
+                let b = self.frontiers.get(Frontier::Host, pool);
+                b == NIL || self.blocks.written()[b as usize].is_multiple_of(upp)
+            })
     }
 
     /// Lays out the whole stripe cycles of a fill of `count` units from
@@ -231,7 +231,7 @@ impl Ftl {
             })
         };
         for pool in 0..self.g.pools {
-            match self.alloc.host_block[pool as usize] {
+            match self.frontiers.get(Frontier::Host, pool) {
                 NIL => events.push(event(pool, 0, false)),
                 b => {
                     if let Some(sealing) =
@@ -264,7 +264,7 @@ impl Ftl {
                 told = self.count_laid(&mut at, &e, first, told);
             }
             let b = self.open_block(pool, 0, tl, false)?;
-            self.alloc.host_block[pool as usize] = b;
+            self.frontiers.set(Frontier::Host, pool, b);
             if let Some(sealing) = self.lay_in(&mut at, pool, e.rank, b, e.page, cycles) {
                 events.push(event(pool, sealing, true));
             }

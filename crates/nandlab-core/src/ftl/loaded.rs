@@ -7,9 +7,10 @@
 //! altered whole is refused on load rather than indexing out of bounds or
 //! running on a map that does not map back.
 
+use super::frontiers::Frontier;
 use super::{Ftl, NIL};
 use crate::ftl::blocks::BlockState;
-use crate::sanity::{ensure, indices, len, same, Checked};
+use crate::sanity::{ensure, same, Checked};
 
 impl Ftl {
     /// Checks this (loaded) FTL against `fresh`, one its config builds.
@@ -70,29 +71,10 @@ impl Ftl {
     /// open (in RAM).
     fn check_frontiers(&self) -> Checked {
         let g = &self.g;
-        let pools = g.pools as u64;
-        for (name, frontier) in [
-            ("host frontier", &self.alloc.host_block),
-            ("cache frontier", &self.pslc.frontier),
-            ("GC frontier", &self.gc.frontier),
-        ] {
-            len(name, frontier.len(), pools)?;
-            indices(name, frontier, g.blocks as u64, true)?;
-            let misplaced = frontier
-                .iter()
-                .enumerate()
-                .find(|&(p, &b)| b != NIL && g.pool_of_block(b) != p as u32);
-            ensure(misplaced.is_none(), || {
-                format!("a {name} is a block of another GC pool")
-            })?;
-        }
+        self.frontiers.check_loaded(g)?;
         let t = &self.blocks;
-        let frontiers = [
-            (&self.alloc.host_block, false),
-            (&self.pslc.frontier, false),
-            (&self.gc.frontier, true),
-        ];
-        for (f, gc) in frontiers {
+        for (stream, f) in self.frontiers.streams() {
+            let gc = stream == Frontier::Gc;
             for &b in f.iter().filter(|&&b| b != NIL) {
                 let i = b as usize;
                 let open_here = self.alloc.open.filled > 0
@@ -159,7 +141,7 @@ impl Ftl {
                 self.volatile_ram,
                 self.flash.backup_lower_pages,
             ),
-            (&self.pslc.cfg, self.pslc.direct_after_units),
+            self.pslc.settings(),
         )
     }
 }

@@ -13,6 +13,7 @@ pub mod alloc;
 pub mod blocks;
 pub mod fill;
 pub mod flash;
+pub mod frontiers;
 pub mod gc;
 mod laid;
 mod loaded;
@@ -28,6 +29,7 @@ use crate::config::{Config, DeathRule};
 use crate::ftl::alloc::Alloc;
 use crate::ftl::blocks::{BlockState, BlockTable};
 use crate::ftl::flash::FlashOps;
+use crate::ftl::frontiers::Frontiers;
 use crate::ftl::gc::Gc;
 use crate::ftl::map::Map;
 use crate::ftl::mapcache::{MapAccess, MapCache};
@@ -55,6 +57,8 @@ pub struct Ftl {
     map: Map,
     blocks: BlockTable,
     alloc: Alloc,
+    /// Each stream's open block in each pool: host, pSLC cache, GC.
+    frontiers: Frontiers,
     gc: Gc,
     pslc: Pslc,
     flash: FlashOps,
@@ -95,6 +99,7 @@ impl Ftl {
             map: Map::new(&g),
             blocks: BlockTable::new(&g, &cfg.device.wear, &cfg.ftl, cfg.seed),
             alloc: Alloc::new(cfg),
+            frontiers: Frontiers::new(&g),
             gc: Gc::new(cfg),
             pslc: Pslc::new(cfg),
             flash: FlashOps::new(cfg),

@@ -6,6 +6,7 @@
 //! direct-write sends a long sequential stream past a full cache straight to
 //! native blocks. Its state lives here.
 
+use super::frontiers::Frontier;
 use super::{Ftl, NIL};
 use crate::config::{Config, PslcConfig, PslcKind};
 use crate::ftl::blocks::{BlockState, BlockTable};
@@ -19,21 +20,19 @@ use std::collections::VecDeque;
 /// The cache's settings and state.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Pslc {
-    pub(super) cfg: PslcConfig,
-    /// The cache frontier block of each pool.
-    pub(super) frontier: Vec<u32>,
+    cfg: PslcConfig,
     /// Sealed static and dynamic cache blocks per pool, oldest first (the fold order).
-    pub(super) static_fifo: Vec<VecDeque<u32>>,
-    pub(super) dynamic_fifo: Vec<VecDeque<u32>>,
+    static_fifo: Vec<VecDeque<u32>>,
+    dynamic_fifo: Vec<VecDeque<u32>>,
     /// Native blocks per pool now run as dynamic cache (open or sealed).
-    pub(super) dynamic_in_use: Vec<u32>,
+    dynamic_in_use: Vec<u32>,
     /// The dynamic cache is on (until the drive has used `static_after` of its rated cycles).
-    pub(super) dynamic_active: bool,
+    dynamic_active: bool,
     /// Sequential-stream detection for direct-write: the unit after the last
     /// one written, and how many units the current stream has.
-    pub(super) next_lpn: u32,
-    pub(super) stream_units: u64,
-    pub(super) direct_after_units: u64,
+    next_lpn: u32,
+    stream_units: u64,
+    direct_after_units: u64,
 }
 
 impl Pslc {
@@ -42,7 +41,6 @@ impl Pslc {
         let p = &cfg.ftl.pslc;
         Pslc {
             cfg: p.clone(),
-            frontier: vec![NIL; g.pools as usize],
             static_fifo: vec![VecDeque::new(); g.pools as usize],
             dynamic_fifo: vec![VecDeque::new(); g.pools as usize],
             dynamic_in_use: vec![0; g.pools as usize],
@@ -51,6 +49,101 @@ impl Pslc {
             stream_units: 0,
             direct_after_units: p.direct_write_after.div_ceil(g.unit_size as u64),
         }
+    }
+
+    /// Whether the drive has a pSLC cache.
+    #[inline]
+    pub(super) fn is_on(&self) -> bool {
+        self.cfg.kind != PslcKind::Off
+    }
+
+    /// Direct-write's stream detector sees host unit `lpn` written.
+    #[inline]
+    pub(super) fn note_host_unit(&mut self, lpn: u32) {
+        if self.cfg.direct_write {
+            self.stream_units = if lpn == self.next_lpn {
+                self.stream_units + 1
+            } else {
+                1
+            };
+            self.next_lpn = lpn.wrapping_add(1);
+        }
+    }
+
+    /// Whether host writes are a sequential stream long enough to skip a
+    /// cache with no room (direct-write).
+    pub(super) fn in_long_stream(&self) -> bool {
+        self.cfg.direct_write && self.stream_units >= self.direct_after_units
+    }
+
+    /// Files sealed cache block `b` of `pool` in its cache's fold queue: as
+    /// the newest, or as the oldest (a block recovery gives back).
+    pub(super) fn file_sealed(&mut self, pool: u32, b: u32, statics: bool, oldest: bool) {
+        let fifos = if statics {
+            &mut self.static_fifo
+        } else {
+            &mut self.dynamic_fifo
+        };
+        let queue = &mut fifos[pool as usize];
+        if oldest {
+            queue.push_front(b);
+        } else {
+            queue.push_back(b);
+        }
+    }
+
+    /// `pool`'s oldest sealed dynamic cache block, taken off its queue (GC
+    /// empties the dynamic cache before any native victim).
+    pub(super) fn take_oldest_dynamic(&mut self, pool: u32) -> Option<u32> {
+        self.dynamic_fifo[pool as usize].pop_front()
+    }
+
+    /// `pool`'s oldest sealed cache block, static first, taken off its
+    /// queue to fold while the die idles (None: no idle folding).
+    pub(super) fn take_to_fold_idle(&mut self, pool: u32) -> Option<u32> {
+        let p = pool as usize;
+        if !self.cfg.fold_idle {
+            return None;
+        }
+        self.static_fifo[p]
+            .pop_front()
+            .or_else(|| self.dynamic_fifo[p].pop_front())
+    }
+
+    /// Whether the cache folds while dies idle.
+    pub(super) fn folds_idle(&self) -> bool {
+        self.cfg.fold_idle
+    }
+
+    /// A native block of `pool` run as dynamic cache was erased (`-1`) or
+    /// found by recovery holding data (`+1`).
+    pub(super) fn count_dynamic(&mut self, pool: u32, change: i32) {
+        let n = &mut self.dynamic_in_use[pool as usize];
+        if change < 0 {
+            *n -= change.unsigned_abs();
+        } else {
+            *n += change as u32;
+        }
+    }
+
+    /// After a power cut: no stream, empty queues and counts, for recovery to
+    /// refill from what the flash holds.
+    pub(super) fn power_lost(&mut self) {
+        self.next_lpn = NIL;
+        self.stream_units = 0;
+        for fifo in self
+            .static_fifo
+            .iter_mut()
+            .chain(self.dynamic_fifo.iter_mut())
+        {
+            fifo.clear();
+        }
+        self.dynamic_in_use.fill(0);
+    }
+
+    /// Its settings, as a snapshot check compares them with the config's.
+    pub(super) fn settings(&self) -> (&PslcConfig, u64) {
+        (&self.cfg, self.direct_after_units)
     }
 
     /// Checks a loaded cache state (its frontier is checked with the
@@ -131,7 +224,7 @@ impl Ftl {
     /// Whether `pool`'s cache can take a page without folding first.
     pub(super) fn cache_has_room(&mut self, pool: u32) -> bool {
         let p = pool as usize;
-        self.pslc.frontier[p] != NIL
+        self.frontiers.get(Frontier::Cache, pool) != NIL
             || !self.blocks.cache_free()[p].is_empty()
             || self.dynamic_may_open(pool)
     }
@@ -148,10 +241,10 @@ impl Ftl {
         tl: &mut Timeline,
     ) -> Result<u32, SimError> {
         let p = pool as usize;
-        while self.pslc.frontier[p] == NIL {
+        while self.frontiers.get(Frontier::Cache, pool) == NIL {
             if let Some(b) = self.blocks.open_static(pool) {
                 self.opened(b, now);
-                self.pslc.frontier[p] = b;
+                self.frontiers.set(Frontier::Cache, pool, b);
             } else if self.dynamic_may_open(pool) {
                 let b = self
                     .blocks
@@ -159,25 +252,25 @@ impl Ftl {
                     .expect("free native blocks counted");
                 self.pslc.dynamic_in_use[p] += 1;
                 self.opened(b, now);
-                self.pslc.frontier[p] = b;
+                self.frontiers.set(Frontier::Cache, pool, b);
             } else if let Some(v) = self.pslc.static_fifo[p].pop_front() {
                 self.fold(v, pool, now, tl)?;
             } else {
                 return Ok(NIL);
             }
         }
-        Ok(self.pslc.frontier[p])
+        Ok(self.frontiers.get(Frontier::Cache, pool))
     }
 
     /// Takes `pool`'s partly written cache frontier off the write path, for
     /// folding, if it holds data and nothing waits in RAM for it.
     pub(super) fn take_idle_cache_frontier(&mut self, pool: u32) -> Option<u32> {
-        let b = self.pslc.frontier[pool as usize];
+        let b = self.frontiers.get(Frontier::Cache, pool);
         let bi = b as usize;
         let idle = b != NIL
             && self.blocks.written()[bi] > 0
             && self.blocks.written()[bi] == self.blocks.programmed()[bi];
-        idle.then(|| std::mem::replace(&mut self.pslc.frontier[pool as usize], NIL))
+        idle.then(|| self.frontiers.take(Frontier::Cache, pool))
     }
 
     /// Folds cache block `v` into native blocks, first making sure GC has

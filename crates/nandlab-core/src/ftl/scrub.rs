@@ -12,7 +12,8 @@
 //! `reclaim_programs` / `refresh_programs`.
 
 use super::blocks::BlockState;
-use super::{Ftl, NIL};
+use super::frontiers::Frontier;
+use super::Ftl;
 use crate::schedule::timeline::Timeline;
 use crate::SimError;
 
@@ -83,10 +84,11 @@ impl Ftl {
         match self.blocks.state()[i] {
             BlockState::Sealed => true,
             BlockState::Open => {
-                let pool = self.g.pool_of_block(b) as usize;
+                let pool = self.g.pool_of_block(b);
                 let settled = self.blocks.written()[i] == self.blocks.programmed()[i];
-                let host = self.alloc.host_block[pool] == b;
-                let gc = self.gc.frontier[pool] == b && self.gc.fill[pool] == 0;
+                let host = self.frontiers.get(Frontier::Host, pool) == b;
+                let gc =
+                    self.frontiers.get(Frontier::Gc, pool) == b && self.gc.fill[pool as usize] == 0;
                 settled && (host || gc)
             }
             _ => false,
@@ -103,13 +105,11 @@ impl Ftl {
             return Ok(());
         }
         let pool = self.g.pool_of_block(b);
-        let p = pool as usize;
         if self.blocks.state()[b as usize] == BlockState::Sealed {
             self.gc.victims.remove(b, &self.blocks);
-        } else if self.alloc.host_block[p] == b {
-            self.alloc.host_block[p] = NIL;
         } else {
-            self.gc.frontier[p] = NIL;
+            // An open block here is the host's or GC's frontier.
+            self.frontiers.left(pool, b);
         }
         let before = self.counters.flash_programs_gc;
         self.relocate(b, pool, t, tl)?;

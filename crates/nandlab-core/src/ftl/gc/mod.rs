@@ -19,6 +19,7 @@ pub mod victim;
 use super::{Ftl, NIL};
 use crate::config::{Config, DeathRule, GcUntil};
 use crate::ftl::blocks::{BlockState, BlockTable};
+use crate::ftl::frontiers::Frontier;
 use crate::ftl::gc::victim::{VictimIndex, WornRule};
 use crate::ftl::mapcache::MapAccess;
 use crate::geometry::Geometry;
@@ -34,9 +35,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Gc {
     pub(super) victims: VictimIndex,
-    /// The GC frontier block of each pool, units in its open page, and when
-    /// the last of them reached controller RAM.
-    pub(super) frontier: Vec<u32>,
+    /// Units in each pool's GC frontier's open page (its block is in
+    /// `Ftl::frontiers`), and when the last of them reached controller RAM.
     pub(super) fill: Vec<u32>,
     pub(super) ready: Vec<u64>,
     /// Free blocks foreground GC keeps (low watermark) and background GC
@@ -62,7 +62,6 @@ impl Gc {
         let g = &cfg.geometry;
         Gc {
             victims: VictimIndex::new(cfg.ftl.gc.name, cfg.ftl.gc.parameter, g),
-            frontier: vec![NIL; g.pools as usize],
             fill: vec![0; g.pools as usize],
             ready: vec![0; g.pools as usize],
             start: cfg.ftl.gc_start,
@@ -149,7 +148,7 @@ impl Ftl {
     /// The block `pool` cleans next: its oldest dynamic cache block, else the
     /// victim policy's choice.
     fn next_victim(&mut self, pool: u32) -> Result<u32, SimError> {
-        match self.pslc.dynamic_fifo[pool as usize].pop_front() {
+        match self.pslc.take_oldest_dynamic(pool) {
             Some(v) => Ok(v),
             // Wear-aware at every victim. A pool down to the erased blocks
             // GC keeps for itself takes one whose valid units fit in what
@@ -186,7 +185,7 @@ impl Ftl {
     /// Units GC can still write in `pool` without another erase: what its
     /// frontier has left and the capacity of the pool's erased blocks.
     fn gc_room(&self, pool: u32) -> u32 {
-        let f = self.gc.frontier[pool as usize];
+        let f = self.frontiers.get(Frontier::Gc, pool);
         let left = if f == NIL {
             0
         } else {
@@ -359,7 +358,7 @@ impl Ftl {
         }
         self.counters.erases += 1;
         if dynamic {
-            self.pslc.dynamic_in_use[pool as usize] -= 1;
+            self.pslc.count_dynamic(pool, -1);
         }
         let usable = self.blocks.erase(v, pool);
         let base = self.g.block_base(v) as usize;
@@ -463,10 +462,10 @@ impl Ftl {
         tl: &mut Timeline,
     ) -> Result<u32, SimError> {
         let p = pool as usize;
-        let mut b = self.gc.frontier[p];
+        let mut b = self.frontiers.get(Frontier::Gc, pool);
         if b == NIL {
             b = self.open_block(pool, ready, tl, true)?;
-            self.gc.frontier[p] = b;
+            self.frontiers.set(Frontier::Gc, pool, b);
         }
         let bi = b as usize;
         let slot = self.g.block_base(b) + self.blocks.written()[bi];
@@ -487,7 +486,7 @@ impl Ftl {
     /// Programs `pool`'s GC frontier page, padding what is not filled.
     pub(super) fn program_gc_page(&mut self, pool: u32, die: u32, tl: &mut Timeline) {
         let p = pool as usize;
-        let b = self.gc.frontier[p];
+        let b = self.frontiers.get(Frontier::Gc, pool);
         let bi = b as usize;
         let upp = self.g.units_per_page;
         if self.gc.fill[p] < upp {
@@ -523,13 +522,12 @@ impl Ftl {
     pub fn background_gc(&mut self, until: u64, tl: &mut Timeline) -> Result<(), SimError> {
         for pool in 0..self.g.pools {
             let die = self.g.die_of_pool(pool);
-            let p = pool as usize;
             // Idle folding empties the pSLC cache for the next burst, the
             // frontier block too once nothing waits in RAM for it.
-            while self.pslc.cfg.fold_idle && tl.die_free_at(die) < until {
-                let Some(v) = self.pslc.static_fifo[p]
-                    .pop_front()
-                    .or_else(|| self.pslc.dynamic_fifo[p].pop_front())
+            while self.pslc.folds_idle() && tl.die_free_at(die) < until {
+                let Some(v) = self
+                    .pslc
+                    .take_to_fold_idle(pool)
                     .or_else(|| self.take_idle_cache_frontier(pool))
                 else {
                     break;

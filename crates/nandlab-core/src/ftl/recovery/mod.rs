@@ -20,6 +20,7 @@ mod scan;
 use super::{Ftl, NIL};
 use crate::config::WriteCache;
 use crate::ftl::blocks::BlockState;
+use crate::ftl::frontiers::Frontier;
 use crate::power::{
     Contents, ContentsView, EraseRecord, PageKind, PhysicalAtCut, PowerModel, SlotAtCut,
 };
@@ -248,10 +249,13 @@ impl Ftl {
         }
         self.gc.copy_kind = PageKind::Gc;
         self.forget_undone_erases(t, &pending);
-        for p in 0..self.g.pools as usize {
+        for pool in 0..self.g.pools {
             // GC with no free block needs a frontier with room: the host's.
-            if self.blocks.free()[p].is_empty() && self.gc.frontier[p] == NIL {
-                self.gc.frontier[p] = std::mem::replace(&mut self.alloc.host_block[p], NIL);
+            if self.blocks.free()[pool as usize].is_empty()
+                && self.frontiers.get(Frontier::Gc, pool) == NIL
+            {
+                let host = self.frontiers.take(Frontier::Host, pool);
+                self.frontiers.set(Frontier::Gc, pool, host);
             }
         }
         // The dump goes through the host write path (with its GC), at the

@@ -6,6 +6,7 @@
 use super::Copy;
 use crate::config::WriteCache;
 use crate::ftl::blocks::BlockState;
+use crate::ftl::frontiers::Frontier;
 use crate::ftl::{Ftl, NIL};
 use crate::power::{PowerModel, SlotAtCut};
 use crate::schedule::timeline::Timeline;
@@ -89,7 +90,7 @@ impl Ftl {
         call_off: bool,
     ) -> Result<bool, SimError> {
         let pool = self.g.pool_of_block(b);
-        let frontier = self.gc.frontier[pool as usize];
+        let frontier = self.frontiers.get(Frontier::Gc, pool);
         let room = if frontier == NIL {
             0
         } else {
@@ -179,7 +180,7 @@ impl Ftl {
         self.blocks.set_valid(b, kept.len() as u32);
         let bi = b as usize;
         if self.blocks.in_cache()[bi] && !self.blocks.static_cache()[bi] {
-            self.pslc.dynamic_in_use[self.g.pool_of_block(b) as usize] += 1;
+            self.pslc.count_dynamic(self.g.pool_of_block(b), 1);
         }
         self.file_sealed(b, true);
     }
@@ -198,62 +199,38 @@ impl Ftl {
                 self.blocks.seal_as_is(v);
             }
         }
-        for f in [
-            &mut self.alloc.host_block,
-            &mut self.pslc.frontier,
-            &mut self.gc.frontier,
-        ] {
-            for b in f.iter_mut() {
-                if *b != NIL && self.blocks.state()[*b as usize] != BlockState::Open {
-                    *b = NIL;
-                }
-            }
-        }
+        let blocks = &self.blocks;
+        self.frontiers
+            .keep_only(|b| blocks.state()[b as usize] == BlockState::Open);
         for b in 0..self.g.blocks {
             let bi = b as usize;
-            let p = self.g.pool_of_block(b) as usize;
-            let is_frontier = [
-                &self.alloc.host_block,
-                &self.pslc.frontier,
-                &self.gc.frontier,
-            ]
-            .iter()
-            .any(|f| f[p] == b);
-            if self.blocks.state()[bi] != BlockState::Open || is_frontier {
+            let pool = self.g.pool_of_block(b);
+            if self.blocks.state()[bi] != BlockState::Open || self.frontiers.holds(pool, b) {
                 continue;
             }
-            let slot = if self.blocks.in_cache()[bi] {
-                Some(&mut self.pslc.frontier[p])
-            } else if self.gc.frontier[p] == NIL {
-                Some(&mut self.gc.frontier[p])
-            } else if self.alloc.host_block[p] == NIL {
-                Some(&mut self.alloc.host_block[p])
+            let free = |s: Frontier| self.frontiers.get(s, pool) == NIL;
+            let stream = if self.blocks.in_cache()[bi] {
+                Some(Frontier::Cache)
+            } else if free(Frontier::Gc) {
+                Some(Frontier::Gc)
+            } else if free(Frontier::Host) {
+                Some(Frontier::Host)
             } else {
                 None
             };
-            match slot.filter(|f| **f == NIL) {
-                Some(f) => *f = b,
+            match stream.filter(|&s| free(s)) {
+                Some(s) => self.frontiers.set(s, pool, b),
                 None => self.blocks.seal_as_is(b),
             }
         }
         self.gc.fill.fill(0);
         self.gc.ready.fill(0);
         self.alloc.open = Default::default();
-        self.pslc.next_lpn = NIL;
-        self.pslc.stream_units = 0;
+        self.pslc.power_lost();
         if let Some(m) = &mut self.map_cache {
             m.power_lost();
         }
         self.gc.victims = self.gc.victims.emptied(&self.g);
-        for fifo in self
-            .pslc
-            .static_fifo
-            .iter_mut()
-            .chain(self.pslc.dynamic_fifo.iter_mut())
-        {
-            fifo.clear();
-        }
-        self.pslc.dynamic_in_use.fill(0);
         let mut sealed = Vec::new();
         for b in 0..self.g.blocks {
             let bi = b as usize;
@@ -262,7 +239,8 @@ impl Ftl {
                     self.blocks.state()[bi],
                     BlockState::Open | BlockState::Sealed
                 );
-                self.pslc.dynamic_in_use[self.g.pool_of_block(b) as usize] += in_use as u32;
+                self.pslc
+                    .count_dynamic(self.g.pool_of_block(b), in_use as i32);
             }
             if self.blocks.state()[bi] == BlockState::Sealed {
                 sealed.push(b);
