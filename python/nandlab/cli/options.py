@@ -56,7 +56,7 @@ class SliceBy(click.ParamType):
         if value == "auto" or (isinstance(value, int) and not isinstance(value, bool)):
             return value
         text = str(value).strip()
-        if text.isdigit() and len(text) < 8 and 1 <= int(text) <= slicing.MAX_SLICE:
+        if text.isascii() and text.isdigit() and len(text) < 8 and 1 <= int(text) <= slicing.MAX_SLICE:
             return int(text)
         self.fail(f"expected a whole number from 1 to {slicing.MAX_SLICE:,} or \"auto\", found {value!r}", param, ctx)
 

@@ -77,7 +77,8 @@ def resume(snapshot: Path, out: Path | None, as_json: bool, quiet: bool) -> None
     # What `nandlab run` or `lifetime` kept (a snapshot written from Python keeps its caller's notes). Files
     # go only where this command line says: a snapshot (perhaps someone else's) never chooses a directory.
     kept_out = paused.notes.get("out")
-    sliced = slicing.from_notes(paused.notes.get("slice"))  # a lifetime's approximate mode: its figures scale
+    # A lifetime's approximate mode: its figures scale (the notes checked against the snapshot's drive).
+    sliced = slicing.from_notes(paused.notes.get("slice"), paused.simulator.device)
     as_json = as_json or paused.notes.get("json") is True
     names = paused.simulator.phase_names
     if stderr.is_terminal:  # where a script reads stderr, a run that fails says one line

@@ -64,8 +64,11 @@ class LifetimeResult(ProcedureResult):
                 console.print(safe(f"{label}: {r['death']}"), highlight=False)
         part = self.document.get("slice")
         if part and part["by"] == 1:
-            console.print(f"Not sliced: the drive has {part['simulated_blocks_per_pool']:,} blocks a GC pool, too few to "
-                          f"cut in two and keep {slicing.MIN_BLOCKS_PER_POOL:,} in each: it ran whole.", highlight=False)
+            blocks = part["simulated_blocks_per_pool"]
+            why = (f"the drive has {blocks:,} blocks a GC pool, too few to cut in two and keep "
+                   f"{slicing.MIN_BLOCKS_PER_POOL:,} in each" if blocks < 2 * slicing.MIN_BLOCKS_PER_POOL
+                   else "a slice of 1 is the whole drive, or no slice of the floor's size divides it")
+            console.print(f"Not sliced: {why}; it ran whole.", highlight=False)
         elif part:
             console.print(
                 f"Approximate: simulated 1/{part['by']} of the drive ({part['simulated_capacity_bytes'] / 2**30:.4g} "
@@ -81,6 +84,10 @@ class LifetimeResult(ProcedureResult):
         for name in ("lifetime_ratio", "latency_ratio", "latency_ratio_after"):
             if name in result.document:
                 r.fact(name, number(result.document[name]))
+        part = result.document.get("slice")
+        if part:
+            r.fact("approximate", f"a 1/{part['by']} slice of the drive ran ({part['simulated_capacity_bytes']:,} of "
+                                  f"{part['user_capacity_bytes']:,} bytes); bytes and time scaled back")
         r.table("Runs", [{"drive": label, **{k: v for k, v in run.items() if not isinstance(v, (dict, list))}}
                          for label, run in result.runs().items()])
         return r

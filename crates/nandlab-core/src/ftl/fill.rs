@@ -51,12 +51,17 @@ impl Ftl {
         lpn_of: impl Fn(u64) -> u32,
         tl: &mut Timeline,
     ) -> Result<(), SimError> {
-        // Preconditioning lays data out at memory speed: the map cache only
-        // notes which translation pages end up linear, and stays as cold as it was.
+        self.with_map_untimed(|ftl| ftl.fill_units(count, lpn_of, tl, 0))
+    }
+
+    /// Runs `f` with the map cache untimed: preconditioning lays data out at
+    /// memory speed, so the map cache only notes which translation pages end
+    /// up linear, and stays as cold as it was.
+    fn with_map_untimed<T>(&mut self, f: impl FnOnce(&mut Ftl) -> T) -> T {
         if let Some(m) = &mut self.map_cache {
             m.untimed = true;
         }
-        let result = self.fill_units(count, lpn_of, tl, 0);
+        let result = f(self);
         if let Some(m) = &mut self.map_cache {
             m.untimed = false;
         }
@@ -149,19 +154,14 @@ impl Ftl {
         if count < self.cycle_units() as u64 || !self.can_lay_out() {
             return Ok(false);
         }
-        if let Some(m) = &mut self.map_cache {
-            m.untimed = true;
-        }
-        let result = self.lay_out(first, count, tl).and_then(|laid| {
+        self.with_map_untimed(|ftl| {
+            let laid = ftl.lay_out(first, count, tl)?;
             // The rest (under a cycle) lies in the last chunk: the units
             // laid out in that chunk count with it.
             let lpn_of = |i: u64| (first as u64 + laid + i) as u32;
-            self.fill_units(count - laid, lpn_of, tl, laid % FILL_CHUNK)
-        });
-        if let Some(m) = &mut self.map_cache {
-            m.untimed = false;
-        }
-        result.map(|()| true)
+            ftl.fill_units(count - laid, lpn_of, tl, laid % FILL_CHUNK)
+        })?;
+        Ok(true)
     }
 
     /// The stripe's steps' first pools, and the pools a step has (the
