@@ -177,9 +177,9 @@ def run(
     if slice_by is None:
         return of_result(api.run(cfg, seed=seed, progress=progress, **snapshots))
     part = slicing.cut(cfg, slice_by)
-    notes = {**(snapshots.pop("notes", None) or {}), "slice": part.describe()}
-    result = api.run(part.config, seed=seed, progress=progress, notes=notes, **snapshots)
-    return of_result(result, part.describe())
+    sliced = part.describe()
+    notes = {**(snapshots.pop("notes", None) or {}), "slice": sliced}
+    return of_result(api.run(part.config, seed=seed, progress=progress, notes=notes, **snapshots), sliced)
 
 
 @checked
@@ -265,8 +265,7 @@ def _slim(outcome: dict[str, Any]) -> dict[str, Any]:
     # A slice's bytes as the whole drive's, as its figures are.
     sliced = outcome.get("slice")
     if sliced is not None:
-        series = series.with_columns(
-            pl.col("host_write_bytes") * (sliced["user_capacity_bytes"] / sliced["simulated_capacity_bytes"]))
+        series = series.with_columns(pl.col("host_write_bytes") * slicing.scale(sliced))
     slim["series"] = series
     return slim
 

@@ -119,7 +119,7 @@ def from_notes(value: Any, device: dict[str, Any] | None = None) -> dict[str, An
         raise ConfigError(f"the snapshot's notes: slice: expected {', '.join(keys)} as positive whole numbers "
                           f"(by at most {MAX_SLICE:,}), found {str(value)[:200]}")
     if device is not None:
-        ratio = value["user_capacity_bytes"] / (value["simulated_capacity_bytes"] * value["by"])
+        ratio = scale(value) / value["by"]
         if value["simulated_capacity_bytes"] != device["user_capacity_bytes"] or abs(ratio - 1) > 1e-3 or \
                 value["simulated_blocks_per_pool"] != device["blocks_per_pool"]:
             raise ConfigError("the snapshot's notes: slice: its figures are not those of a slice of this snapshot's "
@@ -128,10 +128,16 @@ def from_notes(value: Any, device: dict[str, Any] | None = None) -> dict[str, An
     return value
 
 
+def scale(sliced: dict[str, Any]) -> float:
+    """What a slice's bytes and time are multiplied by to stand for the whole drive's: the user capacities'
+    ratio (``by`` where the capacity divides exactly)."""
+    return sliced["user_capacity_bytes"] / sliced["simulated_capacity_bytes"]
+
+
 def scaled(figures: dict[str, Any], sliced: dict[str, Any]) -> dict[str, Any]:
     """A slice's lifetime figures (``lifetime.run``'s) as the whole drive's: its bytes and time × the
     whole drive's user capacity over the slice's (the slice ``by``, where the capacity divides exactly)."""
-    factor = sliced["user_capacity_bytes"] / sliced["simulated_capacity_bytes"]
+    factor = scale(sliced)
     out = {k: (v * factor if k in SCALED and v is not None else v) for k, v in figures.items()}
     for key in SCALED_BYTES:
         if out.get(key) is not None:

@@ -274,13 +274,8 @@ def test_a_run_whose_phases_leave_figures_out_resumes(tmp_path: Path, ftl: str, 
     straight = nandlab.run(config)
     assert straight.summary[left_out] > 0 and left_out not in straight.phases[0]
     snapshot = tmp_path / "half.snap"
-
-    def stop_in_the_last_phase(fraction: float, info: dict[str, Any]) -> None:
-        if info["phase_name"] == "long":
-            raise KeyboardInterrupt
-
     with pytest.raises(nandlab.Interrupted):
-        nandlab.run(config, progress=stop_in_the_last_phase, snapshot=snapshot)
+        nandlab.run(config, progress=lambda f, info: _stop_in(info, "long"), snapshot=snapshot)
     resumed = nandlab.open_snapshot(snapshot).go_on()
     assert without_wall_clock(resumed.phases) == without_wall_clock(straight.phases)
     assert without_wall_clock(resumed.summary) == without_wall_clock(straight.summary)
@@ -370,13 +365,8 @@ def test_finished_phases_altered_in_a_snapshot_are_refused_before_the_run_goes_o
     taken, and the run failed only after the rest of it had run. They are refused in one line at once;
     the phase as it was (with jobs and power cuts) resumes."""
     snapshot = tmp_path / "cut.snap"
-
-    def stop_in_the_long_phase(fraction: float, info: dict[str, Any]) -> None:
-        if info["phase_name"] == "long":
-            raise KeyboardInterrupt
-
     with pytest.raises(nandlab.Interrupted):
-        nandlab.run(CUTS_AND_JOBS, progress=stop_in_the_long_phase, snapshot=snapshot)
+        nandlab.run(CUTS_AND_JOBS, progress=lambda f, info: _stop_in(info, "long"), snapshot=snapshot)
     whole = snapshot.read_bytes()
     done = nandlab.open_snapshot(snapshot).done
     assert done[0]["jobs"] and done[0]["power_losses"]
