@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from nandlab import _core, files, plausible
-from nandlab._core import ConfigError, Simulator, SnapshotError, default_config_toml
+from nandlab._core import ConfigError, SimulationError, Simulator, SnapshotError, default_config_toml
 from nandlab.terminal import shown
 
 ConfigSource = Union[Mapping[str, Any], str, os.PathLike, None]
@@ -122,7 +122,10 @@ def run(
     notes: Mapping[str, Any] | None = None,
     overwrite_snapshot: bool = False,
 ) -> Result:
-    """Run every phase of an experiment, in order, on one drive.
+    """Run every phase of an experiment, in order, on one drive. A drive that wears out ends the run
+    in the phase it dies in, whatever that phase's stop: its figures carry ``death`` and
+    ``death_cause``, and the phases after it are not in the Result (``every_phase`` refuses such a
+    Result for code that needs them all).
 
     Args:
         config: see ``make_simulator``.
@@ -396,6 +399,29 @@ PhaseRunner = Callable[[Simulator, int, Optional[ProgressCallback]], dict[str, A
 
 def _run_phase(sim: Simulator, index: int, progress: ProgressCallback | None) -> dict[str, Any]:
     return sim.run_phase(index, progress=progress)
+
+
+def living_phase(sim: Simulator, index: int, progress: ProgressCallback | None = None) -> dict[str, Any]:
+    """``sim.run_phase(index)`` for a procedure that needs the drive alive after the phase: a drive
+    that wears out in it (a phase not run ``until = "dead"``) raises SimulationError saying where."""
+    output = sim.run_phase(index, progress=progress)
+    _refuse_death(output["summary"], sim.config["phases"][index])
+    return output
+
+
+def every_phase(result: Result) -> Result:
+    """``result`` if the drive lived through every phase not run ``until = "dead"``; else a
+    SimulationError naming the phase it died in and why (for a procedure that reads every phase's
+    figures: ``run`` leaves the phases after a death out of its Result)."""
+    planned = result.config.get("phases") or []
+    for index, phase in enumerate(result.phases):
+        _refuse_death(phase, planned[index] if index < len(planned) else {})
+    return result
+
+
+def _refuse_death(summary: Mapping[str, Any], phase: Mapping[str, Any]) -> None:
+    if summary.get("death") and not phase.get("until_dead"):
+        raise SimulationError(f"the drive died in phase `{summary['name']}`: {summary['death']}")
 
 
 def _go_on(

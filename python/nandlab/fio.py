@@ -647,7 +647,7 @@ def run_config(jobs: FioJobs, config: dict[str, Any], **options: Any) -> api.Res
     """``api.run`` of ``config`` (``to_config`` of ``jobs``), an error in a job's phase said of the job
     file (``job_file_error``)."""
     try:
-        return api.run(config, **options)
+        return api.every_phase(api.run(config, **options))
     except ConfigError as error:
         raise job_file_error(jobs, error) from None
 

@@ -488,8 +488,8 @@ def _figures(summary: Mapping[str, Any]) -> dict[str, Any]:
 def _burst(config: dict[str, Any], workload: dict[str, Any], volume: float | str, seed: int) -> dict[str, Any]:
     """A burst cell: fill at memory speed, then the workload for ``volume``."""
     sim = api.make_simulator({**config, "phase": [_FILL, {**workload, "volume": volume}]}, seed=seed)
-    sim.run_phase(0)
-    return _figures(sim.run_phase(1)["summary"])
+    api.living_phase(sim, 0)
+    return _figures(api.living_phase(sim, 1)["summary"])
 
 
 def _steady(
@@ -500,11 +500,11 @@ def _steady(
     round_volume = _per_write_share(volume, 1 - workload["read_fraction"])
     sim = api.make_simulator({**config, "phase": [*PRECONDITION, {**workload, "volume": round_volume}]}, seed=seed)
     for index in range(len(PRECONDITION)):
-        sim.run_phase(index)
+        api.living_phase(sim, index)
     rounds: list[dict[str, Any]] = []
     found = None
     while found is None and len(rounds) < max_rounds:
-        rounds.append(sim.run_phase(len(PRECONDITION))["summary"])
+        rounds.append(api.living_phase(sim, len(PRECONDITION))["summary"])
         if is_steady([r["mbps"] for r in rounds]):
             found = len(rounds)
     window = rounds[-WINDOW:]
@@ -589,8 +589,8 @@ def _scaling(
         warm = min(2 * int(figures["write_buffer"]), int(figures["user_capacity_bytes"]) // 4)
         first = {**workload, "name": "warm-up", "volume": f"{warm}B"}
     sim = api.make_simulator({**config, "device": device, "phase": [first, workload]}, seed=seed)
-    sim.run_phase(0)
-    mbps = float(sim.run_phase(1)["summary"]["mbps"])
+    api.living_phase(sim, 0)
+    mbps = float(api.living_phase(sim, 1)["summary"]["mbps"])
     cell = _with_theory(mix, block_size, {"mbps": mbps}, resolved)
     return {**layout, **cell, "link_mbps": theoretical(resolved)["link_mbps"]}
 

@@ -233,6 +233,15 @@ def wear_out_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def unrun_phase_lines(phases: list[dict[str, Any]], planned: list[dict[str, Any]]) -> list[str]:
+    """The config's phases a run left out because the drive died before them (``phases`` ran,
+    ``planned`` are the config's)."""
+    if not phases or len(phases) >= len(planned) or not phases[-1].get("death"):
+        return []
+    names = ", ".join(f"`{p.get('name', '')}`" for p in planned[len(phases):])
+    return [f"not run: {names} (the drive died in `{phases[-1]['name']}`)"]
+
+
 DEATH_CAUSES = death_causes()
 """The summary's ``death_cause`` names and what a table says for each (the engine's words)."""
 

@@ -217,7 +217,7 @@ def write_sections(
     pass of the capacity at ``queue_depth``; speed against GiB written."""
     config, cap = _prepare(device, capacity)
     phases = [_TRIM, *(_phase(section, cap, queue_depth) for section in WRITE_SECTIONS)]
-    result = api.run({**config, "phase": phases}, seed=seed, progress=progress)
+    result = api.every_phase(api.run({**config, "phase": phases}, seed=seed, progress=progress))
     return _sections("write-sections", device, cap, result, WRITE_SECTIONS, "host_write_bytes")
 
 
@@ -235,7 +235,7 @@ def read_sections(
     config, cap = _prepare(device, capacity)
     first, second, third, fourth = (_phase(section, cap, queue_depth) for section in READ_SECTIONS)
     phases = [_TRIM, _WRITE_RANDOM, first, second, _WRITE_SEQUENTIAL, third, fourth]
-    result = api.run({**config, "phase": phases}, seed=seed, progress=progress)
+    result = api.every_phase(api.run({**config, "phase": phases}, seed=seed, progress=progress))
     return _sections("read-sections", device, cap, result, READ_SECTIONS, "host_read_bytes")
 
 
@@ -261,7 +261,7 @@ def pslc_fill(
     """
     config, cap = _prepare(device, capacity, aged=aged, direct_write=direct_write)
     phases = [_TRIM, _phase(_FILL, cap, queue_depth)]
-    result = api.run({**config, "phase": phases}, seed=seed, progress=progress)
+    result = api.every_phase(api.run({**config, "phase": phases}, seed=seed, progress=progress))
     rows = _rows(result.timeseries, 1, "host_write_bytes")
     gib, mbps = _smoothed(rows, cap)
     classes = _classify(rows["frame"])

@@ -3,7 +3,7 @@
 //! no data lost, and a block without variation dies at its rated cycles.
 
 use nandlab_core::ftl::blocks::BlockState;
-use nandlab_core::{Config, Simulator};
+use nandlab_core::{Config, SimError, Simulator};
 
 /// A small MLC drive rated for `rated` cycles, with more `[device.wear]` lines, filled and
 /// then written with `volume` capacities of random writes.
@@ -110,11 +110,7 @@ fn worn_blocks_are_retired_and_no_data_is_lost() {
 #[test]
 fn without_variation_a_block_dies_at_its_rated_cycles() {
     let mut sim = drive(40, "spread = \"none\"", 40.0);
-    match sim.run_all(&mut |_| true) {
-        Ok(_) => {}
-        Err(e) if e.is_wear_out() => {}
-        Err(e) => panic!("{e}"),
-    }
+    sim.run_all(&mut |_| true).unwrap();
     let blocks = &sim.drive().ftl.blocks();
     assert!(blocks.bad_blocks() > 0);
     for (i, s) in blocks.state().iter().enumerate() {
@@ -185,4 +181,31 @@ fn retention_relaxation_and_cold_change_endurance() {
     assert_eq!(lifetime(""), Some(101));
     assert_eq!(lifetime("retention_relaxed = true"), Some(108)); // 100 × 1.071 → dies at the 108th erase
     assert_eq!(lifetime("temperature_c = 5"), Some(51));
+}
+
+#[test]
+fn a_drive_that_dies_in_a_phase_without_until_dead_ends_the_run_there() {
+    // Rated for 5 cycles and asked for 1,000 drive writes: it dies in the second phase, which
+    // ends there with its death in its summary (an outcome, not an error); nothing runs after it.
+    let mut sim = drive(5, "spread = \"none\"", 1000.0);
+    let phases = sim.run_all(&mut |_| true).unwrap();
+    assert_eq!(phases.len(), 2);
+    assert!(phases[0].summary.death.is_none());
+    let life = &phases[1].summary;
+    let death = life.death.as_deref().expect("the drive wore out");
+    assert!(
+        death.starts_with("worn out") || death.contains("GC pool"),
+        "{death}"
+    );
+    assert!(life.death_cause.is_some());
+    let user = sim.config().geometry.user_capacity_bytes;
+    assert!(life.host_write_bytes < 1000 * user);
+    assert_eq!(sim.run_summary().death.as_deref(), Some(death));
+    match sim.run_phase(1, &mut |_| true) {
+        Err(SimError::Dead { reason }) => assert_eq!(reason, death),
+        other => panic!(
+            "a dead drive ran a phase: {:?}",
+            other.map(|r| r.summary.name)
+        ),
+    }
 }

@@ -106,7 +106,7 @@ def run(
     curves = []
     for name, setting in (("without", 0), ("with", threshold)):
         pass_config = {**config, "device": {**config["device"], "errors": {**errors, "read_reclaim": setting}}}
-        result = api.run({**pass_config, "phase": phases}, seed=seed, progress=progress)
+        result = api.every_phase(api.run({**pass_config, "phase": phases}, seed=seed, progress=progress))
         summary = result.phases[-1]
         passes[name] = {key: summary[key] for key in FIGURES}
         # Rows with no page read (the phase's closing row may be one) have no RBER.

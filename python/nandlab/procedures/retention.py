@@ -137,7 +137,7 @@ def run(
     ]
     run_config = {**config, "phase": phases}
     expected = api.make_simulator(run_config, seed).expected_uber(hours, temperature)
-    result = api.run(run_config, seed=seed, progress=progress)
+    result = api.every_phase(api.run(run_config, seed=seed, progress=progress))
     read = result.phases[-1]
     settings = result.config["device"]["errors"]
     document = {
@@ -170,7 +170,7 @@ def _curves(
         phases: list[dict[str, Any]] = [{"kind": "fill"}, {"name": "sample-0", **sample}]
         for k in range(1, CURVE_STEPS + 1 if spell_ns > 0 else 1):
             phases += [spell, {"name": f"sample-{k}", **sample}]
-        result = api.run({**config, "phase": phases}, seed=seed)
+        result = api.every_phase(api.run({**config, "phase": phases}, seed=seed))
         for phase in result.phases:
             if phase["name"].startswith("sample-"):
                 k = int(phase["name"].removeprefix("sample-"))

@@ -94,10 +94,12 @@ class RunResult(ProcedureResult):
 
     def notes(self) -> list[str]:
         """What the tables alone do not say: trace lines skipped, map lookups extents answered, reads of
-        never-written addresses, a drive worn out (under the tables; on stderr with --json)."""
+        never-written addresses, a drive worn out and the phases it did not live to run (under the
+        tables; on stderr with --json)."""
         return (output.skipped_trace_lines(self.result.phases) + output.map_extent_lines(self.result.phases)
                 + output.unwritten_read_lines(self.result.phases, RUN_UNWRITTEN_HOW)
-                + output.wear_out_lines(self.result.summary))
+                + output.wear_out_lines(self.result.summary)
+                + output.unrun_phase_lines(self.result.phases, self.result.config["phases"]))
 
     @classmethod
     def report(cls, directory: Path) -> Report:

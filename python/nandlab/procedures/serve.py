@@ -355,7 +355,8 @@ def _serve(config: dict[str, Any] | None, listen: str, timing: str, once: bool, 
         return output
 
     # Its last phase was the clients' I/O, which no config holds: no rerun.toml.
-    return ServeResult(dataclasses.replace(api._go_on(sim, phases, series, {}, progress, last=last), config_toml=""))
+    result = api.every_phase(api._go_on(sim, phases, series, {}, progress, last=last))
+    return ServeResult(dataclasses.replace(result, config_toml=""))
 
 
 def _distinct_files(**paths: str | os.PathLike[str] | None) -> None:

@@ -238,11 +238,19 @@ impl Simulator {
             })
     }
 
-    /// Runs every phase of the config in order.
+    /// Runs every phase of the config in order, up to the one the drive dies
+    /// in (its summary's `death` says so; the phases after it are not run).
     pub fn run_all(&mut self, progress: ProgressFn) -> Result<Vec<PhaseResult>, SimError> {
-        (0..self.cfg.phases.len())
-            .map(|i| self.run_phase(i, &mut *progress))
-            .collect()
+        let mut results = Vec::new();
+        for i in 0..self.cfg.phases.len() {
+            let result = self.run_phase(i, &mut *progress)?;
+            let died = result.summary.death.is_some();
+            results.push(result);
+            if died {
+                break;
+            }
+        }
+        Ok(results)
     }
 
     /// Runs any phase (for procedures that build their own) on this drive.
@@ -413,7 +421,9 @@ impl Simulator {
         let mut phase_death = None;
         let end = match outcome {
             Ok(end) => end,
-            Err(e) if p.until_dead && e.is_wear_out() => {
+            // A drive's death is the phase's outcome, whatever its stop: the
+            // phase ends there, and its summary says why.
+            Err(e) if e.is_wear_out() => {
                 let cause = e.death_cause().expect("a wear-out has a cause");
                 let m = self.drive.blocks_by_mode();
                 let reason = format!(
