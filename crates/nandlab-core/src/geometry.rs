@@ -16,6 +16,7 @@
 //! Pools are numbered like their first plane divided by the planes per pool.
 
 use crate::media::CellMode;
+use crate::sanity::Broken;
 use serde::{Deserialize, Serialize};
 
 /// Division by a runtime constant as a multiply and a shift (Lemire's
@@ -117,9 +118,9 @@ struct Shape {
 }
 
 impl TryFrom<Shape> for Geometry {
-    type Error = String;
+    type Error = Broken;
 
-    fn try_from(s: Shape) -> Result<Geometry, String> {
+    fn try_from(s: Shape) -> Result<Geometry, Broken> {
         let counts = [
             s.units_per_block,
             s.units_per_page,

@@ -8,6 +8,7 @@
 //! (about 9 bytes per unit and slot); `[checks] integrity = true` or the
 //! environment variable `NANDLAB_INTEGRITY=1` switch it on.
 
+use crate::sanity::Broken;
 use crate::sanity::{ensure, len, Checked};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -311,7 +312,7 @@ impl Oracle {
     /// Checks that `slot` (where the map sends `lpn`, if anywhere) holds the
     /// latest version of `lpn`, and that `lpn` is mapped exactly when its last
     /// host operation was a write.
-    pub fn check(&self, lpn: u32, slot: Option<u32>) -> Result<(), String> {
+    pub fn check(&self, lpn: u32, slot: Option<u32>) -> Result<(), Broken> {
         let (latest, written) = (self.latest[lpn as usize], self.written[lpn as usize]);
         let problem = match slot {
             Some(s) if !written => Some(format!(
@@ -329,7 +330,7 @@ impl Oracle {
         };
         match problem {
             None => Ok(()),
-            Some(p) => Err(format!("integrity check failed: {p}; {}", self.recent(lpn))),
+            Some(p) => Err(format!("integrity check failed: {p}; {}", self.recent(lpn)).into()),
         }
     }
 
@@ -365,7 +366,7 @@ mod tests {
         o.host_write(2, 5);
         o.host_write(2, 9);
         assert!(o.check(2, Some(9)).is_ok());
-        let stale = o.check(2, Some(5)).unwrap_err();
+        let stale = o.check(2, Some(5)).unwrap_err().0;
         assert!(
             stale.contains("expected version 2, found version 1 in slot 5")
                 && stale.contains(
@@ -378,10 +379,11 @@ mod tests {
         assert!(o
             .check(2, None)
             .unwrap_err()
+            .0
             .contains("the acknowledged write is lost"));
         o.trim(2, 0);
         assert!(o.check(2, None).is_ok());
-        assert!(o.check(2, Some(12)).unwrap_err().contains("trimmed"));
+        assert!(o.check(2, Some(12)).unwrap_err().0.contains("trimmed"));
         assert!(o.check(1, None).is_ok());
     }
 

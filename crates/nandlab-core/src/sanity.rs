@@ -7,16 +7,48 @@
 //! these helpers; the messages name the field and what was wrong.
 
 use serde::Serialize;
+use std::fmt;
+
+/// What does not hold together in a state (read back, or checked after a
+/// step): the message names the field and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broken(pub String);
+
+impl fmt::Display for Broken {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Broken {}
+
+impl From<String> for Broken {
+    fn from(message: String) -> Broken {
+        Broken(message)
+    }
+}
+
+impl From<&str> for Broken {
+    fn from(message: &str) -> Broken {
+        Broken(message.to_string())
+    }
+}
+
+impl From<Broken> for String {
+    fn from(e: Broken) -> String {
+        e.0
+    }
+}
 
 /// Ok, or what does not hold together.
-pub type Checked = Result<(), String>;
+pub type Checked = Result<(), Broken>;
 
 /// `ok`, or the message `what` builds.
 pub fn ensure(ok: bool, what: impl FnOnce() -> String) -> Checked {
     if ok {
         Ok(())
     } else {
-        Err(what())
+        Err(Broken(what()))
     }
 }
 
@@ -39,9 +71,9 @@ pub fn indices<'a>(
         .position(|&v| (v as u64) >= bound && !(nil_ok && v == u32::MAX))
     {
         None => Ok(()),
-        Some(i) => Err(format!(
+        Some(i) => Err(Broken(format!(
             "{field}[{i}] is out of range (the drive has {bound})"
-        )),
+        ))),
     }
 }
 

@@ -7,6 +7,39 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
 
+/// A value nandlab does not take (a setting's, a form's argument, a trace
+/// record's): the message says what was expected and what was found; the
+/// caller says where (a config error puts the setting's key in front of it,
+/// a trace error the file and line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadValue(pub String);
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadValue {}
+
+impl From<String> for BadValue {
+    fn from(message: String) -> BadValue {
+        BadValue(message)
+    }
+}
+
+impl From<&str> for BadValue {
+    fn from(message: &str) -> BadValue {
+        BadValue(message.to_string())
+    }
+}
+
+impl From<BadValue> for String {
+    fn from(e: BadValue) -> String {
+        e.0
+    }
+}
+
 /// The largest size a config may give, bytes (4 EiB): far beyond any drive
 /// (nandlab addresses at most 4 billion mapping units), and small enough
 /// that a few such sizes add up in 64 bits.
@@ -27,14 +60,12 @@ pub const CLOCK_LIMIT_NS: u64 = 1 << 63;
 const RATE_RANGE: std::ops::RangeInclusive<f64> = 1e6..=1e15;
 
 /// `bytes` if it is a size a config may give.
-fn size_in_range(bytes: f64, found: impl fmt::Display) -> Result<u64, String> {
+fn size_in_range(bytes: f64, found: impl fmt::Display) -> Result<u64, BadValue> {
     if bytes > MAX_BYTES as f64 {
-        return Err(format!(
-            "expected a size of at most 4 EiB (2^62 bytes), found {found}"
-        ));
+        return Err(format!("expected a size of at most 4 EiB (2^62 bytes), found {found}").into());
     }
     if !(bytes >= 0.0 && bytes.fract() == 0.0) {
-        return Err(format!("expected a whole number of bytes, found {found}"));
+        return Err(format!("expected a whole number of bytes, found {found}").into());
     }
     Ok(bytes as u64)
 }
@@ -66,7 +97,7 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 }
 
 /// Parses a byte size: "4KiB", "8 KB", "1.5GiB", "512", "512B".
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, BadValue> {
     let expected = || {
         format!(
             "expected a size like \"4KiB\", \"1.5GiB\" or \"8KB\" (in B, KiB/KB, MiB/MB, GiB/GB, \
@@ -88,24 +119,24 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "pb" => 1e15,
         "e" | "eib" => (1u64 << 60) as f64,
         "eb" => 1e18,
-        _ => return Err(expected()),
+        _ => return Err(expected().into()),
     };
     size_in_range(n * mult, format!("\"{s}\""))
 }
 
 /// Parses a fraction: "7 %", "7%", "0.07".
-pub fn parse_fraction(s: &str) -> Result<f64, String> {
+pub fn parse_fraction(s: &str) -> Result<f64, BadValue> {
     let expected = || format!("expected a fraction like \"7 %\" or 0.07, found \"{s}\"");
     let (n, unit) = split_number(s).ok_or_else(expected)?;
     match unit {
         "%" => Ok(n / 100.0),
         "" => Ok(n),
-        _ => Err(expected()),
+        _ => Err(expected().into()),
     }
 }
 
 /// Parses a duration into nanoseconds: "10us", "1.5 ms", "2s", "1h"; a bare number is seconds.
-pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
+pub fn parse_duration_ns(s: &str) -> Result<u64, BadValue> {
     let expected =
         || format!("expected a duration like \"10us\", \"1.5ms\" or \"2s\", found \"{s}\"");
     let (n, unit) = split_number(s).ok_or_else(expected)?;
@@ -118,19 +149,19 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
         "h" => 3600e9,
         "d" => 86_400e9,
         "y" => 365.0 * 86_400e9,
-        _ => return Err(expected()),
+        _ => return Err(expected().into()),
     };
     let ns = (n * mult).round();
     if ns > MAX_DURATION_NS as f64 {
-        return Err(format!(
-            "expected a duration of at most 146 years (2^62 ns), found \"{s}\""
-        ));
+        return Err(
+            format!("expected a duration of at most 146 years (2^62 ns), found \"{s}\"").into(),
+        );
     }
     Ok(ns as u64)
 }
 
 /// Parses a transfer rate into bytes per second: "400MB/s", "3Gb/s", "1.5GiB/s"; a bare number is MB/s.
-pub fn parse_rate(s: &str) -> Result<u64, String> {
+pub fn parse_rate(s: &str) -> Result<u64, BadValue> {
     let expected = || format!("expected a rate like \"400MB/s\" or \"6Gb/s\", found \"{s}\"");
     let (n, unit) = split_number(s).ok_or_else(expected)?;
     let unit = unit.strip_suffix("/s").unwrap_or(unit);
@@ -148,13 +179,11 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         "Mb" => 1e6 / 8.0,
         "Gb" => 1e9 / 8.0,
         "Tb" => 1e12 / 8.0,
-        _ => return Err(expected()),
+        _ => return Err(expected().into()),
     };
     let r = (n * mult).round();
     if !RATE_RANGE.contains(&r) {
-        return Err(format!(
-            "expected a rate from 1MB/s to 1PB/s, found \"{s}\""
-        ));
+        return Err(format!("expected a rate from 1MB/s to 1PB/s, found \"{s}\"").into());
     }
     Ok(r as u64)
 }
@@ -210,7 +239,7 @@ quantity!(
 
 /// A share as text, as configs and the command line take it: "30 %", "30%"
 /// or "0.3"; a bare number above 1 is refused with what it would mean.
-pub fn parse_share(s: &str) -> Result<f64, String> {
+pub fn parse_share(s: &str) -> Result<f64, BadValue> {
     let v = parse_fraction(s)?;
     if s.trim_end().ends_with('%') {
         Ok(v)
@@ -221,13 +250,14 @@ pub fn parse_share(s: &str) -> Result<f64, String> {
 
 /// A fraction given as a bare number: a share of 1, so that more than 1 is
 /// almost surely a percentage written without its sign.
-fn bare_fraction(v: f64) -> Result<f64, String> {
+fn bare_fraction(v: f64) -> Result<f64, BadValue> {
     if v > 1.0 {
         Err(format!(
             "a bare number is a share of 1: {v} would be {} %; write \"{v} %\" or {}",
             v * 100.0,
             v / 100.0
-        ))
+        )
+        .into())
     } else {
         Ok(v)
     }
@@ -289,7 +319,7 @@ mod tests {
             "5EiB",
             "4.7 EB",
         ] {
-            let e = parse_size(huge).unwrap_err();
+            let e = parse_size(huge).unwrap_err().0;
             assert!(e.starts_with("expected a size of at most 4 EiB"), "{e}");
         }
     }
@@ -297,7 +327,7 @@ mod tests {
     #[test]
     fn times_and_rates_the_clock_cannot_hold_are_refused() {
         for long in ["1e20s", "1300000h", "4611686019s"] {
-            let e = parse_duration_ns(long).unwrap_err();
+            let e = parse_duration_ns(long).unwrap_err().0;
             assert!(
                 e.starts_with("expected a duration of at most 146 years"),
                 "{e}"
@@ -306,7 +336,7 @@ mod tests {
         assert!(parse_duration_ns("4611686018s").is_ok());
         assert_eq!(parse_rate("1MB/s"), Ok(1_000_000));
         for rate in ["999KB/s", "1B/s", "1000001GB/s"] {
-            let e = parse_rate(rate).unwrap_err();
+            let e = parse_rate(rate).unwrap_err().0;
             assert!(e.starts_with("expected a rate from 1MB/s to 1PB/s"), "{e}");
         }
     }

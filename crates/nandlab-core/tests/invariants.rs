@@ -283,7 +283,9 @@ fn check(ftl: usize, multiplane: bool, cache: usize, steps: &[Step]) -> Result<(
                 prop_assert!(done >= t);
                 t = t.max(d.back_at());
                 for lpn in offset / 4096..=(offset + len as u64 - 1) / 4096 {
-                    d.ftl.check_read(lpn as u32).map_err(TestCaseError::fail)?;
+                    d.ftl
+                        .check_read(lpn as u32)
+                        .map_err(|e| TestCaseError::fail(e.to_string()))?;
                     agrees(&d, &model, lpn)?;
                 }
             }
@@ -304,7 +306,8 @@ fn check(ftl: usize, multiplane: bool, cache: usize, steps: &[Step]) -> Result<(
                     Err(e) => return Err(TestCaseError::fail(e.to_string())),
                 };
                 // What a snapshot's reader checks holds after every cut.
-                d.check_loaded(&cfg).map_err(TestCaseError::fail)?;
+                d.check_loaded(&cfg)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
                 add(&TALLY.cuts, 1);
                 add(&TALLY.safe_cuts, safe as u64);
                 add(&TALLY.pslc_trim_cuts, pslc_trims as u64);
@@ -360,9 +363,12 @@ fn check(ftl: usize, multiplane: bool, cache: usize, steps: &[Step]) -> Result<(
             }
         }
     }
-    d.check_loaded(&cfg).map_err(TestCaseError::fail)?;
+    d.check_loaded(&cfg)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     for lpn in (0..d.ftl.geometry().user_units).filter(|l| !unacknowledged.contains(l)) {
-        d.ftl.check_read(lpn as u32).map_err(TestCaseError::fail)?;
+        d.ftl
+            .check_read(lpn as u32)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
         agrees(&d, &model, lpn)?;
     }
     Ok(())

@@ -89,6 +89,17 @@ struct Deadline<'a> {
     until: Instant,
 }
 
+/// What a client did that the protocol does not allow (the connection
+/// closes with it as its reason).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Misbehaved(String);
+
+impl From<String> for Misbehaved {
+    fn from(why: String) -> Misbehaved {
+        Misbehaved(why)
+    }
+}
+
 impl Deadline<'_> {
     /// The handshake's whole time is spent.
     fn spent() -> io::Error {
@@ -328,7 +339,7 @@ impl Connection<'_, '_> {
             }
             match self.commands() {
                 Ok(n) => busy |= n > 0,
-                Err(why) => return why,
+                Err(why) => return why.0,
             }
             self.due_replies();
             if let Err(e) = self.send() {
@@ -409,7 +420,7 @@ impl Connection<'_, '_> {
     }
 
     /// Runs every complete command in the input; returns how many ran.
-    fn commands(&mut self) -> Result<usize, String> {
+    fn commands(&mut self) -> Result<usize, Misbehaved> {
         let mut at = 0;
         let mut ran = 0;
         let mut out = Vec::new();
@@ -423,7 +434,8 @@ impl Connection<'_, '_> {
                         "a write of {} bytes (at most {} are taken)",
                         r.len,
                         proto::MAX_REQUEST_BYTES
-                    ));
+                    )
+                    .into());
                 }
                 r.len as usize
             } else {

@@ -62,6 +62,30 @@ pub struct Store {
 /// Bytes zeroed by writing at a time where a hole cannot be punched.
 const ZEROES: usize = 1 << 20;
 
+/// Why a data file cannot hold a served drive's data (the caller names the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unusable(pub String);
+
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unusable {}
+
+impl From<String> for Unusable {
+    fn from(why: String) -> Unusable {
+        Unusable(why)
+    }
+}
+
+impl From<&str> for Unusable {
+    fn from(why: &str) -> Unusable {
+        Unusable(why.to_string())
+    }
+}
+
 impl Store {
     /// An empty store in memory that holds at most `limit_bytes` of written data.
     pub fn new(limit_bytes: u64) -> Store {
@@ -78,7 +102,7 @@ impl Store {
     /// over) if `create`, else opened (it must be a regular file of `size`
     /// bytes). The file is locked for this server. The error says why not
     /// (the caller names the file).
-    pub fn file(path: &Path, size: u64, create: bool) -> Result<Store, String> {
+    pub fn file(path: &Path, size: u64, create: bool) -> Result<Store, Unusable> {
         let mut options = OpenOptions::new();
         options.read(true).write(true).custom_flags(libc::O_CLOEXEC);
         if create {
@@ -108,10 +132,7 @@ impl Store {
                 format!("cannot size it to {size} bytes: {e}")
             })?;
         } else if meta.len() != size {
-            return Err(format!(
-                "holds {} bytes where the drive has {size}",
-                meta.len()
-            ));
+            return Err(format!("holds {} bytes where the drive has {size}", meta.len()).into());
         }
         Ok(Store {
             backing: Backing::File {
@@ -335,16 +356,16 @@ mod tests {
         let dir = scratch("file");
         let path = dir.join("data");
         std::fs::write(&path, b"the user's").unwrap();
-        let e = Store::file(&path, 4096, true).err().unwrap();
+        let e = Store::file(&path, 4096, true).err().unwrap().0;
         assert!(e.contains("exists"), "{e}");
         assert_eq!(std::fs::read(&path).unwrap(), b"the user's");
-        let e = Store::file(&path, 4096, false).err().unwrap();
+        let e = Store::file(&path, 4096, false).err().unwrap().0;
         assert!(e.contains("holds 10 bytes"), "{e}");
         std::fs::remove_file(&path).unwrap();
         let held = Store::file(&path, 1 << 30, true).unwrap();
         // Sparse: a 1 GiB drive's file takes no room until written.
         assert!(held.bytes() < 1 << 20);
-        let e = Store::file(&path, 1 << 30, false).err().unwrap();
+        let e = Store::file(&path, 1 << 30, false).err().unwrap().0;
         assert!(e.contains("another nandlab server"), "{e}");
         drop(held);
         Store::file(&path, 1 << 30, false).unwrap();

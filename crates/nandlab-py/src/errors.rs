@@ -46,9 +46,19 @@ create_exception!(
     "A bug in nandlab (a Rust panic): the message and where; the simulator that hit it is stopped."
 );
 
+/// A Rust panic caught before it crossed into Python: its message and place.
+#[derive(Debug, Clone)]
+pub struct Panicked(pub String);
+
+impl From<Panicked> for PyErr {
+    fn from(p: Panicked) -> PyErr {
+        InternalError::new_err(p.0)
+    }
+}
+
 /// Runs `f`, turning a Rust panic into the message of an [`InternalError`]
 /// (never a crash, nor a panic crossing into Python).
-pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, Panicked> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
         let message = payload
             .downcast_ref::<&str>()
@@ -56,7 +66,9 @@ pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "a panic without a message".to_string());
         let place = PANIC_PLACE.with(|p| p.take()).unwrap_or_default();
-        format!("internal error (a bug in nandlab, please report it): {message}{place}")
+        Panicked(format!(
+            "internal error (a bug in nandlab, please report it): {message}{place}"
+        ))
     })
 }
 

@@ -11,8 +11,8 @@ mod to_python;
 use std::collections::BTreeMap;
 
 use errors::{
-    guard, quiet_panics, sim_error, ConfigError, InternalError, Interrupted, SimulationError,
-    SnapshotError, TraceError,
+    guard, quiet_panics, sim_error, ConfigError, InternalError, Interrupted, Panicked,
+    SimulationError, SnapshotError, TraceError,
 };
 use nandlab_core::config::presets as builtin;
 use nandlab_core::host::trace;
@@ -100,7 +100,7 @@ impl Simulator {
             cfg.seed = s;
         }
         let sim = guard(|| CoreSimulator::try_new(cfg))
-            .map_err(InternalError::new_err)?
+            .map_err(PyErr::from)?
             .map_err(|e| sim_error(py, e, None))?;
         let text = ConfigText {
             text: config.to_string(),
@@ -125,7 +125,7 @@ impl Simulator {
         not_a_special_file(&path)?;
         let sim = py
             .detach(|| guard(|| CoreSimulator::resume(&path)))
-            .map_err(InternalError::new_err)?
+            .map_err(PyErr::from)?
             .map_err(|e| sim_error(py, e, None))?;
         let text = sim
             .snapshot_plan()
@@ -162,7 +162,7 @@ impl Simulator {
         let store_limit = store_limit_or_available(store_limit)?;
         let saved = py
             .detach(|| guard(|| nbd::saved::load(&path, store_limit, data.as_deref())))
-            .map_err(InternalError::new_err)?
+            .map_err(PyErr::from)?
             .map_err(|e| sim_error(py, e, None))?;
         Ok((
             Simulator {
@@ -203,7 +203,7 @@ impl Simulator {
             .transpose()?;
         // It reads what is at `path` (another run's snapshot, perhaps a damaged one): guarded.
         guard(|| nandlab_core::sim::snapshot_writable(&path, &self.text, force))
-            .map_err(InternalError::new_err)?
+            .map_err(PyErr::from)?
             .map_err(|e| SnapshotError::new_err(e.to_string()))?;
         let extra = self
             .sim
@@ -338,8 +338,8 @@ impl Simulator {
         let result = match result {
             Ok(r) => r,
             Err(message) => {
-                self.broken = Some(message.clone());
-                return Err(InternalError::new_err(message));
+                self.broken = Some(message.0.clone());
+                return Err(message.into());
             }
         };
         let phase = match result {
@@ -513,14 +513,14 @@ impl Simulator {
                 }
                 serving
                     .join()
-                    .unwrap_or_else(|_| Err("the server thread panicked".into()))
+                    .unwrap_or_else(|_| Err(Panicked("the server thread panicked".into())))
             })
         });
         let outcome = match outcome {
             Ok(r) => r.map_err(|e| sim_error(py, e, None))?,
             Err(message) => {
-                self.broken = Some(message.clone());
-                return Err(InternalError::new_err(message));
+                self.broken = Some(message.0.clone());
+                return Err(message.into());
             }
         };
         let out = phase_dict(py, &outcome.phase)?;
@@ -551,7 +551,7 @@ impl Simulator {
     fn enable_power_model(&mut self, py: Python<'_>) -> PyResult<()> {
         let sim = &mut self.sim;
         guard(|| sim.enable_power_model())
-            .map_err(InternalError::new_err)?
+            .map_err(PyErr::from)?
             .map_err(|e| sim_error(py, e, None))
     }
 
@@ -559,7 +559,7 @@ impl Simulator {
     /// off at `temperature_c`, every block at its initial cycles, expected
     /// over the endurance spread (None without an error model).
     fn expected_uber(&self, hours: f64, temperature_c: f64) -> PyResult<Option<f64>> {
-        guard(|| self.sim.expected_uber(hours, temperature_c)).map_err(InternalError::new_err)
+        guard(|| self.sim.expected_uber(hours, temperature_c)).map_err(PyErr::from)
     }
 
     /// Erase count of every block.
@@ -570,8 +570,8 @@ impl Simulator {
     /// Checks the mapping invariants; raises SimulationError naming the first violation.
     fn check_invariants(&self) -> PyResult<()> {
         guard(|| self.sim.drive().check_invariants())
-            .map_err(InternalError::new_err)?
-            .map_err(SimulationError::new_err)
+            .map_err(PyErr::from)?
+            .map_err(|e| SimulationError::new_err(e.to_string()))
     }
 }
 
@@ -672,7 +672,7 @@ fn chip_endurance<'py>(
                 })
             })
         })
-        .map_err(InternalError::new_err)?;
+        .map_err(PyErr::from)?;
     to_python(py, &result)
 }
 
@@ -681,8 +681,7 @@ fn chip_endurance<'py>(
 #[pyfunction]
 fn chip_latency<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     let c = find_chip(name)?;
-    let (read, program, erase) =
-        guard(|| chip::latency_spectrum(c)).map_err(InternalError::new_err)?;
+    let (read, program, erase) = guard(|| chip::latency_spectrum(c)).map_err(PyErr::from)?;
     let v = serde_json::json!({
         "chip": c,
         "read_us": read,
@@ -760,7 +759,7 @@ fn trace_stats<'py>(
                 trace::stats::summarize(&mut reader)
             })
         })
-        .map_err(InternalError::new_err)?
+        .map_err(PyErr::from)?
         .map_err(|e| TraceError::new_err(e.to_string()))?;
     to_python(py, &stats)
 }
@@ -869,7 +868,7 @@ fn not_a_special_file(path: &std::path::Path) -> PyResult<()> {
 #[pyfunction]
 fn parse_size(text: &Bound<'_, PyAny>) -> PyResult<u64> {
     let text = text_argument("parse_size", "text", text)?;
-    nandlab_core::units::parse_size(&text).map_err(ConfigError::new_err)
+    nandlab_core::units::parse_size(&text).map_err(|e| ConfigError::new_err(e.to_string()))
 }
 
 /// A share as configs read it (`"30 %"`, `"0.3"`; a bare number above 1
@@ -878,7 +877,7 @@ fn parse_size(text: &Bound<'_, PyAny>) -> PyResult<u64> {
 #[pyfunction]
 fn parse_share(text: &Bound<'_, PyAny>) -> PyResult<f64> {
     let text = text_argument("parse_share", "text", text)?;
-    nandlab_core::units::parse_share(&text).map_err(ConfigError::new_err)
+    nandlab_core::units::parse_share(&text).map_err(|e| ConfigError::new_err(e.to_string()))
 }
 
 /// Why a drive can die: each summary `death_cause` and what a table says for it.
@@ -946,7 +945,7 @@ fn parse_config(config: &str, format: &str, source: &str) -> PyResult<Config> {
         }
     };
     parsed
-        .map_err(InternalError::new_err)?
+        .map_err(PyErr::from)?
         .map_err(|e| ConfigError::new_err(e.to_string()))
 }
 
@@ -954,7 +953,7 @@ fn parse_config(config: &str, format: &str, source: &str) -> PyResult<Config> {
 /// Rust panic reaches Python as an `InternalError` with its message.
 #[pyfunction]
 fn _panic_for_test(message: &str) -> PyResult<()> {
-    guard(|| panic!("{message}")).map_err(InternalError::new_err)
+    guard(|| panic!("{message}")).map_err(PyErr::from)
 }
 
 /// The built-in default experiment as TOML text.

@@ -15,6 +15,7 @@ use crate::media::spread::{Spread, MEASURED};
 use crate::media::wear::{Conditions, CyclePattern, DEFAULT_RATED};
 use crate::media::{CellMode, ModeTiming};
 use crate::stats::energy::EnergyConfig;
+use crate::units::BadValue;
 use serde::{Deserialize, Serialize};
 
 /// How spare flash is set.
@@ -168,13 +169,10 @@ fn log_normal(sigma: f64) -> Spread {
     }
 }
 
-fn log_normal_form(w: &FormWord) -> Result<Spread, String> {
+fn log_normal_form(w: &FormWord) -> Result<Spread, BadValue> {
     match w.args.parse::<f64>() {
         Ok(sigma) if sigma.is_finite() && (0.0..=3.0).contains(&sigma) => Ok(log_normal(sigma)),
-        _ => Err(format!(
-            "{} needs 0 ≤ SIGMA ≤ 3, found `{}`",
-            w.form, w.word
-        )),
+        _ => Err(format!("{} needs 0 ≤ SIGMA ≤ 3, found `{}`", w.form, w.word).into()),
     }
 }
 

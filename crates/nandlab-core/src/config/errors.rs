@@ -10,6 +10,7 @@ use crate::media::errors::{Ecc, ErrorModel, FAST19_MLC, FAST19_SLC, FAST19_TLC};
 use crate::media::vt::{VT_MLC, VT_TLC};
 use crate::media::CellMode;
 use crate::units::parse_size;
+use crate::units::BadValue;
 use serde::Serialize;
 
 /// The checked `[device.errors]` of a drive whose model is on.
@@ -92,7 +93,7 @@ const ECC: Keywords<Ecc> = Keywords::new(
 );
 
 /// `T/SIZE` or `HARD/SOFT/SIZE`: limits in bits, then the codeword's data size.
-fn limits_and_size(w: &FormWord, limits: usize) -> Result<(Vec<u32>, u32), String> {
+fn limits_and_size(w: &FormWord, limits: usize) -> Result<(Vec<u32>, u32), BadValue> {
     let parts: Vec<&str> = w.args.split('/').map(str::trim).collect();
     let bad = || {
         format!(
@@ -104,7 +105,7 @@ fn limits_and_size(w: &FormWord, limits: usize) -> Result<(Vec<u32>, u32), Strin
         )
     };
     if parts.len() != limits + 1 {
-        return Err(bad());
+        return Err(bad().into());
     }
     let nums = parts[..limits]
         .iter()
@@ -115,7 +116,8 @@ fn limits_and_size(w: &FormWord, limits: usize) -> Result<(Vec<u32>, u32), Strin
         return Err(format!(
             "{}: expected 1 to 10,000 bits corrected per codeword, found `{p}` in `{}`",
             w.form, w.word
-        ));
+        )
+        .into());
     }
     let nums: Vec<u32> = nums.into_iter().map(|(_, n)| n as u32).collect();
     let size = parse_size(parts[limits]).map_err(|e| format!("{}: codeword size: {e}", w.form))?;
@@ -123,14 +125,16 @@ fn limits_and_size(w: &FormWord, limits: usize) -> Result<(Vec<u32>, u32), Strin
         return Err(format!(
             "{}: a codeword of 64 B to 64 KiB of data, found {size} B",
             w.form
-        ));
+        )
+        .into());
     }
     let bits = size as u32 * 8;
     if nums.iter().any(|&n| n >= bits / 4) {
         return Err(format!(
             "{}: a code corrects fewer than a quarter of its bits, found `{}`",
             w.form, w.word
-        ));
+        )
+        .into());
     }
     Ok((nums, size as u32))
 }
@@ -143,18 +147,19 @@ fn example(w: &FormWord) -> &'static str {
     }
 }
 
-fn bch_form(w: &FormWord) -> Result<Ecc, String> {
+fn bch_form(w: &FormWord) -> Result<Ecc, BadValue> {
     let (t, size) = limits_and_size(w, 1)?;
     Ok(Ecc::bch(t[0], size))
 }
 
-fn ldpc_form(w: &FormWord) -> Result<Ecc, String> {
+fn ldpc_form(w: &FormWord) -> Result<Ecc, BadValue> {
     let (l, size) = limits_and_size(w, 2)?;
     if l[1] < l[0] {
         return Err(format!(
             "{}: soft decode corrects at least what hard decode does, found `{}`",
             w.form, w.word
-        ));
+        )
+        .into());
     }
     Ok(Ecc::ldpc(l[0], l[1], size))
 }

@@ -11,6 +11,7 @@ use super::values::err;
 use super::zombie::{self, WearRules};
 use super::{Capacity, ConfigError};
 use crate::geometry::Geometry;
+use crate::units::BadValue;
 use serde::Serialize;
 
 /// The GC victim policies the FTL registers (each with its line in
@@ -218,7 +219,7 @@ fn gc_policies() -> Vec<(&'static str, Meaning<GcPolicy>)> {
 }
 
 /// A policy written `name:N`, N ≥ 1.
-fn with_parameter(w: &FormWord) -> Result<GcPolicy, String> {
+fn with_parameter(w: &FormWord) -> Result<GcPolicy, BadValue> {
     let name = REGISTERED_POLICIES
         .iter()
         .find(|p| p.form == Some(w.form))
@@ -234,7 +235,8 @@ fn with_parameter(w: &FormWord) -> Result<GcPolicy, String> {
             Err(format!(
                 "expected {} with {letter} a whole number ≥ 1, found `{}`",
                 w.form, w.word
-            ))
+            )
+            .into())
         }
     }
 }

@@ -13,6 +13,7 @@
 
 use super::error::unknown;
 use super::ConfigError;
+use crate::units::BadValue;
 
 /// What a name in a keyword table stands for.
 #[derive(Clone, Copy)]
@@ -24,7 +25,7 @@ pub(super) enum Meaning<T> {
     /// A form with arguments, listed as written (`"d-choices:N"`): a word
     /// starting with the form's text up to and including its first `:` is
     /// read by the function, which gives the value or what is wrong.
-    Form(fn(&FormWord) -> Result<T, String>),
+    Form(fn(&FormWord) -> Result<T, BadValue>),
 }
 
 /// A word read by a [`Meaning::Form`].
@@ -101,7 +102,7 @@ impl<'a, T: Copy> Keywords<'a, T> {
     }
 
     /// What `word` stands for, or the message saying why it stands for nothing.
-    pub fn read(&self, word: &str) -> Result<T, String> {
+    pub fn read(&self, word: &str) -> Result<T, BadValue> {
         for (name, meaning) in self.table {
             match meaning {
                 Meaning::Is(v) | Meaning::Alias(v) if *name == word => return Ok(*v),
@@ -118,7 +119,7 @@ impl<'a, T: Copy> Keywords<'a, T> {
                 _ => {}
             }
         }
-        Err(self.unknown(word))
+        Err(self.unknown(word).into())
     }
 
     /// The message for a word that names nothing.
@@ -164,10 +165,10 @@ mod tests {
     use super::Meaning::*;
     use super::*;
 
-    fn double(w: &FormWord) -> Result<u32, String> {
+    fn double(w: &FormWord) -> Result<u32, BadValue> {
         match w.args.parse::<u32>() {
             Ok(n) => Ok(2 * n),
-            Err(_) => Err(format!("{} takes a number, found `{}`", w.form, w.word)),
+            Err(_) => Err(format!("{} takes a number, found `{}`", w.form, w.word).into()),
         }
     }
 

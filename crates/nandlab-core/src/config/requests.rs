@@ -10,6 +10,7 @@ use super::ConfigError;
 use crate::geometry::Geometry;
 use crate::host::workload::{Distribution, Pattern};
 use crate::media::wear::DataPattern;
+use crate::units::BadValue;
 
 /// A phase's `pattern` (fio's short names accepted too).
 const PATTERN: Keywords<Pattern> = Keywords::new(
@@ -242,18 +243,18 @@ const DATA: Keywords<DataPattern> = Keywords::new(
     ],
 );
 
-fn data_states(w: &FormWord) -> Result<DataPattern, String> {
+fn data_states(w: &FormWord) -> Result<DataPattern, BadValue> {
     let states: Vec<&str> = w.args.split(',').map(str::trim).collect();
     DataPattern::of_states(&states).ok_or_else(|| {
-        format!(
+        BadValue(format!(
             "{}:S1,S2,... takes MLC states 11, 10, 00, 01; found `{}`",
             w.name(),
             w.word
-        )
+        ))
     })
 }
 
-fn data_byte(w: &FormWord) -> Result<DataPattern, String> {
+fn data_byte(w: &FormWord) -> Result<DataPattern, BadValue> {
     let hex = w.args.trim_start_matches("0x");
     let byte = u8::from_str_radix(hex, 16)
         .map_err(|_| format!("{} takes one byte in hex, found `{}`", w.form, w.word))?;
@@ -284,55 +285,54 @@ fn arguments<'w, const N: usize>(w: &FormWord<'w>) -> Result<[&'w str; N], Strin
 }
 
 /// A distribution argument, `what` naming it in the message.
-fn number(w: &FormWord, x: &str, what: &str) -> Result<f64, String> {
+fn number(w: &FormWord, x: &str, what: &str) -> Result<f64, BadValue> {
     x.trim()
         .parse::<f64>()
         .ok()
         .filter(|v| v.is_finite())
-        .ok_or_else(|| format!("{}'s {what} must be a number, found `{x}`", w.form))
+        .ok_or_else(|| BadValue(format!("{}'s {what} must be a number, found `{x}`", w.form)))
 }
 
-fn hot_cold(w: &FormWord) -> Result<Distribution, String> {
+fn hot_cold(w: &FormWord) -> Result<Distribution, BadValue> {
     let [r, f] = arguments(w)?;
     let (r, f) = (number(w, r, "R")?, number(w, f, "F")?);
     if !(r > 0.0 && r < 1.0 && f > 0.0 && f < 1.0) {
         return Err(format!(
             "{} needs 0 < R < 1 and 0 < F < 1, found `{}`",
             w.form, w.word
-        ));
+        )
+        .into());
     }
     Ok(Distribution::HotCold { r, f })
 }
 
-fn zipf(w: &FormWord) -> Result<Distribution, String> {
+fn zipf(w: &FormWord) -> Result<Distribution, BadValue> {
     let [theta] = arguments(w)?;
     let theta = number(w, theta, "THETA")?;
     if !(theta > 0.0 && theta <= 10.0) {
-        return Err(format!(
-            "{} needs 0 < THETA ≤ 10, found `{}`",
-            w.form, w.word
-        ));
+        return Err(format!("{} needs 0 < THETA ≤ 10, found `{}`", w.form, w.word).into());
     }
     Ok(Distribution::Zipf { theta })
 }
 
-fn pareto(w: &FormWord) -> Result<Distribution, String> {
+fn pareto(w: &FormWord) -> Result<Distribution, BadValue> {
     let [h] = arguments(w)?;
     let h = number(w, h, "H")?;
     if !(h > 0.0 && h < 1.0) {
-        return Err(format!("{} needs 0 < H < 1, found `{}`", w.form, w.word));
+        return Err(format!("{} needs 0 < H < 1, found `{}`", w.form, w.word).into());
     }
     Ok(Distribution::Pareto { h })
 }
 
-fn normal(w: &FormWord) -> Result<Distribution, String> {
+fn normal(w: &FormWord) -> Result<Distribution, BadValue> {
     let [dev] = arguments(w)?;
     let dev = number(w, dev, "DEV (percent)")?;
     if !(dev > 0.0 && dev <= 100.0) {
         return Err(format!(
             "{} needs 0 < DEV ≤ 100 (percent of the working set), found `{}`",
             w.form, w.word
-        ));
+        )
+        .into());
     }
     Ok(Distribution::Normal { dev })
 }

@@ -299,7 +299,7 @@ impl Drive {
         for lpn in first..=last {
             self.ftl
                 .check_read(lpn as u32)
-                .map_err(SimError::Integrity)?;
+                .map_err(|e| SimError::Integrity(e.into()))?;
         }
         self.ftl.count_checked_reads(last - first + 1);
         Ok(())

@@ -7,6 +7,7 @@ use super::Drive;
 use crate::ftl::read_errors::ReadErrors;
 use crate::memory::Region;
 use crate::oracle::Oracle;
+use crate::sanity::Broken;
 use crate::stats::IntegrityCounts;
 
 impl Drive {
@@ -95,7 +96,7 @@ impl Drive {
 
     /// Whether every valid unit maps to exactly one physical unit that maps
     /// back, and the block table's counts agree (the FTL's invariants).
-    pub fn check_invariants(&self) -> Result<(), String> {
+    pub fn check_invariants(&self) -> Result<(), Broken> {
         self.ftl.check_invariants()
     }
 

@@ -39,6 +39,7 @@ use crate::media::ModeTiming;
 use crate::memory;
 use crate::oracle::Oracle;
 use crate::power::PowerModel;
+use crate::sanity::Broken;
 use crate::schedule::timeline::Timeline;
 use crate::stats::Counters;
 use rand::SeedableRng;
@@ -284,7 +285,7 @@ impl Ftl {
     /// Checks the mapping invariants (expensive: for tests and debug runs):
     /// every mapped unit's slot maps back to it, valid counts match, and the
     /// number of valid slots equals the number of mapped units.
-    pub fn check_invariants(&self) -> Result<(), String> {
+    pub fn check_invariants(&self) -> Result<(), Broken> {
         let mut valid = vec![0u32; self.g.blocks as usize];
         let mut mapped = 0u64;
         for (lpn, slot) in self.map.mapped() {
@@ -292,19 +293,21 @@ impl Ftl {
                 return Err(format!(
                     "lpn {lpn} maps to slot {slot}, which maps back to {}",
                     self.map.lpn_at(slot)
-                ));
+                )
+                .into());
             }
             let b = self.g.block_of_slot(slot);
             if slot - self.g.block_base(b) >= self.blocks.written()[b as usize] {
                 return Err(format!(
                     "lpn {lpn} maps to slot {slot} beyond block {b}'s write pointer"
-                ));
+                )
+                .into());
             }
             if matches!(
                 self.blocks.state()[b as usize],
                 BlockState::Free | BlockState::Bad
             ) {
-                return Err(format!("lpn {lpn} maps into free or retired block {b}"));
+                return Err(format!("lpn {lpn} maps into free or retired block {b}").into());
             }
             valid[b as usize] += 1;
             mapped += 1;
@@ -314,11 +317,12 @@ impl Ftl {
                 "block {b}: valid count {} but {} units map to it",
                 self.blocks.valid()[b],
                 valid[b]
-            ));
+            )
+            .into());
         }
         let total: u64 = self.blocks.valid().iter().map(|&v| v as u64).sum();
         if total != mapped {
-            return Err(format!("{total} valid slots but {mapped} mapped units"));
+            return Err(format!("{total} valid slots but {mapped} mapped units").into());
         }
         Ok(())
     }
@@ -344,7 +348,7 @@ impl Ftl {
     }
 
     /// With the oracle on: checks that unit `lpn` reads its latest write.
-    pub fn check_read(&self, lpn: u32) -> Result<(), String> {
+    pub fn check_read(&self, lpn: u32) -> Result<(), Broken> {
         match &self.oracle {
             Some(o) => o.check(lpn, self.lookup(lpn)),
             None => Ok(()),

@@ -5,6 +5,7 @@
 use crate::math::Deterministic;
 use crate::sanity::{ensure, same, Checked};
 use crate::seed::derive_seed;
+use crate::units::BadValue;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Uniform, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -165,9 +166,9 @@ struct ZipfRanks {
 }
 
 impl TryFrom<(f64, f64)> for ZipfRanks {
-    type Error = String;
+    type Error = BadValue;
 
-    fn try_from((n, theta): (f64, f64)) -> Result<ZipfRanks, String> {
+    fn try_from((n, theta): (f64, f64)) -> Result<ZipfRanks, BadValue> {
         let zipf = Zipf::new(n, theta).map_err(|e| format!("zipf({n}, {theta}): {e}"))?;
         Ok(ZipfRanks { n, theta, zipf })
     }

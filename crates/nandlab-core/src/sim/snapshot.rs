@@ -15,6 +15,7 @@ use crate::config::{Config, ConfigError};
 use crate::drive::Drive;
 use crate::stats::power_loss::PowerLossEvent;
 use crate::stats::{Counters, Latency, Traffic};
+use crate::units::BadValue;
 use crate::{Death, SimError};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fs::File;
@@ -51,9 +52,9 @@ impl Every {
 
     /// Parses "10s", "500ms", "1h" (simulated time) or "50GiB", "1TB" (bytes
     /// the host moved); the error says what was expected.
-    pub fn parse(s: &str) -> Result<Every, String> {
+    pub fn parse(s: &str) -> Result<Every, BadValue> {
         // A time or a size past what the clock or a drive holds says so (not that it is neither).
-        let beyond = |m: &String| m.contains("at most");
+        let beyond = |m: &BadValue| m.0.contains("at most");
         let every = match crate::units::parse_duration_ns(s) {
             Ok(ns) => Every::SimNs(ns),
             Err(time) => match crate::units::parse_size(s) {
@@ -64,12 +65,12 @@ impl Every {
                     return Err(format!(
                         "expected simulated time like \"10s\" or \"5min\" (at most 146 years), or bytes \
                          moved like \"50GiB\" (at most 4 EiB), found \"{s}\""
-                    ))
+                    ).into())
                 }
             },
         };
         if matches!(every, Every::SimNs(0) | Every::HostBytes(0)) {
-            return Err(format!("expected more than zero, found \"{s}\""));
+            return Err(format!("expected more than zero, found \"{s}\"").into());
         }
         Ok(every)
     }
@@ -396,7 +397,7 @@ fn read_state(file: &mut File, path: &Path, fit: Fit) -> Result<Loaded, SimError
         }
     }
     let body: Body = postcard::from_bytes(body).map_err(unreadable)?;
-    let broken = |why: String| {
+    let broken = |why: crate::sanity::Broken| {
         refused(
             path,
             &format!("the snapshot's state does not hold together ({why}): it was altered or written by a bug"),

@@ -1,6 +1,7 @@
 //! Latency distributions (HdrHistogram, in nanoseconds) and their
 //! percentile summaries in microseconds.
 
+use crate::sanity::Broken;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -25,13 +26,11 @@ impl From<Latency> for StoredLatency {
 }
 
 impl TryFrom<StoredLatency> for Latency {
-    type Error = String;
+    type Error = Broken;
 
-    fn try_from(StoredLatency(sigfig, counts): StoredLatency) -> Result<Latency, String> {
+    fn try_from(StoredLatency(sigfig, counts): StoredLatency) -> Result<Latency, Broken> {
         if !(1..=5).contains(&sigfig) {
-            return Err(format!(
-                "a latency histogram of {sigfig} significant digits"
-            ));
+            return Err(format!("a latency histogram of {sigfig} significant digits").into());
         }
         let mut l = Latency::new(sigfig);
         for (value, count) in counts {

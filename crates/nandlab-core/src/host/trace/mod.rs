@@ -12,6 +12,7 @@ pub mod replay;
 pub mod stats;
 
 use crate::host::workload::Op;
+use crate::units::BadValue;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -275,7 +276,7 @@ fn too_long() -> String {
 /// With [`OnError::Skip`] a malformed line among them is passed over as the
 /// reader would: the format that reads the most of them, if it reads more
 /// than it cannot.
-fn detect(path: &Path, head: &[Vec<u8>], on_error: OnError) -> Result<TraceFormat, String> {
+fn detect(path: &Path, head: &[Vec<u8>], on_error: OnError) -> Result<TraceFormat, BadValue> {
     let first = head
         .iter()
         .find(|l| !l.trim_ascii().is_empty())
@@ -329,7 +330,7 @@ fn detect(path: &Path, head: &[Vec<u8>], on_error: OnError) -> Result<TraceForma
         None => Err(format!(
             "not a trace format nandlab knows: tried {} on its first lines; give the format explicitly if it is one of them",
             candidates.map(|f| f.name()).join(", ")
-        )),
+        ).into()),
     }
 }
 
@@ -383,7 +384,7 @@ impl TraceReader {
         }
         let format = match format {
             Some(f) => f,
-            None => detect(path, &head, on_error).map_err(|m| err(0, m))?,
+            None => detect(path, &head, on_error).map_err(|m| err(0, m.into()))?,
         };
         Ok(TraceReader {
             lines,
@@ -502,7 +503,7 @@ impl TraceReader {
     /// 47 ms in the sample trace). Such records are replayed at the latest
     /// time so far (a host cannot issue in the past) and count a gap of 0 in
     /// the inter-arrival times.
-    fn check_order(&mut self, r: &TraceRecord) -> Result<(), String> {
+    fn check_order(&mut self, r: &TraceRecord) -> Result<(), BadValue> {
         let clock = r.clock as usize;
         if self.latest.len() <= clock {
             self.latest.resize(clock + 1, None);
@@ -516,7 +517,7 @@ impl TraceReader {
                 return Err(format!(
                     "the timestamp goes back {} from line {line}'s{cpu}: a trace's records must be in time order",
                     duration(latest - r.time_ns)
-                ));
+                ).into());
             }
             if r.time_ns < latest {
                 return Ok(());
@@ -568,7 +569,7 @@ impl Iterator for TraceReader {
                     return Some(Ok(r));
                 }
                 Ok(Some((Err(why), _))) => {
-                    if let Err(e) = self.bad_line(|_| why) {
+                    if let Err(e) = self.bad_line(|_| why.into()) {
                         self.failed = true;
                         return Some(Err(e));
                     }
