@@ -1,6 +1,7 @@
 //! Allocation: the stripe of (die, GC pools) targets host pages go to in
-//! turn and the multi-plane page being filled, opening blocks for frontiers (with foreground GC when a pool runs
-//! short) and sealing full ones.
+//! turn and the multi-plane page each host stream is filling, opening
+//! blocks for frontiers (with foreground GC when a pool runs short) and
+//! sealing full ones.
 
 use super::frontiers::Frontier;
 use super::{Ftl, NIL};
@@ -9,18 +10,20 @@ use crate::config::{Config, StripeDim};
 use crate::ftl::mapcache::MapAccess;
 use crate::geometry::Geometry;
 use crate::power::PageKind;
-use crate::sanity::{ensure, indices, Checked};
+use crate::sanity::{ensure, indices, len, Checked};
 use crate::schedule::timeline::Timeline;
 use crate::{SimError, WearOut};
 use serde::{Deserialize, Serialize};
 
-/// Where host writes go: the stripe, the cursor in it and the page being
-/// filled (each pool's host frontier is in `Ftl::frontiers`).
+/// Where host writes go: the stripe, the cursor in it and the page each
+/// host stream is filling ([`Frontier::HOST`], in order; each pool's
+/// frontiers are in `Ftl::frontiers`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Alloc {
     pub(super) stripe: Vec<Target>,
+    /// The stripe step the next page opened takes.
     pub(super) cursor: usize,
-    pub(super) open: OpenPage,
+    pub(super) open: Vec<OpenPage>,
 }
 
 impl Alloc {
@@ -34,26 +37,38 @@ impl Alloc {
                 cfg.device.multiplane && cfg.device.write_cache != WriteCache::Off,
             ),
             cursor: 0,
-            open: OpenPage::default(),
+            open: vec![OpenPage::default(); Frontier::HOST.len()],
         }
     }
 
-    /// Checks a loaded allocation state (its frontier is checked with the
-    /// others'): the stripe cursor in range, the open page within its room
-    /// and its pools, its slots inside the drive.
+    /// Whether a host stream has a page open.
+    pub(super) fn any_open(&self) -> bool {
+        self.open.iter().any(|p| p.filled > 0)
+    }
+
+    /// Checks a loaded allocation state (its frontiers are checked with the
+    /// others'): the stripe cursor in range, a page for each host stream,
+    /// each within its room, its stripe step and its pools, its slots
+    /// inside the drive.
     pub(super) fn check_loaded(&self, g: &Geometry) -> Checked {
         ensure(self.cursor < self.stripe.len(), || {
             "the stripe cursor is out of range".into()
         })?;
-        let open = &self.open;
-        ensure(
-            open.filled <= open.total && open.buffered <= open.filled,
-            || "the open page holds more than it can".into(),
-        )?;
-        ensure(open.page_slot.len() as u64 <= g.pools as u64, || {
-            "the open page spans more GC pools than the drive has".into()
-        })?;
-        indices("open page slots", &open.page_slot, g.slots, false)
+        len("open pages", self.open.len(), Frontier::HOST.len() as u64)?;
+        for open in &self.open {
+            ensure(
+                open.filled <= open.total && open.buffered <= open.filled,
+                || "the open page holds more than it can".into(),
+            )?;
+            ensure((open.target as usize) < self.stripe.len(), || {
+                "an open page's stripe step is out of range".into()
+            })?;
+            ensure(open.page_slot.len() as u64 <= g.pools as u64, || {
+                "the open page spans more GC pools than the drive has".into()
+            })?;
+            indices("open page slots", &open.page_slot, g.slots, false)?;
+        }
+        Ok(())
     }
 }
 
@@ -66,11 +81,13 @@ pub struct Target {
     pub(super) pools: u32,
 }
 
-/// The multi-plane page the host write frontier is filling.
+/// The multi-plane page a host stream is filling.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct OpenPage {
     /// Units placed so far; 0 = no page open.
     pub(super) filled: u32,
+    /// Its step of the stripe (taken when it opened).
+    pub(super) target: u32,
     /// Of those, units that hold space in the DRAM write buffer (fill phases
     /// place units without it).
     pub(super) buffered: u32,
@@ -219,13 +236,14 @@ impl Ftl {
         buffered: bool,
     ) -> Result<Option<Programmed>, SimError> {
         self.pslc.note_host_unit(lpn);
-        if self.alloc.open.filled == 0 {
-            self.open_page(ready, tl)?;
+        let s = self.host_stream(lpn).host_index();
+        if self.alloc.open[s].filled == 0 {
+            self.open_page(s, ready, tl)?;
         }
         let upp = self.g.units_per_page;
-        let k = self.alloc.open.filled;
+        let k = self.alloc.open[s].filled;
         let plane_i = self.g.fast.units_per_page.quotient(k);
-        let slot = self.alloc.open.page_slot[plane_i as usize] + (k - plane_i * upp);
+        let slot = self.alloc.open[s].page_slot[plane_i as usize] + (k - plane_i * upp);
         self.map_access(lpn, MapAccess::HostWrite, ready, tl);
         self.map(lpn, slot);
         if let Some(o) = &mut self.oracle {
@@ -238,23 +256,43 @@ impl Ftl {
             p.placed(slot, ready);
         }
         self.clock += 1;
-        self.alloc.open.filled += 1;
-        self.alloc.open.buffered += buffered as u32;
-        self.alloc.open.ready = self.alloc.open.ready.max(ready);
-        if self.alloc.open.filled < self.alloc.open.total {
+        let open = &mut self.alloc.open[s];
+        open.filled += 1;
+        open.buffered += buffered as u32;
+        open.ready = open.ready.max(ready);
+        if open.filled < open.total {
             return Ok(None);
         }
-        let t = self.alloc.stripe[self.alloc.cursor];
-        let programmed = self.program_open_page(tl);
+        let t = self.alloc.stripe[open.target as usize];
+        let programmed = self.program_open_page(s, tl);
         for pool in t.first_pool..t.first_pool + t.pools {
             self.paced_gc(pool, ready, tl)?;
         }
         Ok(Some(programmed))
     }
 
-    pub(super) fn open_page(&mut self, now: u64, tl: &mut Timeline) -> Result<(), SimError> {
-        let t = self.alloc.stripe[self.alloc.cursor];
-        self.alloc.open.page_slot.clear();
+    /// The host stream a write of `lpn` goes to.
+    #[inline]
+    fn host_stream(&mut self, _lpn: u32) -> Frontier {
+        Frontier::Host
+    }
+
+    /// Opens host stream `s`'s next page ([`Frontier::HOST`]`[s]`) on the
+    /// stripe's next step.
+    pub(super) fn open_page(
+        &mut self,
+        s: usize,
+        now: u64,
+        tl: &mut Timeline,
+    ) -> Result<(), SimError> {
+        let target = self.alloc.cursor;
+        self.alloc.cursor += 1;
+        if self.alloc.cursor == self.alloc.stripe.len() {
+            self.alloc.cursor = 0;
+        }
+        let t = self.alloc.stripe[target];
+        let stream = Frontier::HOST[s];
+        self.alloc.open[s].page_slot.clear();
         let pools = t.first_pool..t.first_pool + t.pools;
         // Direct-write: a long sequential stream skips a cache with no room.
         let to_cache = self.pslc.is_on()
@@ -265,35 +303,37 @@ impl Ftl {
                 b = self.cache_frontier(pool, now, tl)?;
             }
             if b == NIL {
-                b = self.frontiers.get(Frontier::Host, pool);
+                b = self.frontiers.get(stream, pool);
             }
             if b == NIL {
                 b = self.open_block(pool, now, tl, false)?;
-                self.frontiers.set(Frontier::Host, pool, b);
+                self.frontiers.set(stream, pool, b);
             }
             let bi = b as usize;
             debug_assert!(
                 self.blocks.written()[bi] < self.blocks.capacity()[bi],
                 "host frontier block {b} is full"
             );
-            self.alloc
-                .open
+            self.alloc.open[s]
                 .page_slot
                 .push(self.g.block_base(b) + self.blocks.written()[bi]);
             self.blocks.allot(b, self.g.units_per_page);
         }
-        self.alloc.open.total = t.pools * self.g.units_per_page;
-        self.alloc.open.ready = now;
+        let open = &mut self.alloc.open[s];
+        open.target = target as u32;
+        open.total = t.pools * self.g.units_per_page;
+        open.ready = now;
         Ok(())
     }
 
-    pub(super) fn program_open_page(&mut self, tl: &mut Timeline) -> Programmed {
-        let t = self.alloc.stripe[self.alloc.cursor];
+    /// Programs host stream `s`'s open page (padding what is not filled).
+    pub(super) fn program_open_page(&mut self, s: usize, tl: &mut Timeline) -> Programmed {
+        let t = self.alloc.stripe[self.alloc.open[s].target as usize];
         let upp = self.g.units_per_page;
         let mut program_ns = 0;
         let mut lower = false;
         for i in 0..t.pools as usize {
-            let slot = self.alloc.open.page_slot[i];
+            let slot = self.alloc.open[s].page_slot[i];
             let b = self.g.block_of_slot(slot);
             let page = self.g.page_of_offset(slot - self.g.block_base(b));
             program_ns = program_ns.max(self.program_ns(b, page));
@@ -305,17 +345,22 @@ impl Ftl {
         self.counters.program_ops += 1;
         self.counters.program_ns += program_ns;
         if lower {
-            self.back_up_lower_page(self.alloc.open.ready, t.die, self.alloc.open.total, tl);
+            self.back_up_lower_page(
+                self.alloc.open[s].ready,
+                t.die,
+                self.alloc.open[s].total,
+                tl,
+            );
         }
         let done = tl.flash_program(
-            self.alloc.open.ready,
+            self.alloc.open[s].ready,
             t.die,
             program_ns,
-            self.alloc.open.total,
+            self.alloc.open[s].total,
         );
         self.flash.programs_done = self.flash.programs_done.max(done);
         for i in 0..t.pools as usize {
-            let slot = self.alloc.open.page_slot[i];
+            let slot = self.alloc.open[s].page_slot[i];
             let b = self.g.block_of_slot(slot);
             if let Some(p) = &mut self.power {
                 p.programmed(
@@ -328,22 +373,29 @@ impl Ftl {
             self.programmed_page(b, upp);
         }
         self.counters.flash_programs_host += t.pools as u64;
-        self.counters.flash_units_host += self.alloc.open.total as u64;
-        let units = self.alloc.open.buffered;
-        self.alloc.open.filled = 0;
-        self.alloc.open.buffered = 0;
-        self.alloc.cursor += 1;
-        if self.alloc.cursor == self.alloc.stripe.len() {
-            self.alloc.cursor = 0;
-        }
+        self.counters.flash_units_host += self.alloc.open[s].total as u64;
+        let units = self.alloc.open[s].buffered;
+        self.alloc.open[s].filled = 0;
+        self.alloc.open[s].buffered = 0;
         Programmed { done, units }
     }
 
-    /// Programs the partly filled frontier page, padding its unused units.
+    /// Programs every host stream's partly filled page, padding its unused
+    /// units: when the last program is done, and the buffered units they free.
     pub fn flush_open_page(&mut self, tl: &mut Timeline) -> Option<Programmed> {
-        if self.alloc.open.filled == 0 {
-            return None;
+        let mut flushed: Option<Programmed> = None;
+        for s in 0..self.alloc.open.len() {
+            if self.alloc.open[s].filled > 0 {
+                let p = self.program_open_page(s, tl);
+                flushed = Some(match flushed {
+                    None => p,
+                    Some(f) => Programmed {
+                        done: f.done.max(p.done),
+                        units: f.units + p.units,
+                    },
+                });
+            }
         }
-        Some(self.program_open_page(tl))
+        flushed
     }
 }

@@ -78,7 +78,7 @@ impl Ftl {
         laid: u64,
     ) -> Result<(), SimError> {
         let mut i = 0;
-        while i < count && self.alloc.open.filled != 0 {
+        while i < count && self.alloc.any_open() {
             self.write_unit(lpn_of(i), 0, tl, false)?;
             i += 1;
         }
@@ -185,7 +185,7 @@ impl Ftl {
         self.power.is_none()
             && !self.map.has_layout()
             && self.blocks.valid_total() == 0
-            && self.alloc.open.filled == 0
+            && !self.alloc.any_open()
             && FILL_CHUNK.is_multiple_of(self.cycle_units() as u64)
             && self
                 .alloc

@@ -24,6 +24,19 @@ pub enum Frontier {
 impl Frontier {
     pub const ALL: [Frontier; 3] = [Frontier::Host, Frontier::Cache, Frontier::Gc];
 
+    /// The streams host writes to native blocks go to, each with a page of
+    /// its own open (`Alloc::open`, in this order).
+    pub const HOST: [Frontier; 1] = [Frontier::Host];
+
+    /// Its place in [`Frontier::HOST`] (a host stream's).
+    #[inline]
+    pub fn host_index(self) -> usize {
+        Frontier::HOST
+            .iter()
+            .position(|&s| s == self)
+            .expect("a host stream")
+    }
+
     /// What errors and snapshot checks call it.
     pub fn name(self) -> &'static str {
         match self {

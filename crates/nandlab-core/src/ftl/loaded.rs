@@ -77,13 +77,10 @@ impl Ftl {
             let gc = stream == Frontier::Gc;
             for &b in f.iter().filter(|&&b| b != NIL) {
                 let i = b as usize;
-                let open_here = self.alloc.open.filled > 0
-                    && self
-                        .alloc
-                        .open
-                        .page_slot
-                        .iter()
-                        .any(|&s| g.block_of_slot(s) == b);
+                let open_here =
+                    self.alloc.open.iter().any(|p| {
+                        p.filled > 0 && p.page_slot.iter().any(|&s| g.block_of_slot(s) == b)
+                    });
                 let room = gc || t.written()[i] < t.capacity()[i] || open_here;
                 ensure(
                     t.state()[i] == BlockState::Open && t.programmed()[i] < t.capacity()[i] && room,

@@ -86,7 +86,9 @@ impl Ftl {
             BlockState::Open => {
                 let pool = self.g.pool_of_block(b);
                 let settled = self.blocks.written()[i] == self.blocks.programmed()[i];
-                let host = self.frontiers.get(Frontier::Host, pool) == b;
+                let host = Frontier::HOST
+                    .iter()
+                    .any(|&s| self.frontiers.get(s, pool) == b);
                 let gc =
                     self.frontiers.get(Frontier::Gc, pool) == b && self.gc.fill[pool as usize] == 0;
                 settled && (host || gc)
@@ -108,7 +110,7 @@ impl Ftl {
         if self.blocks.state()[b as usize] == BlockState::Sealed {
             self.gc.victims.remove(b, &self.blocks);
         } else {
-            // An open block here is the host's or GC's frontier.
+            // An open block here is a host stream's or GC's frontier.
             self.frontiers.left(pool, b);
         }
         let before = self.counters.flash_programs_gc;

@@ -250,11 +250,16 @@ impl Ftl {
         self.gc.copy_kind = PageKind::Gc;
         self.forget_undone_erases(t, &pending);
         for pool in 0..self.g.pools {
-            // GC with no free block needs a frontier with room: the host's.
-            if self.blocks.free()[pool as usize].is_empty()
-                && self.frontiers.get(Frontier::Gc, pool) == NIL
-            {
-                let host = self.frontiers.take(Frontier::Host, pool);
+            // GC with no free block needs a frontier with room: a host stream's.
+            let host = Frontier::HOST
+                .into_iter()
+                .find(|&s| self.frontiers.get(s, pool) != NIL);
+            if let (true, NIL, Some(s)) = (
+                self.blocks.free()[pool as usize].is_empty(),
+                self.frontiers.get(Frontier::Gc, pool),
+                host,
+            ) {
+                let host = self.frontiers.take(s, pool);
                 self.frontiers.set(Frontier::Gc, pool, host);
             }
         }

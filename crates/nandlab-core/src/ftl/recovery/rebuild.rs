@@ -211,12 +211,10 @@ impl Ftl {
             let free = |s: Frontier| self.frontiers.get(s, pool) == NIL;
             let stream = if self.blocks.in_cache()[bi] {
                 Some(Frontier::Cache)
-            } else if free(Frontier::Gc) {
-                Some(Frontier::Gc)
-            } else if free(Frontier::Host) {
-                Some(Frontier::Host)
             } else {
-                None
+                std::iter::once(Frontier::Gc)
+                    .chain(Frontier::HOST)
+                    .find(|&s| free(s))
             };
             match stream.filter(|&s| free(s)) {
                 Some(s) => self.frontiers.set(s, pool, b),
@@ -225,7 +223,7 @@ impl Ftl {
         }
         self.gc.fill.fill(0);
         self.gc.ready.fill(0);
-        self.alloc.open = Default::default();
+        self.alloc.open.fill(Default::default());
         self.pslc.power_lost();
         if let Some(m) = &mut self.map_cache {
             m.power_lost();
