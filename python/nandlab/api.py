@@ -252,13 +252,13 @@ _OPTIONAL = {  # a phase's figures that are null or missing in some runs: what e
     "power_loss": {"cuts": 0, "acknowledged_lost_units": 0, "lost_by_reason": {}, "relocated_units": 0,
                    "in_flight": {}}, "trace_skipped": {"lines": 0}, "latency_bins": {}, "jobs": [],
     "power_losses": [], "waf": 0.0, "data_waf": 0.0, "latency_us_mean": 0.0,
-    "unwritten_read_bytes": 0, "map_lookups": 0, "map_extent_lookups": 0,
+    "unwritten_read_bytes": 0, "map_lookups": 0, "map_extent_lookups": 0, "hot_bytes": 0,
     # None without a request of the kind.
     "read_latency_us": {"p50": 0.0, "p99": 0.0, "p999": 0.0, "max": 0.0, "mean": 0.0, "percentiles": []},
     "write_latency_us": {"p50": 0.0, "p99": 0.0, "p999": 0.0, "max": 0.0, "mean": 0.0, "percentiles": []},
 }
 
-_LEFT_OUT = frozenset({"unwritten_read_bytes", "map_lookups", "map_extent_lookups", "latency_bins"})
+_LEFT_OUT = frozenset({"unwritten_read_bytes", "map_lookups", "map_extent_lookups", "hot_bytes", "latency_bins"})
 """Figures the engine leaves out of a phase that has none (its run's summary may have them)."""
 
 MAX_HISTOGRAM = 200_000

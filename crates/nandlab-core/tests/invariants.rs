@@ -41,7 +41,7 @@ static FTLS: LazyLock<Vec<(String, &str)>> = LazyLock::new(|| {
 });
 
 /// Features under test, on the policies that run them.
-const FEATURES: [(&str, &str); 12] = [
+const FEATURES: [(&str, &str); 13] = [
     ("gc = \"greedy\"\nwear_leveling = true", ""),
     (
         "gc = \"greedy\"\ngc_scope = \"die\"\nzombie = true",
@@ -85,6 +85,9 @@ const FEATURES: [(&str, &str); 12] = [
         "gc = \"cost-benefit\"\npslc = \"static\"\npslc_size = 0.05\ndirect_write = true\ndirect_write_after = \"16KiB\"",
         "",
     ),
+    // Hot/cold separation: hot units on a frontier of their own (64
+    // counters, so that rewrites soon look hot on this small drive).
+    ("gc = \"greedy\"\nhot_cold = \"multi-hash:64\"", ""),
     // Commands taken in order: each starts once the one before has issued
     // its flash work, so commands (TRIMs too) are decided ahead of their time.
     (

@@ -162,6 +162,10 @@ pub struct FtlConfig {
     /// Without power-loss protection: lower pages of multi-bit wordlines are
     /// backed up in SLC until their wordline is complete (an SLC program each).
     pub paired_page_backup: bool,
+    /// Hot/cold separation at the host frontier: the multi-hash
+    /// identifier's counters (None: off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hot_cold: Option<u32>,
 }
 
 /// How the controller takes host commands.
@@ -238,6 +242,29 @@ fn with_parameter(w: &FormWord) -> Result<GcPolicy, BadValue> {
             )
             .into())
         }
+    }
+}
+
+/// `[ftl] hot_cold`: off, or the multi-hash identifier (`ftl/hot_cold.rs`)
+/// with 4,096 counters or `N`.
+const HOT_COLD: Keywords<Option<u32>> = Keywords::new(
+    "hot/cold separation",
+    &[
+        ("off", Is(None)),
+        ("multi-hash", Is(Some(4096))),
+        ("multi-hash:N", Form(hot_cold_counters)),
+    ],
+);
+
+/// `multi-hash:N`: N counters, a power of two from 64 to 2^24.
+fn hot_cold_counters(w: &FormWord) -> Result<Option<u32>, BadValue> {
+    match w.args.parse::<u32>() {
+        Ok(n) if n.is_power_of_two() && (64..=1 << 24).contains(&n) => Ok(Some(n)),
+        _ => Err(format!(
+            "expected {} with N a power of two from 64 to 16777216 (counters), found `{}`",
+            w.form, w.word
+        )
+        .into()),
     }
 }
 
@@ -332,6 +359,14 @@ pub(super) fn validate(f: &RawFtl, shape: &Shape) -> Result<FtlConfig, ConfigErr
         Some(order) => stripe_order("[ftl] stripe_order", order)?,
     };
     let wear = zombie::validate(f, gc, g, gc_start, gc_stop)?;
+    let hot_cold = HOT_COLD.parse_or("[ftl] hot_cold", f.hot_cold.as_deref(), None)?;
+    if hot_cold.is_some() && pslc.kind != pslc::PslcKind::Off {
+        return err(
+            "[ftl] hot_cold",
+            "hot/cold separation places native host writes; with a pSLC cache every host \
+             write goes to the cache (set [ftl] pslc = \"off\" or hot_cold = \"off\")",
+        );
+    }
     let map_cache = match f.map_cache {
         None => None,
         Some(s) if s.0 >= g.page_size as u64 => Some(s.0),
@@ -362,6 +397,7 @@ pub(super) fn validate(f: &RawFtl, shape: &Shape) -> Result<FtlConfig, ConfigErr
         read_ahead: read_ahead(f, g)?,
         pslc,
         paired_page_backup: f.paired_page_backup.unwrap_or(true),
+        hot_cold,
     })
 }
 

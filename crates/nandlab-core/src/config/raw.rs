@@ -343,6 +343,7 @@ pub struct RawFtl {
     pub death: Option<String>,
     pub map_cache: Option<Size>,
     pub map_extents: Option<bool>,
+    pub hot_cold: Option<String>,
     pub read_ahead: Option<Size>,
     pub pslc: Option<String>,
     pub pslc_size: Option<RawVolume>,

@@ -46,6 +46,16 @@ impl Alloc {
         self.open.iter().any(|p| p.filled > 0)
     }
 
+    /// Drops every open page (a power cut lost them): the stripe goes back
+    /// to the step the first of them (in stream order) took, so that the
+    /// pages written next take the steps the lost ones had.
+    pub(super) fn drop_open_pages(&mut self) {
+        if let Some(p) = self.open.iter().find(|p| p.filled > 0) {
+            self.cursor = p.target as usize;
+        }
+        self.open.fill(OpenPage::default());
+    }
+
     /// Checks a loaded allocation state (its frontiers are checked with the
     /// others'): the stripe cursor in range, a page for each host stream,
     /// each within its room, its stripe step and its pools, its slots
@@ -269,12 +279,6 @@ impl Ftl {
             self.paced_gc(pool, ready, tl)?;
         }
         Ok(Some(programmed))
-    }
-
-    /// The host stream a write of `lpn` goes to.
-    #[inline]
-    fn host_stream(&mut self, _lpn: u32) -> Frontier {
-        Frontier::Host
     }
 
     /// Opens host stream `s`'s next page ([`Frontier::HOST`]`[s]`) on the

@@ -85,7 +85,8 @@ impl Ftl {
         let upp = self.g.units_per_page;
         let stripe_units = self.stripe_units() as u64;
         let (mut pages, start) = (0u64, i);
-        while count - i >= stripe_units {
+        // Whole pages at once place units without classifying them.
+        while count - i >= stripe_units && self.hot_cold.is_none() {
             let t = self.alloc.stripe[self.alloc.cursor];
             for pool in t.first_pool..t.first_pool + t.pools {
                 let mut b = self.frontiers.get(Frontier::Host, pool);
@@ -183,6 +184,7 @@ impl Ftl {
     fn can_lay_out(&self) -> bool {
         let upp = self.g.units_per_page;
         self.power.is_none()
+            && self.hot_cold.is_none()
             && !self.map.has_layout()
             && self.blocks.valid_total() == 0
             && !self.alloc.any_open()

@@ -19,14 +19,16 @@ pub enum Frontier {
     Cache,
     /// GC's copies: relocations, folds, recovery's moves.
     Gc,
+    /// Host writes of data the hot/cold identifier finds hot (`hot_cold.rs`).
+    Hot,
 }
 
 impl Frontier {
-    pub const ALL: [Frontier; 3] = [Frontier::Host, Frontier::Cache, Frontier::Gc];
+    pub const ALL: [Frontier; 4] = [Frontier::Host, Frontier::Cache, Frontier::Gc, Frontier::Hot];
 
     /// The streams host writes to native blocks go to, each with a page of
     /// its own open (`Alloc::open`, in this order).
-    pub const HOST: [Frontier; 1] = [Frontier::Host];
+    pub const HOST: [Frontier; 2] = [Frontier::Host, Frontier::Hot];
 
     /// Its place in [`Frontier::HOST`] (a host stream's).
     #[inline]
@@ -43,6 +45,7 @@ impl Frontier {
             Frontier::Host => "host frontier",
             Frontier::Cache => "cache frontier",
             Frontier::Gc => "GC frontier",
+            Frontier::Hot => "hot-data frontier",
         }
     }
 }
@@ -50,7 +53,7 @@ impl Frontier {
 /// Each stream's frontier block in each pool (NIL: none open).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Frontiers {
-    blocks: [Vec<u32>; 3],
+    blocks: [Vec<u32>; Frontier::ALL.len()],
 }
 
 impl Frontiers {

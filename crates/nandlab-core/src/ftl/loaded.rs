@@ -37,6 +37,11 @@ impl Ftl {
         self.gc.check_loaded(g, &self.blocks)?;
         self.pslc.check_loaded(g, &self.blocks)?;
         self.alloc.check_loaded(g)?;
+        match (&self.hot_cold, &fresh.hot_cold) {
+            (None, None) => {}
+            (Some(h), Some(f)) => h.check_loaded(f)?,
+            _ => Err("hot/cold separation differs from its config's")?,
+        }
         if let (Some(m), Some(f)) = (&self.map_cache, &fresh.map_cache) {
             m.check_loaded(f)?;
         }

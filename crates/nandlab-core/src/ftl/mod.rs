@@ -15,6 +15,7 @@ pub mod fill;
 pub mod flash;
 pub mod frontiers;
 pub mod gc;
+mod hot_cold;
 mod laid;
 mod loaded;
 pub mod map;
@@ -91,6 +92,8 @@ pub struct Ftl {
     replay_version: Option<u32>,
     /// `[device.errors]`: bit errors, ECC and read retry on host reads.
     errors: Option<Box<ReadErrors>>,
+    /// `[ftl] hot_cold`: the hot/cold data identifier of the host streams.
+    hot_cold: Option<hot_cold::HotCold>,
 }
 
 impl Ftl {
@@ -136,6 +139,7 @@ impl Ftl {
                     seed,
                 ))
             }),
+            hot_cold: cfg.ftl.hot_cold.map(hot_cold::HotCold::new),
             g,
         }
     }

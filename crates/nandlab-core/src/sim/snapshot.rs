@@ -27,7 +27,7 @@ use std::sync::Arc;
 /// The first bytes of every snapshot.
 pub const MAGIC: &[u8; 16] = b"nandlab-snapshot";
 /// Bumped whenever the body's layout changes.
-pub const FORMAT: u32 = 21;
+pub const FORMAT: u32 = 22;
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The longest version string a header may give.
 const MAX_VERSION_LEN: u32 = 64;

@@ -44,6 +44,8 @@ pub struct Counters {
     /// host units programmed to native blocks on a drive with a pSLC cache.
     pub folded_units: u64,
     pub direct_units: u64,
+    /// Host units the hot/cold identifier found hot (`[ftl] hot_cold`).
+    pub hot_units: u64,
     /// SLC programs backing up lower pages (paired-page backup, drives
     /// without power-loss protection).
     pub backup_programs: u64,
@@ -92,6 +94,7 @@ impl Counters {
             map_extent_lookups: self.map_extent_lookups.checked_sub(o.map_extent_lookups)?,
             folded_units: self.folded_units.checked_sub(o.folded_units)?,
             direct_units: self.direct_units.checked_sub(o.direct_units)?,
+            hot_units: self.hot_units.checked_sub(o.hot_units)?,
             backup_programs: self.backup_programs.checked_sub(o.backup_programs)?,
             unwritten_read_bytes: self
                 .unwritten_read_bytes

@@ -84,6 +84,10 @@ pub struct Summary {
     /// pSLC: data folded into native blocks, and host data written straight to them.
     pub folded_bytes: u64,
     pub direct_bytes: u64,
+    /// Host data the hot/cold identifier found hot (`[ftl] hot_cold`; left
+    /// out when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hot_bytes: u64,
     #[serde(flatten)]
     pub rates: Rates,
     #[serde(serialize_with = "null_without_samples")]
@@ -217,6 +221,7 @@ impl Summary {
             map_programs: c.map_programs,
             folded_bytes: c.folded_units * p.unit_bytes,
             direct_bytes: c.direct_units * p.unit_bytes,
+            hot_bytes: c.hot_units * p.unit_bytes,
             rates: Rates::of(Traffic::of(c), secs),
             read_latency_us: p.reads.summary(),
             write_latency_us: p.writes.summary(),

@@ -223,7 +223,7 @@ impl Ftl {
         }
         self.gc.fill.fill(0);
         self.gc.ready.fill(0);
-        self.alloc.open.fill(Default::default());
+        self.alloc.drop_open_pages();
         self.pslc.power_lost();
         if let Some(m) = &mut self.map_cache {
             m.power_lost();
