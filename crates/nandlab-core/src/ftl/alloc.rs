@@ -10,7 +10,7 @@ use crate::config::{Config, StripeDim};
 use crate::ftl::mapcache::MapAccess;
 use crate::geometry::Geometry;
 use crate::power::PageKind;
-use crate::sanity::{ensure, indices, len, Checked};
+use crate::sanity::{ensure, indices, Checked};
 use crate::schedule::timeline::Timeline;
 use crate::{SimError, WearOut};
 use serde::{Deserialize, Serialize};
@@ -23,7 +23,7 @@ pub struct Alloc {
     pub(super) stripe: Vec<Target>,
     /// The stripe step the next page opened takes.
     pub(super) cursor: usize,
-    pub(super) open: Vec<OpenPage>,
+    pub(super) open: [OpenPage; Frontier::HOST.len()],
 }
 
 impl Alloc {
@@ -37,7 +37,7 @@ impl Alloc {
                 cfg.device.multiplane && cfg.device.write_cache != WriteCache::Off,
             ),
             cursor: 0,
-            open: vec![OpenPage::default(); Frontier::HOST.len()],
+            open: Default::default(),
         }
     }
 
@@ -64,7 +64,6 @@ impl Alloc {
         ensure(self.cursor < self.stripe.len(), || {
             "the stripe cursor is out of range".into()
         })?;
-        len("open pages", self.open.len(), Frontier::HOST.len() as u64)?;
         for open in &self.open {
             ensure(
                 open.filled <= open.total && open.buffered <= open.filled,
@@ -251,9 +250,10 @@ impl Ftl {
             self.open_page(s, ready, tl)?;
         }
         let upp = self.g.units_per_page;
-        let k = self.alloc.open[s].filled;
+        let open = &self.alloc.open[s];
+        let k = open.filled;
         let plane_i = self.g.fast.units_per_page.quotient(k);
-        let slot = self.alloc.open[s].page_slot[plane_i as usize] + (k - plane_i * upp);
+        let slot = open.page_slot[plane_i as usize] + (k - plane_i * upp);
         self.map_access(lpn, MapAccess::HostWrite, ready, tl);
         self.map(lpn, slot);
         if let Some(o) = &mut self.oracle {
