@@ -64,3 +64,18 @@ def test_a_phase_run_until_dead_is_not_refused(dying_path: Path) -> None:
 
     result = api.every_phase(api.run(dying_path, progress=False))
     assert result.phases[-1]["death"]
+
+
+def test_a_fill_the_drive_dies_in_counts_what_it_wrote() -> None:
+    """Worn by four drive writes, the drive dies refilling itself: the fill's figures are what it
+    placed before (its bytes and its host programs agree), not zero."""
+    from nandlab import api
+
+    base = DYING_TOML.split("[[phase]]")[0]
+    plan = base + ('[[phase]]\nname = "pre"\nvolume = 4.0\n[[phase]]\nname = "refill"\nkind = "fill"\n'
+                   '[[phase]]\nname = "after"\nrequests = 10\n')
+    result = api.run(plan, progress=False)
+    assert [p["name"] for p in result.phases] == ["pre", "refill"]
+    refill = result.phases[1]
+    assert refill["death"] and 0 < refill["fill_bytes"] < result.device["user_capacity_bytes"]
+    assert refill["fill_bytes"] == refill["flash_programs_host"] * 8192

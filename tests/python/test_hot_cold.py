@@ -40,9 +40,10 @@ def test_the_summary_says_how_much_was_found_hot(nandlab_cli, tmp_path: Path) ->
 
 
 def test_bad_values_are_refused_with_what_the_key_takes(nandlab_cli, tmp_path: Path) -> None:
-    result = _run(nandlab_cli, tmp_path, "multi-hash:100")
-    assert result.exit_code == 2
-    assert "[ftl] hot_cold: expected multi-hash:N with N a power of two" in result.stderr
+    for bad in ("multi-hash:100", "multi-hash:+64", "multi-hash:0064", "multi-hash:32"):
+        result = _run(nandlab_cli, tmp_path, bad)
+        assert result.exit_code == 2, bad
+        assert "[ftl] hot_cold: expected multi-hash:N with N a power of two" in result.stderr
     result = _run(nandlab_cli, tmp_path, "hot")
     assert result.exit_code == 2 and "hot/cold separation" in result.stderr
     path = tmp_path / "cache.toml"

@@ -256,10 +256,12 @@ const HOT_COLD: Keywords<Option<u32>> = Keywords::new(
     ],
 );
 
-/// `multi-hash:N`: N counters, a power of two from 64 to 2^24.
+/// `multi-hash:N`: N counters, a power of two from 64 to 2^24, in plain
+/// digits (no sign, no leading zero).
 fn hot_cold_counters(w: &FormWord) -> Result<Option<u32>, BadValue> {
+    let plain = w.args.bytes().all(|c| c.is_ascii_digit()) && !w.args.starts_with('0');
     match w.args.parse::<u32>() {
-        Ok(n) if n.is_power_of_two() && (64..=1 << 24).contains(&n) => Ok(Some(n)),
+        Ok(n) if plain && n.is_power_of_two() && (64..=1 << 24).contains(&n) => Ok(Some(n)),
         _ => Err(format!(
             "expected {} with N a power of two from 64 to 16777216 (counters), found `{}`",
             w.form, w.word

@@ -216,7 +216,11 @@ impl Drive {
     }
 
     /// A fill phase lays out `count` units, the i-th at `lpn_of(i)`, at memory speed.
-    pub fn fill(&mut self, count: u64, lpn_of: impl Fn(u64) -> u32) -> Result<(), SimError> {
+    pub fn fill(
+        &mut self,
+        count: u64,
+        lpn_of: impl Fn(u64) -> u32,
+    ) -> Result<(), crate::ftl::fill::FillStopped> {
         self.ftl.fill(count, lpn_of, &mut self.tl)
     }
 

@@ -42,6 +42,13 @@ struct Event {
     pool: u32,
 }
 
+/// A fill that stopped (the drive wore out) after placing `placed` of its units.
+#[derive(Debug)]
+pub struct FillStopped {
+    pub placed: u64,
+    pub error: SimError,
+}
+
 impl Ftl {
     /// Writes `count` units, the i-th to `lpn_of(i)`, whole multi-plane pages
     /// at a time: the fill phases' fast path (run with the timeline disabled).
@@ -50,7 +57,7 @@ impl Ftl {
         count: u64,
         lpn_of: impl Fn(u64) -> u32,
         tl: &mut Timeline,
-    ) -> Result<(), SimError> {
+    ) -> Result<(), FillStopped> {
         self.with_map_untimed(|ftl| ftl.fill_units(count, lpn_of, tl, 0))
     }
 
@@ -76,17 +83,31 @@ impl Ftl {
         lpn_of: impl Fn(u64) -> u32,
         tl: &mut Timeline,
         laid: u64,
+    ) -> Result<(), FillStopped> {
+        let mut placed = 0;
+        self.place_units(&mut placed, count, lpn_of, tl, laid)
+            .map_err(|error| FillStopped { placed, error })
+    }
+
+    /// [`Ftl::fill_units`], counting in `i` the units placed (and every
+    /// page programmed as it is: a fill the drive dies in counts what it did).
+    fn place_units(
+        &mut self,
+        i: &mut u64,
+        count: u64,
+        lpn_of: impl Fn(u64) -> u32,
+        tl: &mut Timeline,
+        laid: u64,
     ) -> Result<(), SimError> {
-        let mut i = 0;
-        while i < count && self.alloc.any_open() {
-            self.write_unit(lpn_of(i), 0, tl, false)?;
-            i += 1;
+        while *i < count && self.alloc.any_open() {
+            self.write_unit(lpn_of(*i), 0, tl, false)?;
+            *i += 1;
         }
         let upp = self.g.units_per_page;
         let stripe_units = self.stripe_units() as u64;
-        let (mut pages, start) = (0u64, i);
+        let start = *i;
         // Whole pages at once place units without classifying them.
-        while count - i >= stripe_units && self.hot_cold.is_none() {
+        while count - *i >= stripe_units && self.hot_cold.is_none() {
             let t = self.alloc.stripe[self.alloc.cursor];
             for pool in t.first_pool..t.first_pool + t.pools {
                 let mut b = self.frontiers.get(Frontier::Host, pool);
@@ -102,8 +123,8 @@ impl Ftl {
                 let bi = b as usize;
                 let base = self.g.block_base(b) + self.blocks.written()[bi];
                 for slot in base..base + upp {
-                    let lpn = lpn_of(i);
-                    i += 1;
+                    let lpn = lpn_of(*i);
+                    *i += 1;
                     if let Some(m) = &mut self.map_cache {
                         m.host_written(lpn);
                     }
@@ -120,11 +141,12 @@ impl Ftl {
                 if let Some(p) = &mut self.power {
                     p.programmed(base / upp, 0, 0, PageKind::Host);
                 }
+                self.counters.flash_programs_host += 1;
+                self.counters.flash_units_host += upp as u64;
                 if self.blocks.fill_page(b, upp) {
                     self.sealed(b);
                 }
             }
-            pages += t.pools as u64;
             self.alloc.cursor += 1;
             if self.alloc.cursor == self.alloc.stripe.len() {
                 self.alloc.cursor = 0;
@@ -132,12 +154,10 @@ impl Ftl {
         }
         // The logical clock moves once a chunk (blocks sealed in it are
         // filed at the chunk's start).
-        self.clock += i - start + laid;
-        self.counters.flash_programs_host += pages;
-        self.counters.flash_units_host += i - start;
-        while i < count {
-            self.write_unit(lpn_of(i), 0, tl, false)?;
-            i += 1;
+        self.clock += *i - start + laid;
+        while *i < count {
+            self.write_unit(lpn_of(*i), 0, tl, false)?;
+            *i += 1;
         }
         Ok(())
     }
@@ -161,6 +181,7 @@ impl Ftl {
             // laid out in that chunk count with it.
             let lpn_of = |i: u64| (first as u64 + laid + i) as u32;
             ftl.fill_units(count - laid, lpn_of, tl, laid % FILL_CHUNK)
+                .map_err(|stopped| stopped.error)
         })?;
         Ok(true)
     }

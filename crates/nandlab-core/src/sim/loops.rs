@@ -330,7 +330,11 @@ impl Simulator {
                 let lpn_of =
                     |i: u64| (first + scatter.as_ref().map_or(at + i, |s| s.map(at + i))) as u32;
                 if fill {
-                    self.drive.fill(n, lpn_of)?;
+                    if let Err(stopped) = self.drive.fill(n, lpn_of) {
+                        // The drive died in the fill: what it placed counts.
+                        self.drive.laid_out(fill, (*done + stopped.placed) * unit);
+                        return Err(stopped.error);
+                    }
                 } else {
                     // A trim phase has no cuts: its TRIMs are for good.
                     self.drive.no_cut_before(self.now);

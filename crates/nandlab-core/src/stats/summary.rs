@@ -84,8 +84,8 @@ pub struct Summary {
     /// pSLC: data folded into native blocks, and host data written straight to them.
     pub folded_bytes: u64,
     pub direct_bytes: u64,
-    /// Host data the hot/cold identifier found hot (`[ftl] hot_cold`; left
-    /// out when none).
+    /// Host data (the fill's included) the hot/cold identifier found hot
+    /// (`[ftl] hot_cold`; left out when none).
     #[serde(skip_serializing_if = "is_zero")]
     pub hot_bytes: u64,
     #[serde(flatten)]
