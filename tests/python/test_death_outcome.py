@@ -79,3 +79,13 @@ def test_a_fill_the_drive_dies_in_counts_what_it_wrote() -> None:
     refill = result.phases[1]
     assert refill["death"] and 0 < refill["fill_bytes"] < result.device["user_capacity_bytes"]
     assert refill["fill_bytes"] == refill["flash_programs_host"] * 8192
+
+
+def test_resume_says_what_run_says_under_json(nandlab_cli, heavy_path: Path, tmp_path: Path) -> None:
+    snapshot = tmp_path / "heavy.snap"
+    ran = nandlab_cli("run", str(heavy_path), "--json", "--snapshot", str(snapshot), "--snapshot-every", "2MiB")
+    assert ran.exit_code == 0, ran.stderr
+    resumed = nandlab_cli("resume", str(snapshot), "--json")
+    assert resumed.exit_code == 0, resumed.stderr
+    assert "not run: `reads`" in resumed.stderr and "note: death:" in resumed.stderr
+    assert json.loads(resumed.stdout)["phases"][-1]["death"] == json.loads(ran.stdout)["phases"][-1]["death"]

@@ -55,8 +55,14 @@ def run_with_snapshots(
     with LazyProgress(stderr) as progress, sigterm_stops_run(snapshot is not None):
         result = runner(progress=progress, snapshot=snapshot, snapshot_every=snapshot_every, notes=notes,
                         overwrite_snapshot=force)
+    show_run(result, as_json, out, stderr)
+
+
+def show_run(result: run_procedure.RunResult, as_json: bool, out: Path | None, stderr: Console) -> None:
+    """``show`` a run's result; with ``as_json`` stdout is the JSON alone, and what the tables' notes
+    say goes to stderr, a line each."""
     show(result, as_json, out, stderr)
-    if as_json:  # stdout is the JSON alone; what the tables' notes say goes to stderr, a line each
+    if as_json:
         for note in result.notes():
             stderr.print(f"[yellow]note:[/] {safe(note)}", soft_wrap=True, highlight=False)
 
@@ -89,7 +95,7 @@ def resume(snapshot: Path, out: Path | None, as_json: bool, quiet: bool) -> None
     if paused.notes.get("command") == "lifetime":
         show(LifetimeRun.of(result, sliced), as_json, out, stderr)
     else:
-        show(run_procedure.RunResult(result), as_json, out, stderr)
+        show_run(run_procedure.RunResult(result), as_json, out, stderr)
     if out is None and isinstance(kept_out, str) and kept_out:
         stderr.print(safe(f"the run was given --out {printable(kept_out)}: its files are written only where the "
                           "command line says (nandlab resume SNAPSHOT --out DIR)"), style="yellow", highlight=False)
