@@ -10,6 +10,46 @@
 //! TOML/JSON into checked settings; [`stats`] holds what a run measures;
 //! [`oracle`] and [`sanity`] check the state. No Python, no printing.
 
+/// An error type that is its message, a newtype over `String` — `Display`,
+/// `Error`, and conversions from text and back — for errors whose caller
+/// adds where they happened (`units::BadValue`, `sanity::Broken`, the NBD
+/// server's): `message_error! { /// doc
+/// pub struct Name; }`.
+#[macro_export]
+macro_rules! message_error {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident;) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        $vis struct $name(pub String);
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter) -> ::std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl ::std::error::Error for $name {}
+
+        impl ::std::convert::From<String> for $name {
+            fn from(message: String) -> $name {
+                $name(message)
+            }
+        }
+
+        impl ::std::convert::From<&str> for $name {
+            fn from(message: &str) -> $name {
+                $name(message.to_string())
+            }
+        }
+
+        impl ::std::convert::From<$name> for String {
+            fn from(e: $name) -> String {
+                e.0
+            }
+        }
+    };
+}
+
 pub mod config;
 pub mod drive;
 pub mod ftl;

@@ -7,37 +7,11 @@
 //! these helpers; the messages name the field and what was wrong.
 
 use serde::Serialize;
-use std::fmt;
 
-/// What does not hold together in a state (read back, or checked after a
-/// step): the message names the field and what is wrong with it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Broken(pub String);
-
-impl fmt::Display for Broken {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Broken {}
-
-impl From<String> for Broken {
-    fn from(message: String) -> Broken {
-        Broken(message)
-    }
-}
-
-impl From<&str> for Broken {
-    fn from(message: &str) -> Broken {
-        Broken(message.to_string())
-    }
-}
-
-impl From<Broken> for String {
-    fn from(e: Broken) -> String {
-        e.0
-    }
+crate::message_error! {
+    /// What does not hold together in a state (read back, or checked after a
+    /// step): the message names the field and what is wrong with it.
+    pub struct Broken;
 }
 
 /// Ok, or what does not hold together.

@@ -7,37 +7,12 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
 
-/// A value nandlab does not take (a setting's, a form's argument, a trace
-/// record's): the message says what was expected and what was found; the
-/// caller says where (a config error puts the setting's key in front of it,
-/// a trace error the file and line).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadValue(pub String);
-
-impl fmt::Display for BadValue {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadValue {}
-
-impl From<String> for BadValue {
-    fn from(message: String) -> BadValue {
-        BadValue(message)
-    }
-}
-
-impl From<&str> for BadValue {
-    fn from(message: &str) -> BadValue {
-        BadValue(message.to_string())
-    }
-}
-
-impl From<BadValue> for String {
-    fn from(e: BadValue) -> String {
-        e.0
-    }
+crate::message_error! {
+    /// A value nandlab does not take (a setting's, a form's argument, a trace
+    /// record's): the message says what was expected and what was found; the
+    /// caller says where (a config error puts the setting's key in front of it,
+    /// a trace error the file and line).
+    pub struct BadValue;
 }
 
 /// The largest size a config may give, bytes (4 EiB): far beyond any drive

@@ -89,15 +89,10 @@ struct Deadline<'a> {
     until: Instant,
 }
 
-/// What a client did that the protocol does not allow (the connection
-/// closes with it as its reason).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Misbehaved(String);
-
-impl From<String> for Misbehaved {
-    fn from(why: String) -> Misbehaved {
-        Misbehaved(why)
-    }
+nandlab_core::message_error! {
+    /// What a client did that the protocol does not allow (the connection
+    /// closes with it as its reason).
+    struct Misbehaved;
 }
 
 impl Deadline<'_> {

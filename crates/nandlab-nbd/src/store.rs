@@ -62,28 +62,9 @@ pub struct Store {
 /// Bytes zeroed by writing at a time where a hole cannot be punched.
 const ZEROES: usize = 1 << 20;
 
-/// Why a data file cannot hold a served drive's data (the caller names the file).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unusable(pub String);
-
-impl std::fmt::Display for Unusable {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Unusable {}
-
-impl From<String> for Unusable {
-    fn from(why: String) -> Unusable {
-        Unusable(why)
-    }
-}
-
-impl From<&str> for Unusable {
-    fn from(why: &str) -> Unusable {
-        Unusable(why.to_string())
-    }
+nandlab_core::message_error! {
+    /// Why a data file cannot hold a served drive's data (the caller names the file).
+    pub struct Unusable;
 }
 
 impl Store {

@@ -41,6 +41,16 @@ impl Alloc {
         }
     }
 
+    /// The stripe step the next page takes (the cursor moves on).
+    pub(super) fn take_step(&mut self) -> Target {
+        let t = self.stripe[self.cursor];
+        self.cursor += 1;
+        if self.cursor == self.stripe.len() {
+            self.cursor = 0;
+        }
+        t
+    }
+
     /// Whether a host stream has a page open.
     pub(super) fn any_open(&self) -> bool {
         self.open.iter().any(|p| p.filled > 0)
@@ -290,11 +300,7 @@ impl Ftl {
         tl: &mut Timeline,
     ) -> Result<(), SimError> {
         let target = self.alloc.cursor;
-        self.alloc.cursor += 1;
-        if self.alloc.cursor == self.alloc.stripe.len() {
-            self.alloc.cursor = 0;
-        }
-        let t = self.alloc.stripe[target];
+        let t = self.alloc.take_step();
         let stream = Frontier::HOST[s];
         self.alloc.open[s].page_slot.clear();
         let pools = t.first_pool..t.first_pool + t.pools;

@@ -108,7 +108,7 @@ impl Ftl {
         let start = *i;
         // Whole pages at once place units without classifying them.
         while count - *i >= stripe_units && self.hot_cold.is_none() {
-            let t = self.alloc.stripe[self.alloc.cursor];
+            let t = self.alloc.take_step();
             for pool in t.first_pool..t.first_pool + t.pools {
                 let mut b = self.frontiers.get(Frontier::Host, pool);
                 if b == NIL {
@@ -146,10 +146,6 @@ impl Ftl {
                 if self.blocks.fill_page(b, upp) {
                     self.sealed(b);
                 }
-            }
-            self.alloc.cursor += 1;
-            if self.alloc.cursor == self.alloc.stripe.len() {
-                self.alloc.cursor = 0;
             }
         }
         // The logical clock moves once a chunk (blocks sealed in it are

@@ -251,14 +251,15 @@ impl Ftl {
         self.forget_undone_erases(t, &pending);
         for pool in 0..self.g.pools {
             // GC with no free block needs a frontier with room: a host stream's.
-            let host = Frontier::HOST
+            if !self.blocks.free()[pool as usize].is_empty()
+                || self.frontiers.get(Frontier::Gc, pool) != NIL
+            {
+                continue;
+            }
+            let open = Frontier::HOST
                 .into_iter()
                 .find(|&s| self.frontiers.get(s, pool) != NIL);
-            if let (true, NIL, Some(s)) = (
-                self.blocks.free()[pool as usize].is_empty(),
-                self.frontiers.get(Frontier::Gc, pool),
-                host,
-            ) {
+            if let Some(s) = open {
                 let host = self.frontiers.take(s, pool);
                 self.frontiers.set(Frontier::Gc, pool, host);
             }
